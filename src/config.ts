@@ -1,0 +1,30 @@
+// Documented constants of the contract. Changing one changes the API.
+
+/** Largest integer a JavaScript client can round-trip: 2^53 - 1. */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
+
+export const NAME_MAX_CODE_POINTS = 100;
+
+/** Request bodies above this many bytes are refused with 413. */
+export const MAX_BODY_BYTES = 16_384;
+
+/** getPet was deprecated when v1.0.0 was published: 2026-11-01T00:00:00Z. */
+export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 10, 1) / 1000;
+
+/** getPet stops answering (410) from this instant on: Thu, 05 Dec 2030 00:00:00 GMT. */
+export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5) / 1000;
+
+/** Idempotency records are kept (and replayed) this long. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** A reservation whose create never finished may be taken over after this long. */
+export const IDEMPOTENCY_LOCK_SECONDS = 30;
+
+/** How long a verified API key stays cached in the isolate (revocation bound). */
+export const AUTH_CACHE_TTL_MS = 30_000;
+export const AUTH_CACHE_MAX_ENTRIES = 1_000;
+
+/** Seconds a rate-limited client is told to wait: the binding's window. */
+export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;

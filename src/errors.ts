@@ -1,0 +1,122 @@
+// The one place that defines and builds error bodies.
+// Every non-2xx answer of the service is an `ApiError` rendered by `errorResponse`.
+import * as z from "zod/mini";
+
+/** Machine-readable error codes and the HTTP status each one always carries. */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  validation_failed: 400,
+  invalid_parameter: 400,
+  invalid_cursor: 400,
+  invalid_idempotency_key: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  idempotency_key_in_use: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  not_implemented: 501,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
+
+/** What each code means, for the OpenAPI document. */
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  invalid_json: "The request body is not valid JSON (or repeats a key, or nests too deeply).",
+  validation_failed: "The request body is JSON but a field is missing or invalid.",
+  invalid_parameter: "A query or path parameter is missing, repeated or invalid.",
+  invalid_cursor:
+    "The `cursor` was not issued by the service, was altered, or belongs to another filter.",
+  invalid_idempotency_key:
+    "The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII.",
+  unauthorized: "The API key is missing or invalid.",
+  not_found: "The path or the requested animal does not exist.",
+  method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
+  idempotency_key_in_use: "A request with this `Idempotency-Key` is still being processed.",
+  gone: "The operation has passed its sunset date; use its successor.",
+  payload_too_large: "The request body is larger than 16,384 bytes.",
+  unsupported_media_type: "A request body was sent without `Content-Type: application/json`.",
+  idempotency_key_reused: "This `Idempotency-Key` was used with a different request body.",
+  rate_limited: "The API key exceeded its request rate; retry after `Retry-After` seconds.",
+  internal_error: "An unexpected error; the request id identifies it in the logs.",
+  not_implemented: "The operation exists but its contract is not published yet.",
+  service_unavailable: "The database cannot be reached; retry later.",
+};
+
+export const ErrorDetailSchema = z.object({
+  field: z.string().check(z.describe("The field or parameter, as a dotted path.")),
+  message: z.string(),
+});
+
+export const ErrorSchema = z
+  .object({
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    message: z.string().check(z.describe("For humans; names the offending field or parameter.")),
+    status: z.int().check(z.describe("Equals the HTTP status of the response.")),
+    details: z.optional(z.array(ErrorDetailSchema)),
+  })
+  .check(z.meta({ id: "Error", description: "Every error answer of the service." }));
+
+export type ErrorBody = z.infer<typeof ErrorSchema>;
+export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ErrorStatus;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ApiError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  body(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, status: this.status };
+    if (this.details && this.details.length > 0) body.details = this.details;
+    return body;
+  }
+}
+
+/** Raised by the database layer: the caller answers 503, never the driver's text. */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super("database unavailable", { cause });
+    this.name = "DatabaseUnavailableError";
+  }
+}
+
+/** Turns anything thrown into the ApiError that is safe to show a client. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof DatabaseUnavailableError) {
+    return new ApiError("service_unavailable", "The database is unavailable; retry later.", {
+      headers: { "Retry-After": "5" },
+    });
+  }
+  return new ApiError(
+    "internal_error",
+    "An unexpected error occurred; quote the X-Request-Id when reporting it.",
+  );
+}
+
+export function errorResponse(err: ApiError, extraHeaders?: Headers): Response {
+  const headers = new Headers(extraHeaders);
+  headers.set("Content-Type", "application/json; charset=utf-8");
+  for (const [name, value] of Object.entries(err.headers)) headers.set(name, value);
+  return new Response(JSON.stringify(err.body()), { status: err.status, headers });
+}

@@ -1,0 +1,22 @@
+// D1 Sessions API: reads may be served by a nearby replica, and the bookmark a
+// client sends back guarantees it sees at least what it saw (or wrote) before.
+import { createMiddleware } from "hono/factory";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "./types.ts";
+
+export const BOOKMARK_HEADER = "x-d1-bookmark";
+const BOOKMARK = /^[A-Za-z0-9-]{1,256}$/;
+
+export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
+  const sent = c.req.header(BOOKMARK_HEADER);
+  if (sent !== undefined && !BOOKMARK.test(sent)) {
+    throw new ApiError("invalid_parameter", `Header "${BOOKMARK_HEADER}" is not a D1 bookmark.`);
+  }
+  const isRead = c.req.method === "GET" || c.req.method === "HEAD";
+  // Writes start on the primary; reads start anywhere, or no older than the client's bookmark.
+  const session = c.env.DB.withSession(isRead ? (sent ?? "first-unconstrained") : "first-primary");
+  c.set("db", session);
+  await next();
+  const bookmark = session.getBookmark();
+  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
+});

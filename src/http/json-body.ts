@@ -1,0 +1,129 @@
+// Reads a JSON request body in the order decisions.md fixes:
+// size (413) -> media type (415) -> JSON syntax (400) -> validation (400, elsewhere).
+import { createMiddleware } from "hono/factory";
+import { MAX_BODY_BYTES } from "../config.ts";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "./types.ts";
+
+/** Deeper JSON than this is refused: no valid NewPet nests at all. */
+export const MAX_JSON_DEPTH = 32;
+
+const tooLarge = () =>
+  new ApiError("payload_too_large", `Request body must be at most ${MAX_BODY_BYTES} bytes.`);
+
+/**
+ * Reads at most `limit` bytes of a stream; larger bodies are refused without
+ * buffering them, whether or not Content-Length was sent (chunked uploads too).
+ */
+export async function readBodyCapped(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** `application/json`, case-insensitive, parameters allowed. */
+export function isJsonMediaType(contentType: string | null | undefined): boolean {
+  if (!contentType) return false;
+  return contentType.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
+}
+
+/**
+ * Checks what JSON.parse lets through silently: a repeated key (JSON.parse keeps
+ * the last one) and excessive nesting. `text` must already be valid JSON.
+ * Returns a description of the first problem, or undefined.
+ */
+export function findJsonStructureProblem(text: string): string | undefined {
+  const frames: Array<Set<string> | null> = []; // a Set per object, null per array
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22 /* " */) {
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) !== 0x22)
+        j += text.charCodeAt(j) === 0x5c ? 2 : 1;
+      if (expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        const frame = frames.at(-1);
+        if (frame?.has(key)) return `repeats the key "${key.slice(0, 64)}"`;
+        frame?.add(key);
+        expectKey = false;
+      }
+      i = j;
+    } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
+      frames.push(ch === 0x7b ? new Set() : null);
+      if (frames.length > MAX_JSON_DEPTH) return `nests deeper than ${MAX_JSON_DEPTH} levels`;
+      expectKey = ch === 0x7b;
+    } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
+      frames.pop();
+      expectKey = false;
+    } else if (ch === 0x2c /* , */) {
+      expectKey = frames.at(-1) instanceof Set;
+    }
+  }
+  return undefined;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** Parses a request body as strict JSON; throws the matching ApiError. */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_json", "Request body is not valid UTF-8.");
+  }
+  if (text.trim() === "")
+    throw new ApiError("invalid_json", "Request body is empty; send a JSON object.");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_json", "Request body is not valid JSON.");
+  }
+  const problem = findJsonStructureProblem(text);
+  if (problem) throw new ApiError("invalid_json", `Request body ${problem}.`);
+  return value;
+}
+
+/**
+ * Middleware for operations that take a JSON body. The parsed value is handed
+ * to Hono's body cache, so `zValidator("json", ...)` validates it without
+ * reading the stream a second time.
+ */
+export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
+  const declared = c.req.header("Content-Length");
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await readBodyCapped(c.req.raw.body, MAX_BODY_BYTES);
+  if (!isJsonMediaType(c.req.header("Content-Type"))) {
+    throw new ApiError(
+      "unsupported_media_type",
+      'Request body must be sent with "Content-Type: application/json".',
+    );
+  }
+  const value = parseJsonBody(bytes);
+  c.req.bodyCache.json = Promise.resolve(value);
+  c.set("jsonBody", value);
+  await next();
+});

@@ -1,0 +1,35 @@
+// X-Request-Id on every answer and one structured JSON log line per request.
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "./types.ts";
+
+const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
+
+export function requestIdFor(request: Request): string {
+  const ray = request.headers.get("cf-ray");
+  return ray && RAY_ID.test(ray) ? ray : crypto.randomUUID();
+}
+
+export type LogLine = Record<string, string | number | boolean | undefined>;
+export type Logger = (line: LogLine) => void;
+
+/** Writes one JSON object per line; Workers Logs indexes its fields. Never given secrets. */
+export const consoleLogger: Logger = (line) => console.log(JSON.stringify(line));
+
+export function requestContext(log: Logger) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const started = performance.now();
+    const requestId = requestIdFor(c.req.raw);
+    c.set("requestId", requestId);
+    await next();
+    c.res.headers.set("X-Request-Id", requestId);
+    log({
+      level: c.res.status >= 500 ? "error" : "info",
+      msg: "request",
+      request_id: requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+  });
+}

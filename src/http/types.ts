@@ -1,0 +1,18 @@
+import type { Clock } from "./clock.ts";
+
+/** Per-request values set by middleware; handlers read them with `c.var`. */
+export interface AppVariables {
+  requestId: string;
+  /** Set by the auth middleware on every authenticated request. */
+  apiKeyId: number;
+  /** The D1 session this request reads and writes through (Sessions API). */
+  db: D1DatabaseSession;
+  /** The request body as parsed by `jsonBody`, before validation. */
+  jsonBody: unknown;
+  clock: Clock;
+}
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: AppVariables;
+}

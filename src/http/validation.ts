@@ -1,0 +1,54 @@
+// Turns zod issues into the service's Error: one hook for every validated target.
+import type { Context } from "hono";
+import type { $ZodIssue } from "zod/v4/core";
+import type { ErrorDetail } from "../errors.ts";
+import { ApiError } from "../errors.ts";
+
+type Target = "json" | "query" | "param";
+
+function fieldOf(issue: $ZodIssue): string {
+  return issue.path.map(String).join(".");
+}
+
+function describeIssue(issue: $ZodIssue): ErrorDetail[] {
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      field: [...issue.path.map(String), key].join("."),
+      message: "is not an accepted field",
+    }));
+  }
+  return [{ field: fieldOf(issue), message: issue.message }];
+}
+
+const LABEL: Record<Target, string> = {
+  json: "Field",
+  query: "Query parameter",
+  param: "Path parameter",
+};
+
+export function issuesToApiError(target: Target, issues: readonly $ZodIssue[]): ApiError {
+  const details = issues.flatMap(describeIssue);
+  const first = details[0];
+  if (!first) return new ApiError("validation_failed", "The request is invalid.");
+  if (target === "json" && first.field === "") {
+    return new ApiError("validation_failed", `Request body ${first.message}.`, { details });
+  }
+  const code = target === "json" ? "validation_failed" : "invalid_parameter";
+  const more =
+    details.length > 1
+      ? ` (and ${details.length - 1} more problem${details.length > 2 ? "s" : ""}, see details)`
+      : "";
+  return new ApiError(code, `${LABEL[target]} "${first.field}" ${first.message}.${more}`, {
+    details,
+  });
+}
+
+/** The hook given to every `zValidator`: invalid input becomes our 400, never Hono's. */
+export function validationHook(
+  result:
+    | { success: true }
+    | { success: false; error: { issues: readonly $ZodIssue[] }; target: Target },
+  _c: Context,
+): void {
+  if (!result.success) throw issuesToApiError(result.target, result.error.issues);
+}

@@ -1,0 +1,138 @@
+// The operations of /v1: one object each, read by the router (validation) and by
+// scripts/openapi.ts (the document). Adding a field here documents it there.
+import type * as z from "zod/mini";
+import type { ErrorCode } from "./errors.ts";
+import {
+  ListPetsQuerySchema,
+  NewPetSchema,
+  PetIdParamSchema,
+  PetSchema,
+  PetsSchema,
+} from "./pets/schemas.ts";
+
+/** Response headers the service sends; described once in the OpenAPI components. */
+export type HeaderName =
+  | "X-Request-Id"
+  | "Link"
+  | "Location"
+  | "Deprecation"
+  | "Sunset"
+  | "Retry-After"
+  | "Idempotent-Replayed"
+  | "WWW-Authenticate"
+  | "Allow"
+  | "Cache-Control"
+  | "x-d1-bookmark";
+
+export interface Operation {
+  operationId: string;
+  method: "get" | "post";
+  /** Relative to the server URL (which ends in /v1). */
+  path: string;
+  summary: string;
+  description: string;
+  deprecated?: boolean;
+  /** x-stability in the document. */
+  stability?: "experimental";
+  query?: z.ZodMiniType;
+  params?: z.ZodMiniType;
+  body?: z.ZodMiniType;
+  /** Request headers beyond Authorization. */
+  requestHeaders?: Array<"Idempotency-Key" | "x-d1-bookmark">;
+  success?: {
+    status: 200 | 201;
+    schema: z.ZodMiniType;
+    description: string;
+    headers: HeaderName[];
+  };
+  /** Error codes this operation can answer with (every operation also has the common ones). */
+  errors: ErrorCode[];
+  /** Headers every response of the operation carries (e.g. deprecation headers). */
+  alwaysHeaders?: HeaderName[];
+}
+
+export const listPets: Operation = {
+  operationId: "listPets",
+  method: "get",
+  path: "/pets",
+  summary: "List animals",
+  description:
+    'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
+  query: ListPetsQuerySchema,
+  requestHeaders: ["x-d1-bookmark"],
+  success: {
+    status: 200,
+    schema: PetsSchema,
+    description: "A page of animals.",
+    headers: ["Link", "x-d1-bookmark"],
+  },
+  errors: ["invalid_parameter", "invalid_cursor"],
+};
+
+export const createPet: Operation = {
+  operationId: "createPet",
+  method: "post",
+  path: "/pets",
+  summary: "Add an animal",
+  description:
+    "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
+  body: NewPetSchema,
+  requestHeaders: ["Idempotency-Key"],
+  success: {
+    status: 201,
+    schema: PetSchema,
+    description: "The created animal.",
+    headers: ["Location", "Idempotent-Replayed", "x-d1-bookmark"],
+  },
+  errors: [
+    "invalid_json",
+    "validation_failed",
+    "invalid_idempotency_key",
+    "idempotency_key_in_use",
+    "payload_too_large",
+    "unsupported_media_type",
+    "idempotency_key_reused",
+  ],
+};
+
+export const getPet: Operation = {
+  operationId: "getPet",
+  method: "get",
+  path: "/pets/{petId}",
+  summary: "Fetch an animal by id (deprecated)",
+  description:
+    'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`.',
+  deprecated: true,
+  params: PetIdParamSchema,
+  requestHeaders: ["x-d1-bookmark"],
+  success: {
+    status: 200,
+    schema: PetSchema,
+    description: "The animal.",
+    headers: ["x-d1-bookmark"],
+  },
+  errors: ["invalid_parameter", "not_found", "gone"],
+  alwaysHeaders: ["Deprecation", "Sunset", "Link"],
+};
+
+export const listOrders: Operation = {
+  operationId: "listOrders",
+  method: "get",
+  path: "/store/orders",
+  summary: "List store orders (experimental, not implemented)",
+  description:
+    "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
+  stability: "experimental",
+  errors: ["not_implemented"],
+};
+
+export const OPERATIONS = [listPets, createPet, getPet, listOrders] as const;
+
+/** Errors any authenticated operation can answer with. */
+export const COMMON_ERRORS: ErrorCode[] = [
+  "unauthorized",
+  "method_not_allowed",
+  "rate_limited",
+  "internal_error",
+  "service_unavailable",
+];

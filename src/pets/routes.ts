@@ -1,0 +1,93 @@
+// Handlers of the pet operations. Validation happens in the zValidator
+// middleware before them; SQL lives in src/db.
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import { PAGE_SIZE } from "../config.ts";
+import { d1 } from "../db/database.ts";
+import {
+  completeWithInsertedPetStatement,
+  releaseIdempotencyKey,
+  reserveIdempotencyKey,
+} from "../db/idempotency.ts";
+import { createPet, getPet, insertedPet, insertPetStatement, listPets } from "../db/pets.ts";
+import { ApiError } from "../errors.ts";
+import { jsonBody } from "../http/json-body.ts";
+import type { AppEnv } from "../http/types.ts";
+import { validationHook } from "../http/validation.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { bodyFingerprint, parseIdempotencyKey } from "./idempotency.ts";
+import { ListPetsQuerySchema, NewPetSchema, PetIdParamSchema } from "./schemas.ts";
+
+export const petRoutes = new Hono<AppEnv>()
+  .get("/pets", zValidator("query", ListPetsQuerySchema, validationHook), async (c) => {
+    const query = c.req.valid("query");
+    const limit = query.limit ?? PAGE_SIZE.default;
+    const afterId = query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status);
+    const page = await listPets(c.var.db, { afterId, limit, status: query.status });
+    const last = page.pets.at(-1);
+    if (page.hasMore && last) {
+      const next = new URL(c.req.url);
+      next.searchParams.set("cursor", await encodeCursor(last.id, query.status));
+      c.header("Link", `<${next.href}>; rel="next"`);
+    }
+    return c.json(page.pets, 200);
+  })
+  .post("/pets", jsonBody, zValidator("json", NewPetSchema, validationHook), async (c) => {
+    const pet = c.req.valid("json");
+    const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
+    const now = c.var.clock();
+    const db = c.var.db;
+    if (idempotencyKey === undefined) {
+      const created = await createPet(db, pet, Math.floor(now / 1000));
+      return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
+    }
+
+    const scope = { apiKeyId: c.var.apiKeyId, key: idempotencyKey };
+    const fingerprint = await bodyFingerprint(c.var.jsonBody);
+    const reservation = await reserveIdempotencyKey(db, {
+      ...scope,
+      fingerprint,
+      now: Math.floor(now / 1000),
+    });
+    if (reservation.kind === "in_flight") {
+      throw new ApiError(
+        "idempotency_key_in_use",
+        'A request with this "Idempotency-Key" is still being processed; retry shortly.',
+        { headers: { "Retry-After": "1" } },
+      );
+    }
+    if (reservation.kind === "completed") {
+      if (reservation.fingerprint !== fingerprint) {
+        throw new ApiError(
+          "idempotency_key_reused",
+          'This "Idempotency-Key" was already used with a different request body.',
+        );
+      }
+      const { status, body, location } = reservation.response;
+      return c.body(JSON.stringify(JSON.parse(body)), status as 201, {
+        "Content-Type": "application/json",
+        Location: location,
+        "Idempotent-Replayed": "true",
+      });
+    }
+    try {
+      // One batch = one transaction: the pet and its idempotency record commit together.
+      const [inserted] = await d1(() =>
+        db.batch([
+          insertPetStatement(db, pet, Math.floor(now / 1000)),
+          completeWithInsertedPetStatement(db, scope),
+        ]),
+      );
+      const created = insertedPet(inserted as D1Result<unknown>);
+      return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
+    } catch (err) {
+      await releaseIdempotencyKey(db, scope).catch(() => {});
+      throw err;
+    }
+  })
+  .get("/pets/:petId", zValidator("param", PetIdParamSchema, validationHook), async (c) => {
+    const { petId } = c.req.valid("param");
+    const pet = await getPet(c.var.db, petId);
+    if (!pet) throw new ApiError("not_found", `No animal has petId ${petId}.`);
+    return c.json(pet, 200);
+  });

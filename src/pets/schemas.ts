@@ -1,0 +1,154 @@
+// The pet resource's schemas: they validate requests at run time and they write
+// the OpenAPI document (scripts/openapi.ts). There is no second copy.
+import * as z from "zod/mini";
+import { MAX_ID, NAME_MAX_CODE_POINTS, PAGE_SIZE } from "../config.ts";
+
+export const PET_STATUSES = ["available", "pending", "sold"] as const;
+
+export const PetStatusSchema = z
+  .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
+  .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
+
+// Intentional: the contract forbids U+0000-U+001F and U+007F in names.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
+const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
+
+/** zod's error option: "is required" when the field is absent, else `message`. */
+function requiredOr(message: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : message);
+}
+
+export const PetNameSchema = z.string({ error: requiredOr("must be a string") }).check(
+  z.refine((s) => s.isWellFormed(), { error: "must not contain lone surrogates", abort: true }),
+  z.refine(
+    (s) => {
+      const codePoints = [...s].length;
+      return codePoints >= 1 && codePoints <= NAME_MAX_CODE_POINTS;
+    },
+    { error: `must be 1 to ${NAME_MAX_CODE_POINTS} characters long`, abort: true },
+  ),
+  z.refine((s) => !CONTROL_CHARACTER.test(s), {
+    error: "must not contain control characters",
+    abort: true,
+  }),
+  z.refine((s) => !ONLY_WHITE_SPACE.test(s), { error: "must not be blank" }),
+  z.meta({
+    description:
+      "The animal's name: 1 to 100 Unicode code points, not only white space, no control characters. Stored and returned exactly as sent.",
+    minLength: 1,
+    maxLength: NAME_MAX_CODE_POINTS,
+    examples: ["Rex"],
+  }),
+);
+
+export const CategoryIdSchema = z
+  .int({ error: requiredOr("must be an integer from 1 to 9007199254740991") })
+  .check(
+    z.gte(1, { error: "must be an integer from 1 to 9007199254740991" }),
+    z.lte(MAX_ID, { error: "must be an integer from 1 to 9007199254740991" }),
+    z.meta({
+      description:
+        "Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.",
+      format: "int64",
+      examples: [12],
+    }),
+  );
+
+export const PetIdSchema = z
+  .int()
+  .check(
+    z.gte(1),
+    z.lte(MAX_ID),
+    z.meta({ description: "Unique identifier assigned by the service.", format: "int64" }),
+  );
+
+export const NewPetSchema = z
+  .strictObject(
+    {
+      name: PetNameSchema,
+      categoryId: CategoryIdSchema,
+      status: z._default(PetStatusSchema, "available"),
+    },
+    { error: (issue) => (issue.code === "invalid_type" ? "must be a JSON object" : undefined) },
+  )
+  .check(
+    z.meta({
+      id: "NewPet",
+      description: "Request body of createPet. Omitting `status` means `available`.",
+    }),
+  );
+
+export const PetSchema = z
+  .strictObject({
+    id: PetIdSchema,
+    name: PetNameSchema,
+    categoryId: CategoryIdSchema,
+    status: PetStatusSchema,
+  })
+  .check(z.meta({ id: "Pet", description: "An animal of the store." }));
+
+export const PetsSchema = z
+  .array(PetSchema)
+  .check(z.meta({ id: "Pets", description: "A page of animals in ascending id order." }));
+
+export type NewPet = z.infer<typeof NewPetSchema>;
+export type Pet = z.infer<typeof PetSchema>;
+export type PetStatus = z.infer<typeof PetStatusSchema>;
+
+/** A query parameter that may be sent at most once (Hono hands repeats over as an array). */
+function singleQueryParameter(what: string) {
+  return z.string({
+    error: (issue) =>
+      Array.isArray(issue.input) ? "must be given at most once" : `must be ${what}`,
+  });
+}
+
+const PAGE_SIZE_MESSAGE = `must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max} written in digits`;
+
+export const ListPetsQuerySchema = z.object({
+  limit: z.optional(
+    z.pipe(
+      singleQueryParameter("an integer").check(
+        z.regex(/^[1-9][0-9]{0,2}$/, { error: PAGE_SIZE_MESSAGE }),
+        z.refine((s) => Number(s) <= PAGE_SIZE.max, { error: PAGE_SIZE_MESSAGE }),
+        z.meta({
+          description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}). Never clamped: out of range is 400.`,
+          pattern: "^[1-9][0-9]*$",
+          examples: ["20"],
+        }),
+      ),
+      z.transform((s) => Number(s)),
+    ),
+  ),
+  status: z.optional(
+    z.pipe(singleQueryParameter("one of available, pending, sold"), PetStatusSchema),
+  ),
+  cursor: z.optional(
+    singleQueryParameter("a cursor").check(
+      z.meta({
+        description:
+          'Opaque cursor from a `Link: <...>; rel="next"` header. Bound to the `status` filter it was issued for.',
+      }),
+    ),
+  ),
+});
+
+export const PetIdParamSchema = z.object({
+  petId: z.pipe(
+    z.string().check(
+      z.regex(/^[1-9][0-9]{0,15}$/, {
+        error: "must be a positive integer written in decimal digits",
+      }),
+      z.refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, {
+        error: "must be at most 9007199254740991",
+      }),
+      z.meta({
+        description: "Identifier of the animal: decimal digits, 1 to 2^53 - 1.",
+        pattern: "^[1-9][0-9]*$",
+        examples: ["1"],
+      }),
+    ),
+    z.transform((s) => Number(s)),
+  ),
+});
