@@ -1,0 +1,261 @@
+// Builds the OpenAPI 3.1 document from the schemas that validate requests
+// (src/pets/schemas.ts, src/errors.ts) and the operation table (src/operations.ts).
+// Run at build time by scripts/openapi.ts; the worker serves the JSON it writes,
+// so no isolate pays for generating it. A test rebuilds it and compares.
+import * as z from "zod/mini";
+import {
+  GET_PET_DEPRECATED_AT,
+  IDEMPOTENCY_TTL_SECONDS,
+  MAX_BODY_BYTES,
+  PAGE_SIZE,
+} from "../config.ts";
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
+import { EXPOSED_HEADERS } from "../http/cors.ts";
+import { COMMON_ERRORS, type HeaderName, OPERATIONS, type Operation } from "../operations.ts";
+import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
+import "../pets/schemas.ts";
+
+type Json = Record<string, unknown>;
+
+const REF = (id: string) => `#/components/schemas/${id}`;
+
+/** Components from the global registry (every schema with a meta `id`). */
+function componentSchemas(): Json {
+  const pass = (io: "input" | "output") =>
+    z.toJSONSchema(z.globalRegistry, { target: "draft-2020-12", io, uri: REF }).schemas as Record<
+      string,
+      Json
+    >;
+  const output = pass("output");
+  const input = pass("input");
+  const result: Json = {};
+  for (const [id, schema] of Object.entries(output)) {
+    // Request bodies are described as clients send them (defaults optional).
+    const chosen = id === "NewPet" ? input[id] : schema;
+    const { $schema: _s, $id: _i, ...rest } = chosen as Json;
+    result[id] = rest;
+  }
+  return result;
+}
+
+function inline(schema: z.ZodMiniType): Json {
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, {
+    target: "draft-2020-12",
+    io: "input",
+    uri: REF,
+  }) as Json;
+  return rest;
+}
+
+const HEADERS: Record<HeaderName, { description: string; schema: Json }> = {
+  "X-Request-Id": {
+    description:
+      "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
+    schema: { type: "string" },
+  },
+  Link: {
+    description:
+      'RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`.',
+    schema: { type: "string" },
+  },
+  Location: {
+    description: "Path of the created animal, `/v1/pets/{id}`.",
+    schema: { type: "string" },
+  },
+  Deprecation: {
+    description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}).`,
+    schema: { type: "string", const: DEPRECATION_HEADERS.Deprecation },
+  },
+  Sunset: {
+    description: "RFC 8594: when the operation stops answering.",
+    schema: { type: "string", const: DEPRECATION_HEADERS.Sunset },
+  },
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+  "Idempotent-Replayed": {
+    description:
+      "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.",
+    schema: { type: "string", enum: ["true"] },
+  },
+  "WWW-Authenticate": {
+    description:
+      'RFC 6750: `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent but is not valid.',
+    schema: { type: "string" },
+  },
+  Allow: { description: "Methods the path allows.", schema: { type: "string" } },
+  "Cache-Control": { description: "`no-store` on 410 answers.", schema: { type: "string" } },
+  "x-d1-bookmark": {
+    description:
+      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location.",
+    schema: { type: "string" },
+  },
+};
+
+/** Headers each error code's answers carry beyond X-Request-Id. */
+const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
+  unauthorized: ["WWW-Authenticate"],
+  method_not_allowed: ["Allow"],
+  rate_limited: ["Retry-After"],
+  idempotency_key_in_use: ["Retry-After"],
+  service_unavailable: ["Retry-After"],
+  gone: ["Cache-Control"],
+};
+
+function headerRefs(names: HeaderName[]): Json {
+  const all: HeaderName[] = ["X-Request-Id", ...names];
+  return Object.fromEntries(
+    [...new Set(all)].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+}
+
+function errorResponses(op: Operation): Json {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...COMMON_ERRORS, ...op.errors]) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Json = {};
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers = new Set<HeaderName>([
+      ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
+      ...(status === 401 ? [] : (op.alwaysHeaders ?? [])),
+    ]);
+    responses[String(status)] = {
+      description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),
+      headers: headerRefs([...headers]),
+      content: {
+        "application/json": {
+          schema: {
+            allOf: [
+              { $ref: REF("Error") },
+              { properties: { code: { enum: statusCodes }, status: { const: status } } },
+            ],
+          },
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function parameters(op: Operation): Json[] {
+  const result: Json[] = [];
+  for (const [where, schema] of [
+    ["query", op.query],
+    ["path", op.params],
+  ] as const) {
+    if (!schema) continue;
+    const json = inline(schema) as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, property] of Object.entries(json.properties ?? {})) {
+      const { description, ...propertySchema } = property;
+      result.push({
+        name,
+        in: where,
+        required: where === "path" || (json.required ?? []).includes(name),
+        description,
+        schema: propertySchema,
+      });
+    }
+  }
+  for (const name of op.requestHeaders ?? []) {
+    if (name === "Idempotency-Key") {
+      result.push({
+        name,
+        in: "header",
+        required: false,
+        description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response; another body is 422; while the first is in flight, 409.`,
+        schema: { type: "string", minLength: 1, maxLength: 255 },
+      });
+    } else {
+      result.push({
+        name,
+        in: "header",
+        required: false,
+        description: "A bookmark from an earlier response: the read sees data at least that fresh.",
+        schema: { type: "string" },
+      });
+    }
+  }
+  return result;
+}
+
+function operationObject(op: Operation): Json {
+  const responses: Json = {};
+  if (op.success) {
+    responses[String(op.success.status)] = {
+      description: op.success.description,
+      headers: headerRefs([...op.success.headers, ...(op.alwaysHeaders ?? [])]),
+      content: { "application/json": { schema: inline(op.success.schema) } },
+    };
+  }
+  Object.assign(responses, errorResponses(op));
+  const object: Json = {
+    operationId: op.operationId,
+    summary: op.summary,
+    description: op.description,
+    tags: [op.path.startsWith("/store") ? "store" : "animals"],
+  };
+  if (op.deprecated) object.deprecated = true;
+  if (op.stability) object["x-stability"] = op.stability;
+  const params = parameters(op);
+  if (params.length > 0) object.parameters = params;
+  if (op.body) {
+    object.requestBody = {
+      required: true,
+      description: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\`. Repeated keys and unknown fields are refused.`,
+      content: { "application/json": { schema: inline(op.body) } },
+    };
+  }
+  object.responses = responses;
+  return object;
+}
+
+export function buildOpenApiDocument(): Json {
+  const paths: Record<string, Json> = {};
+  for (const op of OPERATIONS) {
+    paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
+  }
+  return {
+    openapi: "3.1.1",
+    info: {
+      title: "Pet Store API",
+      version: "1.0.0",
+      description: [
+        "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>`.",
+        "",
+        `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type (415), JSON syntax (400), fields (400).`,
+        "",
+        `Rate limits apply per API key (429 with \`Retry-After\`). CORS is open to the configured origins; exposed headers: ${EXPOSED_HEADERS.join(", ")}.`,
+        "",
+        `Deprecation: \`GET /pets/{petId}\` is deprecated since @${GET_PET_DEPRECATED_AT} (\`Deprecation\` header) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
+      ].join("\n"),
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    },
+    servers: [
+      { url: "https://api.petstore.example.com/v1", description: "production" },
+      { url: "https://staging.petstore.example.com/v1", description: "staging" },
+    ],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: "animals", description: "The animals of the store." },
+      { name: "store", description: "Store operations (experimental)." },
+    ],
+    paths,
+    components: {
+      schemas: componentSchemas(),
+      headers: HEADERS,
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "API keys start with `psk_`. Keys are issued with `npm run keys -- create`.",
+        },
+      },
+    },
+    "x-error-codes": Object.fromEntries(
+      Object.entries(ERROR_STATUS).map(([code, status]) => [
+        code,
+        { status, description: ERROR_DESCRIPTIONS[code as ErrorCode] },
+      ]),
+    ),
+  };
+}
