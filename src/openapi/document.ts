@@ -38,13 +38,23 @@ function componentSchemas(): Json {
   return result;
 }
 
-function inline(schema: z.ZodMiniType): Json {
-  const { $schema: _s, ...rest } = z.toJSONSchema(schema, {
+/**
+ * A schema as it appears inside an operation: a $ref when it is a named
+ * component, else inline with its named parts pointing at the components.
+ */
+function inline(schema: z.core.$ZodType): Json {
+  const id = z.globalRegistry.get(schema)?.id;
+  if (id) return { $ref: REF(id) };
+  const {
+    $schema: _s,
+    $defs: _d,
+    ...rest
+  } = z.toJSONSchema(schema, {
     target: "draft-2020-12",
     io: "input",
-    uri: REF,
   }) as Json;
-  return rest;
+  // Named sub-schemas are emitted as components; point at them instead of local $defs.
+  return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
 }
 
 const HEADERS: Record<HeaderName, { description: string; schema: Json }> = {
