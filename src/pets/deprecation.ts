@@ -9,7 +9,7 @@ export const DEPRECATION_HEADERS = {
   Sunset: new Date(GET_PET_SUNSET_AT * 1000).toUTCString(),
   Link: [
     '</v1/pets>; rel="successor-version"',
-    '</v1/docs#tag/animals/GET/pets/{petId}>; rel="deprecation"; type="text/html"',
+    '</v1/docs#tag/animals/GET/pets/%7BpetId%7D>; rel="deprecation"; type="text/html"',
   ].join(", "),
 } as const;
 
