@@ -1,0 +1,109 @@
+// Authentication comes first under /v1: the shared no-key / wrong-key test runs
+// against every operation, and against the 404/405 answers it must precede.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { generateApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
+import { createApiKeyVerifier } from "../src/auth/verifier.ts";
+import { revokeApiKey } from "../src/db/api-keys.ts";
+import { call, createKey, expectError } from "./helpers.ts";
+
+const REALM = 'Bearer realm="petstore"';
+const INVALID = 'Bearer realm="petstore", error="invalid_token"';
+
+const OPERATIONS = [
+  { name: "listPets", method: "GET", path: "/v1/pets?limit=5" },
+  { name: "createPet", method: "POST", path: "/v1/pets", json: { name: "Rex", categoryId: 1 } },
+  { name: "getPet", method: "GET", path: "/v1/pets/1" },
+  { name: "listOrders", method: "GET", path: "/v1/store/orders" },
+  // Auth precedes every other answer: invalid input, unknown paths, wrong methods.
+  { name: "createPet with a bad body", method: "POST", path: "/v1/pets", json: { nope: 1 } },
+  { name: "getPet with a bad id", method: "GET", path: "/v1/pets/abc" },
+  { name: "an unknown path", method: "GET", path: "/v1/cats" },
+  { name: "a wrong method", method: "DELETE", path: "/v1/pets/1" },
+] as const;
+
+describe.each(OPERATIONS)("$name ($method $path)", (op) => {
+  const options = { method: op.method, json: "json" in op ? op.json : undefined };
+
+  it("answers 401 without a key, with WWW-Authenticate and no deprecation headers", async () => {
+    const response = await call(op.path, options);
+    await expectError(response, 401, "unauthorized", /Authorization: Bearer/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
+    expect(response.headers.get("Deprecation")).toBeNull();
+  });
+
+  it("answers 401 invalid_token for a key that does not exist", async () => {
+    const response = await call(op.path, { ...options, key: generateApiKey() });
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+  });
+});
+
+describe("the Authorization header", () => {
+  it("accepts the scheme name in any case", async () => {
+    const { key } = await createKey();
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+      const response = await call("/v1/pets?limit=1", {
+        headers: { Authorization: `${scheme} ${key}` },
+      });
+      expect(response.status).toBe(200);
+      expect(Array.isArray(await response.json())).toBe(true);
+    }
+  });
+
+  it("refuses other schemes without error=invalid_token", async () => {
+    const response = await call("/v1/pets", { headers: { Authorization: "Basic dXNlcjpwYXNz" } });
+    await expectError(response, 401, "unauthorized", /Bearer scheme/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
+  });
+
+  it("refuses a malformed bearer token as invalid_token", async () => {
+    const response = await call("/v1/pets", { headers: { Authorization: "Bearer a b c" } });
+    await expectError(response, 401, "unauthorized", /malformed/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+  });
+
+  it("refuses an empty header and a bare scheme", async () => {
+    for (const value of ["", "Bearer", "Bearer "]) {
+      const response = await call("/v1/pets", { headers: { Authorization: value } });
+      await expectError(response, 401, "unauthorized");
+      expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
+    }
+  });
+
+  it("refuses a revoked key", async () => {
+    const { key, id } = await createKey();
+    // A fresh verifier (a new isolate) has no cached entry: revocation is immediate there.
+    expect(await revokeApiKey(env.DB, id, Math.floor(Date.now() / 1000))).toBe(true);
+    const verifier = createApiKeyVerifier(() => Date.now());
+    expect(await verifier.verify(key, env)).toBeNull();
+  });
+});
+
+describe("the local development key", () => {
+  it("is refused outside the local environment even if its hash were in the database", async () => {
+    const verifier = createApiKeyVerifier(() => Date.now());
+    expect(await verifier.verify(LOCAL_DEV_KEY, { ...env, ENVIRONMENT: "production" })).toBeNull();
+    expect(await verifier.verify(LOCAL_DEV_KEY, { ...env, ENVIRONMENT: "staging" })).toBeNull();
+  });
+
+  it("is not in the test database (only `npm run dev` seeds it, locally)", async () => {
+    const response = await call("/v1/pets", { key: LOCAL_DEV_KEY });
+    await expectError(response, 401, "unauthorized");
+  });
+});
+
+describe("issued keys", () => {
+  it("carry the psk_ prefix and at least 128 bits of randomness", () => {
+    const keys = new Set(Array.from({ length: 200 }, generateApiKey));
+    expect(keys.size).toBe(200);
+    for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/); // 32 bytes
+  });
+
+  it("are stored only as SHA-256 hashes", async () => {
+    const { key, id } = await createKey();
+    const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?1").bind(id).first();
+    expect(row?.key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(row)).not.toContain(key.slice(4));
+  });
+});

@@ -1,0 +1,106 @@
+// GET /v1/pets/{petId}: deprecated (RFC 9745), sunset (RFC 8594) on 2030-12-05.
+
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import { GET_PET_SUNSET_AT } from "../src/config.ts";
+import { call, createKey, createPetVia, expectError, makeRequest } from "./helpers.ts";
+
+let key: string;
+let pet: { id: number; name: string; categoryId: number; status: string };
+
+beforeAll(async () => {
+  ({ key } = await createKey());
+  pet = await createPetVia(key, {
+    name: "Ünïcødé 🐈",
+    categoryId: 9007199254740991,
+    status: "sold",
+  });
+});
+
+function expectDeprecationHeaders(response: Response): void {
+  // 2026-11-01T00:00:00Z, the documented deprecation date.
+  expect(response.headers.get("Deprecation")).toBe("@1793491200");
+  expect(response.headers.get("Sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
+  const link = response.headers.get("Link") ?? "";
+  expect(link).toContain('</v1/pets>; rel="successor-version"');
+  expect(link).toMatch(/<\/v1\/docs[^>]*>; rel="deprecation"/);
+}
+
+describe("before the sunset", () => {
+  it("200: the pet exactly as created, with the deprecation headers", async () => {
+    const response = await call(`/v1/pets/${pet.id}`, { key });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(pet);
+    expectDeprecationHeaders(response);
+  });
+
+  it("404 not_found for a well-formed id that does not exist, with the headers", async () => {
+    const response = await call("/v1/pets/9007199254740991", { key });
+    await expectError(response, 404, "not_found", /9007199254740991/);
+    expectDeprecationHeaders(response);
+  });
+
+  it.each([
+    "0",
+    "-1",
+    "abc",
+    "1.5",
+    "01",
+    "1e3",
+    "9007199254740992",
+    "99999999999999999999",
+    "%20",
+    "0x10",
+  ])("400 for petId=%j, naming petId, with the headers", async (petId) => {
+    const response = await call(`/v1/pets/${petId}`, { key });
+    const body = await expectError(response, 400, "invalid_parameter", /"petId"/);
+    expect(body.details?.[0]?.field).toBe("petId");
+    expectDeprecationHeaders(response);
+  });
+
+  it("treats a trailing slash as an unknown path", async () => {
+    await expectError(await call("/v1/pets/", { key }), 404, "not_found");
+  });
+});
+
+describe("the sunset switch (injected clock)", () => {
+  async function at(ms: number, path: string): Promise<Response> {
+    const app = createApp({ clock: () => ms, log: () => {} });
+    return app.fetch(makeRequest(path, { key }), env, createExecutionContext());
+  }
+
+  it("still answers 200 one millisecond before Thu, 05 Dec 2030 00:00:00 GMT", async () => {
+    const response = await at(GET_PET_SUNSET_AT * 1000 - 1, `/v1/pets/${pet.id}`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(pet);
+    expectDeprecationHeaders(response);
+  });
+
+  it("answers 410 gone from the sunset instant on, naming the replacement, not cacheable", async () => {
+    for (const ms of [GET_PET_SUNSET_AT * 1000, Date.UTC(2031, 0, 1)]) {
+      const response = await at(ms, `/v1/pets/${pet.id}`);
+      await expectError(response, 410, "gone", /GET \/v1\/pets with the status filter/);
+      expect(response.headers.get("Cache-Control")).toBe("no-store");
+      expectDeprecationHeaders(response);
+    }
+  });
+
+  it("still authenticates first after the sunset", async () => {
+    const app = createApp({ clock: () => GET_PET_SUNSET_AT * 1000, log: () => {} });
+    const response = await app.fetch(
+      makeRequest(`/v1/pets/${pet.id}`),
+      env,
+      createExecutionContext(),
+    );
+    await expectError(response, 401, "unauthorized");
+    expect(response.headers.get("Deprecation")).toBeNull();
+  });
+
+  it("leaves the other operations alone after the sunset", async () => {
+    const response = await at(GET_PET_SUNSET_AT * 1000, "/v1/pets?limit=1");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Deprecation")).toBeNull();
+  });
+});

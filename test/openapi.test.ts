@@ -1,0 +1,116 @@
+// The served OpenAPI document: public, fresh (equal to what the schemas generate), complete.
+import { describe, expect, it } from "vitest";
+import { ERROR_STATUS } from "../src/errors.ts";
+import { buildOpenApiDocument } from "../src/openapi/document.ts";
+import { call, expectError } from "./helpers.ts";
+
+type Doc = ReturnType<typeof buildOpenApiDocument> & {
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+  components: {
+    headers: Record<string, unknown>;
+    securitySchemes: Record<string, unknown>;
+    schemas: Record<string, { required?: string[] }>;
+  };
+  servers: Array<{ url: string }>;
+};
+
+async function served(): Promise<Doc> {
+  const response = await call("/v1/openapi.json");
+  expect(response.status).toBe(200);
+  expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+  return (await response.json()) as Doc;
+}
+
+describe("GET /v1/openapi.json", () => {
+  it("is public and equals the document generated from the validating schemas", async () => {
+    // Fails when src/openapi/openapi.json was not regenerated (npm run openapi).
+    expect(await served()).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+  });
+
+  it("is OpenAPI 3.1 with both servers under /v1 and the bearer scheme on everything", async () => {
+    const doc = await served();
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.servers.map((s) => s.url)).toEqual([
+      expect.stringMatching(/^https:\/\/.+\/v1$/),
+      expect.stringMatching(/^https:\/\/staging\..+\/v1$/),
+    ]);
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
+      type: "http",
+      scheme: "bearer",
+    });
+  });
+
+  it("lists the four operations, getPet deprecated and orders experimental", async () => {
+    const doc = await served();
+    expect(doc.paths["/pets"]?.get?.operationId).toBe("listPets");
+    expect(doc.paths["/pets"]?.post?.operationId).toBe("createPet");
+    expect(doc.paths["/pets/{petId}"]?.get).toMatchObject({
+      operationId: "getPet",
+      deprecated: true,
+    });
+    expect(doc.paths["/store/orders"]?.get).toMatchObject({
+      operationId: "listOrders",
+      "x-stability": "experimental",
+    });
+    expect(doc.paths["/pets"]?.get?.deprecated).toBeUndefined();
+  });
+
+  it("documents every Error code and every header of the contract", async () => {
+    const doc = await served();
+    const text = JSON.stringify(doc.paths);
+    for (const code of Object.keys(ERROR_STATUS)) expect(text).toContain(`"${code}"`);
+    for (const header of [
+      "X-Request-Id",
+      "Link",
+      "Location",
+      "Deprecation",
+      "Sunset",
+      "Retry-After",
+      "Idempotent-Replayed",
+      "WWW-Authenticate",
+      "Allow",
+      "x-d1-bookmark",
+    ]) {
+      expect(doc.components.headers[header]).toBeDefined();
+      expect(text).toContain(`#/components/headers/${header}`);
+    }
+  });
+
+  it("writes the validation rules of the schemas into the document", async () => {
+    const doc = await served();
+    const params = doc.paths["/pets"]?.get?.parameters as Array<{
+      name: string;
+      schema: Record<string, unknown>;
+    }>;
+    expect(params.find((p) => p.name === "limit")?.schema).toMatchObject({
+      pattern: "^[1-9][0-9]*$",
+    });
+    const schemas = (doc.components as { schemas: Record<string, { required?: string[] }> })
+      .schemas;
+    expect(schemas.NewPet?.required).toEqual(["name", "categoryId"]);
+    expect(schemas.Pet?.required).toEqual(["id", "name", "categoryId", "status"]);
+  });
+
+  it("allows only GET there, without a key", async () => {
+    const response = await call("/v1/openapi.json", { method: "POST" });
+    await expectError(response, 405, "method_not_allowed");
+    expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+  });
+});
+
+describe("GET /v1/docs", () => {
+  it("is a public HTML reference page built on /v1/openapi.json", async () => {
+    const response = await call("/v1/docs");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
+    const html = await response.text();
+    expect(html).toContain('url: "/v1/openapi.json"');
+    expect(html).toMatch(/@scalar\/api-reference@\d+\.\d+\.\d+/);
+  });
+
+  it("answers DELETE with 405, not 401", async () => {
+    const response = await call("/v1/docs", { method: "DELETE" });
+    await expectError(response, 405, "method_not_allowed");
+  });
+});

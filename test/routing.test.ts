@@ -1,0 +1,194 @@
+// Paths, methods, CORS, request ids and logs: the answers around the operations.
+
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import type { LogLine } from "../src/http/request-context.ts";
+import { call, createKey, expectError, makeRequest } from "./helpers.ts";
+
+describe("outside /v1", () => {
+  it("GET / is a small public JSON object pointing at the docs", async () => {
+    const response = await call("/");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+    const body = (await response.json()) as Record<string, string>;
+    expect(body.documentation).toMatch(/\/v1\/docs$/);
+    expect(body.openapi).toMatch(/\/v1\/openapi\.json$/);
+  });
+
+  it("anything else is a 404 Error in JSON, without a key", async () => {
+    for (const path of ["/pets", "/v2/pets", "/favicon.ico", "/v1pets"]) {
+      await expectError(await call(path), 404, "not_found", /No such path/);
+    }
+  });
+
+  it("POST / is 405 with Allow", async () => {
+    const response = await call("/", { method: "POST" });
+    await expectError(response, 405, "method_not_allowed", /POST/);
+    expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+  });
+});
+
+describe("under /v1 with a key", () => {
+  it("an unknown path is 404 not_found naming it", async () => {
+    const { key } = await createKey();
+    await expectError(await call("/v1/cats", { key }), 404, "not_found", /\/v1\/cats/);
+  });
+
+  it.each([
+    ["PUT", "/v1/pets", "GET, HEAD, POST, OPTIONS"],
+    ["DELETE", "/v1/pets/1", "GET, HEAD, OPTIONS"],
+    ["POST", "/v1/pets/1", "GET, HEAD, OPTIONS"],
+    ["PATCH", "/v1/store/orders", "GET, HEAD, OPTIONS"],
+  ])("%s %s is 405 with Allow: %s", async (method, path, allow) => {
+    const { key } = await createKey();
+    const response = await call(path, { method, key });
+    await expectError(response, 405, "method_not_allowed", new RegExp(`${method} is not allowed`));
+    expect(response.headers.get("Allow")).toBe(allow);
+  });
+
+  it("GET /v1/store/orders is 501 not_implemented", async () => {
+    const { key } = await createKey();
+    await expectError(
+      await call("/v1/store/orders", { key }),
+      501,
+      "not_implemented",
+      /store\/orders/,
+    );
+  });
+
+  it("HEAD is answered like GET, without a body", async () => {
+    const { key } = await createKey();
+    const response = await call("/v1/pets", { method: "HEAD", key });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+  });
+});
+
+describe("OPTIONS and CORS", () => {
+  it("answers a preflight without a key: 204, Allow, CORS headers", async () => {
+    const response = await call("/v1/pets", {
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://app.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
+      },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Allow")).toBe("GET, HEAD, POST, OPTIONS");
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBe("GET, HEAD, POST, OPTIONS");
+    const allowHeaders = response.headers.get("Access-Control-Allow-Headers") ?? "";
+    for (const h of ["Authorization", "Content-Type", "Idempotency-Key"])
+      expect(allowHeaders).toContain(h);
+    expect(response.headers.get("X-Request-Id")).toBeTruthy();
+  });
+
+  it("answers a plain OPTIONS with 204 and Allow", async () => {
+    const response = await call("/v1/pets/12", { method: "OPTIONS" });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+  });
+
+  it("exposes the contract's headers, on errors too", async () => {
+    const response = await call("/v1/pets", { headers: { Origin: "https://app.example" } });
+    await expectError(response, 401, "unauthorized");
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    const exposed = response.headers.get("Access-Control-Expose-Headers") ?? "";
+    for (const h of [
+      "Link",
+      "Location",
+      "Deprecation",
+      "Sunset",
+      "Retry-After",
+      "Idempotent-Replayed",
+      "X-Request-Id",
+    ]) {
+      expect(exposed).toContain(h);
+    }
+  });
+
+  it("honours CORS_ALLOWED_ORIGINS: listed origins are echoed with Vary, others get no grant", async () => {
+    const app = createApp({ log: () => {} });
+    const scoped = { ...env, CORS_ALLOWED_ORIGINS: "https://a.example, https://b.example" };
+    const ok = await app.fetch(
+      makeRequest("/", { headers: { Origin: "https://b.example" } }),
+      scoped,
+      createExecutionContext(),
+    );
+    expect(ok.headers.get("Access-Control-Allow-Origin")).toBe("https://b.example");
+    expect(ok.headers.get("Vary")).toContain("Origin");
+    const other = await app.fetch(
+      makeRequest("/", { headers: { Origin: "https://evil.example" } }),
+      scoped,
+      createExecutionContext(),
+    );
+    expect(other.headers.get("Access-Control-Allow-Origin")).toBeNull();
+    expect(other.headers.get("Vary")).toContain("Origin");
+  });
+});
+
+describe("request ids and logs", () => {
+  it("uses cf-ray as X-Request-Id when present, a random id otherwise", async () => {
+    const ray = await call("/", { headers: { "cf-ray": "8f1c2d3e4a5b6c7d-AMS" } });
+    expect(ray.headers.get("X-Request-Id")).toBe("8f1c2d3e4a5b6c7d-AMS");
+    const a = (await call("/")).headers.get("X-Request-Id");
+    const b = (await call("/")).headers.get("X-Request-Id");
+    expect(a).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a).not.toBe(b);
+  });
+
+  it("does not trust a cf-ray that is not an id", async () => {
+    const response = await call("/", { headers: { "cf-ray": "<script>alert(1)</script>" } });
+    expect(response.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("writes one structured line per request with method, path, status, duration and request id", async () => {
+    const lines: LogLine[] = [];
+    const app = createApp({ log: (line) => lines.push(line) });
+    const { key } = await createKey();
+    const response = await app.fetch(
+      makeRequest("/v1/pets?limit=2", { key }),
+      env,
+      createExecutionContext(),
+    );
+    expect(response.status).toBe(200);
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    expect(line).toMatchObject({
+      level: "info",
+      msg: "request",
+      method: "GET",
+      path: "/v1/pets",
+      status: 200,
+      request_id: response.headers.get("X-Request-Id"),
+    });
+    expect(typeof line?.duration_ms).toBe("number");
+    expect(JSON.stringify(lines)).not.toContain(key);
+  });
+
+  it("answers an unexpected failure with 500 internal_error, no internals, logged with the request id", async () => {
+    const lines: LogLine[] = [];
+    const app = createApp({
+      log: (line) => lines.push(line),
+      verifier: {
+        verify() {
+          throw new TypeError("boom at secretFunction (src/auth/verifier.ts:42:7)");
+        },
+      },
+    });
+    const response = await app.fetch(
+      makeRequest("/v1/pets", { key: "psk_whatever" }),
+      env,
+      createExecutionContext(),
+    );
+    const body = await expectError(response, 500, "internal_error", /X-Request-Id/);
+    expect(JSON.stringify(body)).not.toContain("boom");
+    const requestId = response.headers.get("X-Request-Id");
+    const error = lines.find((l) => l.msg === "unhandled error");
+    expect(error?.request_id).toBe(requestId);
+    expect(error?.error).toContain("boom");
+  });
+});
