@@ -86,8 +86,7 @@ describe("GET /v1/openapi.json", () => {
     expect(params.find((p) => p.name === "limit")?.schema).toMatchObject({
       pattern: "^[1-9][0-9]*$",
     });
-    const schemas = (doc.components as { schemas: Record<string, { required?: string[] }> })
-      .schemas;
+    const schemas = doc.components.schemas;
     expect(schemas.NewPet?.required).toEqual(["name", "categoryId"]);
     expect(schemas.Pet?.required).toEqual(["id", "name", "categoryId", "status"]);
   });
