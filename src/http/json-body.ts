@@ -48,14 +48,61 @@ export function isJsonMediaType(contentType: string | null | undefined): boolean
   return contentType.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
 }
 
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+const NUMBER_LEXEME = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+
 /**
- * Checks what JSON.parse lets through silently: a repeated key (JSON.parse keeps
- * the last one) and excessive nesting. `text` must already be valid JSON.
- * Returns a description of the first problem, or undefined.
+ * Whether a JSON number, as written, denotes an integer: `1`, `1.0`, `10e-1` and
+ * `1.5e1` do; `1.0000000000000001` does not, although JSON.parse rounds it to 1.
  */
-export function findJsonStructureProblem(text: string): string | undefined {
+export function isIntegerLexeme(source: string): boolean {
+  const match = NUMBER_LEXEME.exec(source);
+  if (!match) return false;
+  const digits = `${match[1]}${match[2] ?? ""}`;
+  const trailingZeros = digits.length - digits.replace(/0+$/, "").length;
+  if (trailingZeros === digits.length) return true; // zero
+  const exponent = Number(match[3] ?? 0) - (match[2]?.length ?? 0);
+  return exponent + trailingZeros >= 0;
+}
+
+/**
+ * JSON.parse's reviver sees each number's source text (ES2025 "JSON.parse source
+ * text access"). A number whose text is a fraction but whose parsed value is an
+ * integer was rounded by the parser: it becomes NaN, which every integer field
+ * refuses, naming itself, instead of silently accepting a value nobody sent.
+ */
+function keepFractionsFractional(
+  _key: string,
+  value: unknown,
+  context?: { source?: string },
+): unknown {
+  if (
+    typeof value === "number" &&
+    Number.isInteger(value) &&
+    context?.source !== undefined &&
+    !isIntegerLexeme(context.source)
+  ) {
+    return Number.NaN;
+  }
+  return value;
+}
+
+export interface JsonInspection {
+  /** What JSON.parse would let through that we refuse: a repeated key, deep nesting. */
+  problem: string | undefined;
+  /** Some number is written as a fraction that JSON.parse rounds to an integer. */
+  roundedNumber: boolean;
+}
+
+/**
+ * One pass over valid JSON text for what JSON.parse hides: a repeated key (it
+ * keeps the last one), excessive nesting, and numbers it rounds to an integer.
+ */
+export function inspectJson(text: string): JsonInspection {
   const frames: Array<Set<string> | null> = []; // a Set per object, null per array
   let expectKey = false;
+  let roundedNumber = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x22 /* " */) {
@@ -65,26 +112,35 @@ export function findJsonStructureProblem(text: string): string | undefined {
       if (expectKey) {
         const key = JSON.parse(text.slice(i, j + 1)) as string;
         const frame = frames.at(-1);
-        if (frame?.has(key)) return `repeats the key "${key.slice(0, 64)}"`;
+        if (frame?.has(key))
+          return { problem: `repeats the key "${key.slice(0, 64)}"`, roundedNumber };
         frame?.add(key);
         expectKey = false;
       }
       i = j;
     } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
       frames.push(ch === 0x7b ? new Set() : null);
-      if (frames.length > MAX_JSON_DEPTH) return `nests deeper than ${MAX_JSON_DEPTH} levels`;
+      if (frames.length > MAX_JSON_DEPTH) {
+        return { problem: `nests deeper than ${MAX_JSON_DEPTH} levels`, roundedNumber };
+      }
       expectKey = ch === 0x7b;
     } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
       frames.pop();
       expectKey = false;
     } else if (ch === 0x2c /* , */) {
       expectKey = frames.at(-1) instanceof Set;
+    } else if (ch === 0x2d /* - */ || (ch >= 0x30 && ch <= 0x39) /* 0-9 */) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text.charAt(j))) j++;
+      const lexeme = text.slice(i, j);
+      if (!roundedNumber && Number.isInteger(Number(lexeme)) && !isIntegerLexeme(lexeme)) {
+        roundedNumber = true;
+      }
+      i = j - 1;
     }
   }
-  return undefined;
+  return { problem: undefined, roundedNumber };
 }
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Parses a request body as strict JSON; throws the matching ApiError. */
 export function parseJsonBody(bytes: Uint8Array): unknown {
@@ -102,8 +158,12 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   } catch {
     throw new ApiError("invalid_json", "Request body is not valid JSON.");
   }
-  const problem = findJsonStructureProblem(text);
+  const { problem, roundedNumber } = inspectJson(text);
   if (problem) throw new ApiError("invalid_json", `Request body ${problem}.`);
+  // Rare, and only once the depth is known to be small: the reviver recurses.
+  if (roundedNumber) {
+    value = JSON.parse(text, keepFractionsFractional as Parameters<typeof JSON.parse>[1]);
+  }
   return value;
 }
 

@@ -26,11 +26,17 @@ const LABEL: Record<Target, string> = {
   param: "Path parameter",
 };
 
+/** An issue about the body as a whole (not a JSON object), rather than about one field. */
+function isAboutWholeBody(issue: $ZodIssue): boolean {
+  return issue.path.length === 0 && issue.code !== "unrecognized_keys";
+}
+
 export function issuesToApiError(target: Target, issues: readonly $ZodIssue[]): ApiError {
   const details = issues.flatMap(describeIssue);
   const first = details[0];
   if (!first) return new ApiError("validation_failed", "The request is invalid.");
-  if (target === "json" && first.field === "") {
+  // By the path, not the rendered field: an unknown key may be the empty string.
+  if (target === "json" && issues[0] && isAboutWholeBody(issues[0])) {
     return new ApiError("validation_failed", `Request body ${first.message}.`, { details });
   }
   const code = target === "json" ? "validation_failed" : "invalid_parameter";
