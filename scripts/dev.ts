@@ -2,7 +2,8 @@
 // 1. applies migrations/ to the local D1, 2. seeds the local-only key
 // `local-dev-key` (LOCAL database only, never remote), 3. starts `wrangler dev`.
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
-import { d1Target, runWranglerForeground, sqlString, wrangler } from "./wrangler.ts";
+import { seedLocalDevKeyStatement } from "./key-statements.ts";
+import { d1Target, runWranglerForeground, wrangler } from "./wrangler.ts";
 
 const passThrough = process.argv.slice(2);
 const persistIndex = passThrough.indexOf("--persist-to");
@@ -11,7 +12,6 @@ const local = d1Target(undefined, persistTo);
 
 wrangler(["d1", "migrations", "apply", "DB", ...local], { ci: true });
 
-const keyHash = await hashApiKey(LOCAL_DEV_KEY);
 wrangler(
   [
     "d1",
@@ -19,9 +19,7 @@ wrangler(
     "DB",
     ...local,
     "--command",
-    `INSERT INTO api_keys (key_hash, prefix, label, created_at)
-     VALUES (${sqlString(keyHash)}, 'local-dev', 'local development key (local only)', unixepoch())
-     ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL`,
+    seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
   ],
   { capture: true },
 );

@@ -6,7 +6,14 @@
 // on the last line of standard output.
 import { parseArgs } from "node:util";
 import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
-import { d1Target, sqlString, wrangler } from "./wrangler.ts";
+import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
+import {
+  createKeyStatement,
+  LIST_KEYS_STATEMENT,
+  parseKeyId,
+  revokeKeyStatement,
+} from "./key-statements.ts";
+import { d1Target, wrangler } from "./wrangler.ts";
 
 const USAGE = `usage:
   npm run keys -- create --label <label> [--env staging|production]
@@ -65,16 +72,17 @@ if (command === "create") {
     fail("--label must be 1 to 100 printable ASCII characters");
   const key = generateApiKey();
   const { results } = execute(
-    `INSERT INTO api_keys (key_hash, prefix, label, created_at)
-     VALUES (${sqlString(await hashApiKey(key))}, ${sqlString(displayPrefix(key))}, ${sqlString(label)}, ${now})
-     RETURNING id`,
+    createKeyStatement({
+      keyHash: await hashApiKey(key),
+      prefix: displayPrefix(key),
+      label,
+      now,
+    }),
   );
   console.log(`Created key id ${results[0]?.id} (${label}) in ${where}. It is shown only once:`);
   console.log(key);
 } else if (command === "list") {
-  const { results } = execute(
-    "SELECT id, prefix, label, created_at, revoked_at FROM api_keys ORDER BY id",
-  );
+  const { results } = execute(LIST_KEYS_STATEMENT);
   const iso = (s: unknown) => (typeof s === "number" ? new Date(s * 1000).toISOString() : "");
   console.table(
     results.map((r) => ({
@@ -86,14 +94,13 @@ if (command === "create") {
     })),
   );
 } else if (command === "revoke") {
-  const id = rest[0];
-  if (!id || !/^[1-9][0-9]*$/.test(id))
-    fail("revoke needs the key's numeric id (see `npm run keys -- list`)");
-  const { results } = execute(
-    `UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`,
-  );
+  const id =
+    parseKeyId(rest[0]) ?? fail("revoke needs the key's numeric id (see `npm run keys -- list`)");
+  const { results } = execute(revokeKeyStatement(id, now));
   if (results.length === 0) fail(`No active key with id ${id} in ${where}.`);
-  console.log(`Revoked key id ${id} in ${where}; it is refused everywhere within 30 seconds.`);
+  console.log(
+    `Revoked key id ${id} in ${where}; it is refused everywhere within ${AUTH_CACHE_TTL_MS / 1000} seconds.`,
+  );
 } else {
   fail(USAGE);
 }

@@ -38,9 +38,3 @@ export function d1Target(environment: string | undefined, persistTo?: string): s
   if (environment) return ["--remote", "--env", environment];
   return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
 }
-
-/** SQL string literal for `d1 execute --command`, which cannot bind parameters. */
-export function sqlString(value: string): string {
-  if (value.includes("\u0000")) throw new Error("NUL is not allowed in SQL text");
-  return `'${value.replaceAll("'", "''")}'`;
-}

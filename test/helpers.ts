@@ -1,22 +1,37 @@
 // Shared test helpers: real keys in the real local D1, requests through the worker's fetch.
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
-import { insertApiKey } from "../src/db/api-keys.ts";
 import type { ErrorBody } from "../src/errors.ts";
 
 export const BASE = "https://petstore.test";
 
-/** Issues a fresh API key straight into D1, as `npm run keys -- create` would. */
+/**
+ * Issues a fresh API key into D1 with the very statement `npm run keys -- create`
+ * sends through wrangler (scripts/key-statements.ts).
+ */
 export async function createKey(label = "test"): Promise<{ key: string; id: number }> {
   const key = generateApiKey();
-  const id = await insertApiKey(env.DB, {
-    keyHash: await hashApiKey(key),
-    prefix: displayPrefix(key),
-    label,
-    createdAt: Math.floor(Date.now() / 1000),
-  });
-  return { key, id };
+  const row = await env.DB.prepare(
+    createKeyStatement({
+      keyHash: await hashApiKey(key),
+      prefix: displayPrefix(key),
+      label,
+      now: Math.floor(Date.now() / 1000),
+    }),
+  ).first<{ id: number }>();
+  if (!row) throw new Error("the create statement returned no id");
+  return { key, id: row.id };
+}
+
+/**
+ * Revokes a key with the statement of `npm run keys -- revoke`; false when there was
+ * no active key with that id. `now` in unix seconds.
+ */
+export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000)): Promise<boolean> {
+  const { results } = await env.DB.prepare(revokeKeyStatement(id, now)).all();
+  return results.length === 1;
 }
 
 export interface CallOptions {
