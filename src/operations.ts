@@ -1,6 +1,6 @@
 // The operations of /v1: one object each, read by the router (validation) and by
 // scripts/openapi.ts (the document). Adding a field here documents it there.
-import type * as z from "zod/mini";
+import * as z from "zod/mini";
 import type { ErrorCode } from "./errors.ts";
 import {
   ListPetsQuerySchema,
@@ -34,6 +34,8 @@ export interface Operation {
   deprecated?: boolean;
   /** x-stability in the document. */
   stability?: "experimental";
+  /** Public: answered without an API key (`security: []`), outside the rate limit. */
+  public?: boolean;
   query?: z.ZodMiniType;
   params?: z.ZodMiniType;
   body?: z.ZodMiniType;
@@ -44,6 +46,8 @@ export interface Operation {
     schema: z.ZodMiniType;
     description: string;
     headers: HeaderName[];
+    /** Default `application/json`. */
+    mediaType?: "application/json" | "text/html";
   };
   /** Error codes this operation can answer with (every operation also has the common ones). */
   errors: ErrorCode[];
@@ -126,7 +130,56 @@ export const listOrders: Operation = {
   errors: ["not_implemented"],
 };
 
-export const OPERATIONS = [listPets, createPet, getPet, listOrders] as const;
+/** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
+const OpenApiDocumentSchema = z.looseObject({
+  openapi: z.string().check(z.regex(/^3\.1\.\d+$/)),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+export const getOpenApiDocument: Operation = {
+  operationId: "getOpenApiDocument",
+  method: "get",
+  path: "/openapi.json",
+  summary: "This OpenAPI document",
+  description:
+    "The OpenAPI 3.1 description of the API, generated from the schemas that validate requests. Public: no API key needed.",
+  public: true,
+  success: {
+    status: 200,
+    schema: OpenApiDocumentSchema,
+    description: "The OpenAPI 3.1 document.",
+    headers: [],
+  },
+  errors: [],
+};
+
+export const getDocs: Operation = {
+  operationId: "getDocs",
+  method: "get",
+  path: "/docs",
+  summary: "Interactive API reference",
+  description:
+    "An HTML page that renders this document as an interactive reference. Public: no API key needed.",
+  public: true,
+  success: {
+    status: 200,
+    schema: z.string(),
+    description: "The reference page.",
+    headers: [],
+    mediaType: "text/html",
+  },
+  errors: [],
+};
+
+export const OPERATIONS = [
+  listPets,
+  createPet,
+  getPet,
+  listOrders,
+  getOpenApiDocument,
+  getDocs,
+] as const;
 
 /** Errors any authenticated operation can answer with. */
 export const COMMON_ERRORS: ErrorCode[] = [
@@ -136,3 +189,6 @@ export const COMMON_ERRORS: ErrorCode[] = [
   "internal_error",
   "service_unavailable",
 ];
+
+/** Errors a public operation can answer with (no key, no rate limit, no database). */
+export const PUBLIC_COMMON_ERRORS: ErrorCode[] = ["method_not_allowed", "internal_error"];

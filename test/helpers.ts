@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
 import type { ErrorBody } from "../src/errors.ts";
+import { assertConforms } from "./support/conformance.ts";
 
 export const BASE = "https://petstore.test";
 
@@ -43,9 +44,17 @@ export interface CallOptions {
   body?: BodyInit;
 }
 
-/** A request through the deployed worker's own fetch handler. */
-export function call(path: string, options: CallOptions = {}): Promise<Response> {
-  return exports.default.fetch(makeRequest(path, options));
+/**
+ * A request through the deployed worker's own fetch handler. Every response is
+ * checked against the OpenAPI document first (test/support/conformance.ts): a
+ * status, header or body the document does not describe fails the test.
+ */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const request = makeRequest(path, options);
+  // assertConforms reads only the method and URL of the (consumed) request.
+  const response = await exports.default.fetch(request);
+  await assertConforms(request, response);
+  return response;
 }
 
 export function makeRequest(path: string, options: CallOptions = {}): Request {

@@ -11,7 +11,13 @@ import {
 } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { EXPOSED_HEADERS } from "../http/cors.ts";
-import { COMMON_ERRORS, type HeaderName, OPERATIONS, type Operation } from "../operations.ts";
+import {
+  COMMON_ERRORS,
+  type HeaderName,
+  OPERATIONS,
+  type Operation,
+  PUBLIC_COMMON_ERRORS,
+} from "../operations.ts";
 import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
 import "../pets/schemas.ts";
 
@@ -57,11 +63,17 @@ function inline(schema: z.core.$ZodType): Json {
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
 }
 
-const HEADERS: Record<HeaderName, { description: string; schema: Json }> = {
+/**
+ * Header components. `required: true` marks a header that every response listing it
+ * carries; the others are conditional (a header that is conditional in one response
+ * and always sent in another is made required where always sent: see headerObjects).
+ */
+const HEADERS: Record<HeaderName, { description: string; required?: true; schema: Json }> = {
   "X-Request-Id": {
     description:
       "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
-    schema: { type: "string" },
+    required: true,
+    schema: { type: "string", minLength: 1 },
   },
   Link: {
     description:
@@ -70,17 +82,24 @@ const HEADERS: Record<HeaderName, { description: string; schema: Json }> = {
   },
   Location: {
     description: "Path of the created animal, `/v1/pets/{id}`.",
-    schema: { type: "string" },
+    required: true,
+    schema: { type: "string", pattern: "^/v1/pets/[1-9][0-9]*$" },
   },
   Deprecation: {
     description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}).`,
+    required: true,
     schema: { type: "string", const: DEPRECATION_HEADERS.Deprecation },
   },
   Sunset: {
     description: "RFC 8594: when the operation stops answering.",
+    required: true,
     schema: { type: "string", const: DEPRECATION_HEADERS.Sunset },
   },
-  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+  "Retry-After": {
+    description: "Seconds to wait before retrying.",
+    required: true,
+    schema: { type: "integer", minimum: 0 },
+  },
   "Idempotent-Replayed": {
     description:
       "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.",
@@ -89,10 +108,15 @@ const HEADERS: Record<HeaderName, { description: string; schema: Json }> = {
   "WWW-Authenticate": {
     description:
       'RFC 6750: `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent but is not valid.',
-    schema: { type: "string" },
+    required: true,
+    schema: { type: "string", pattern: '^Bearer realm="petstore"' },
   },
-  Allow: { description: "Methods the path allows.", schema: { type: "string" } },
-  "Cache-Control": { description: "`no-store` on 410 answers.", schema: { type: "string" } },
+  Allow: { description: "Methods the path allows.", required: true, schema: { type: "string" } },
+  "Cache-Control": {
+    description: "`no-store` on 410 answers.",
+    required: true,
+    schema: { type: "string", const: "no-store" },
+  },
   "x-d1-bookmark": {
     description:
       "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location.",
@@ -110,28 +134,39 @@ const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
   gone: ["Cache-Control"],
 };
 
-function headerRefs(names: HeaderName[]): Json {
+/**
+ * The headers of one response: a $ref to the component, or, for a header that this
+ * response always carries but the component marks conditional, the component inlined
+ * with `required: true` (a Reference Object cannot carry `required`).
+ */
+function headerObjects(names: HeaderName[], always: HeaderName[] = []): Json {
   const all: HeaderName[] = ["X-Request-Id", ...names];
   return Object.fromEntries(
-    [...new Set(all)].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+    [...new Set(all)].map((name) => [
+      name,
+      always.includes(name) && !HEADERS[name].required
+        ? { ...HEADERS[name], required: true }
+        : { $ref: `#/components/headers/${name}` },
+    ]),
   );
 }
 
 function errorResponses(op: Operation): Json {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...COMMON_ERRORS, ...op.errors]) {
+  for (const code of [...(op.public ? PUBLIC_COMMON_ERRORS : COMMON_ERRORS), ...op.errors]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Json = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const always = status === 401 ? [] : (op.alwaysHeaders ?? []);
     const headers = new Set<HeaderName>([
       ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
-      ...(status === 401 ? [] : (op.alwaysHeaders ?? [])),
+      ...always,
     ]);
     responses[String(status)] = {
       description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),
-      headers: headerRefs([...headers]),
+      headers: headerObjects([...headers], always),
       content: {
         "application/json": {
           schema: {
@@ -193,8 +228,13 @@ function operationObject(op: Operation): Json {
   if (op.success) {
     responses[String(op.success.status)] = {
       description: op.success.description,
-      headers: headerRefs([...op.success.headers, ...(op.alwaysHeaders ?? [])]),
-      content: { "application/json": { schema: inline(op.success.schema) } },
+      headers: headerObjects(
+        [...op.success.headers, ...(op.alwaysHeaders ?? [])],
+        op.alwaysHeaders,
+      ),
+      content: {
+        [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
+      },
     };
   }
   Object.assign(responses, errorResponses(op));
@@ -202,8 +242,9 @@ function operationObject(op: Operation): Json {
     operationId: op.operationId,
     summary: op.summary,
     description: op.description,
-    tags: [op.path.startsWith("/store") ? "store" : "animals"],
+    tags: [op.public ? "documentation" : op.path.startsWith("/store") ? "store" : "animals"],
   };
+  if (op.public) object.security = [];
   if (op.deprecated) object.deprecated = true;
   if (op.stability) object["x-stability"] = op.stability;
   const params = parameters(op);
@@ -248,6 +289,7 @@ export function buildOpenApiDocument(): Json {
     tags: [
       { name: "animals", description: "The animals of the store." },
       { name: "store", description: "Store operations (experimental)." },
+      { name: "documentation", description: "This document and its reference page (public)." },
     ],
     paths,
     components: {

@@ -16,6 +16,7 @@ import type { AppEnv } from "../http/types.ts";
 import { validationHook } from "../http/validation.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { bodyFingerprint, parseIdempotencyKey } from "./idempotency.ts";
+import type { Pet } from "./schemas.ts";
 import { ListPetsQuerySchema, NewPetSchema, PetIdParamSchema } from "./schemas.ts";
 
 export const petRoutes = new Hono<AppEnv>()
@@ -63,9 +64,9 @@ export const petRoutes = new Hono<AppEnv>()
           'This "Idempotency-Key" was already used with a different request body.',
         );
       }
+      // Only a completed create is stored, so the stored status is its 201.
       const { status, body, location } = reservation.response;
-      return c.body(JSON.stringify(JSON.parse(body)), status as 201, {
-        "Content-Type": "application/json",
+      return c.json(JSON.parse(body) as Pet, status as 201, {
         Location: location,
         "Idempotent-Replayed": "true",
       });

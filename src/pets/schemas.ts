@@ -122,7 +122,15 @@ export const ListPetsQuerySchema = z.object({
     ),
   ),
   status: z.optional(
-    z.pipe(singleQueryParameter("one of available, pending, sold"), PetStatusSchema),
+    z.pipe(
+      singleQueryParameter("one of available, pending, sold").check(
+        z.meta({
+          description: "Only animals with this status (case-sensitive). Omitted: all animals.",
+          enum: [...PET_STATUSES],
+        }),
+      ),
+      PetStatusSchema,
+    ),
   ),
   cursor: z.optional(
     singleQueryParameter("a cursor").check(

@@ -1,0 +1,128 @@
+// The response-conformance check (test/support/conformance.ts) itself: it must refuse
+// answers the OpenAPI document does not describe, or it proves nothing in call().
+import { describe, expect, it } from "vitest";
+import { BASE } from "./helpers.ts";
+import { assertConforms } from "./support/conformance.ts";
+
+const PET = { id: 1, name: "Rex", categoryId: 2, status: "available" };
+const DEPRECATED = {
+  Deprecation: "@1767225600",
+  Sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
+  Link: '</v1/pets>; rel="successor-version"',
+};
+
+function json(body: unknown, status: number, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json", "X-Request-Id": "r-1", ...headers },
+  });
+}
+
+function req(method: string, path: string): Request {
+  return new Request(`${BASE}${path}`, { method });
+}
+
+describe("assertConforms accepts documented answers", () => {
+  it("a created Pet with Location", async () => {
+    await assertConforms(req("POST", "/v1/pets"), json(PET, 201, { Location: "/v1/pets/1" }));
+  });
+
+  it("a 405 with Allow on a documented path and another method", async () => {
+    const body = { code: "method_not_allowed", message: "no", status: 405 };
+    await assertConforms(req("DELETE", "/v1/pets"), json(body, 405, { Allow: "GET" }));
+  });
+});
+
+describe("assertConforms refuses", () => {
+  it.each([
+    [
+      "a Pet with an extra field",
+      req("POST", "/v1/pets"),
+      json({ ...PET, owner: "x" }, 201, { Location: "/v1/pets/1" }),
+      /body: .*owner/,
+    ],
+    [
+      "a Pet whose id is a string",
+      req("POST", "/v1/pets"),
+      json({ ...PET, id: "1" }, 201, { Location: "/v1/pets/1" }),
+      /body: #\/id/,
+    ],
+    [
+      "a 201 without the required Location",
+      req("POST", "/v1/pets"),
+      json(PET, 201),
+      /required header Location is missing/,
+    ],
+    [
+      "a status the operation does not document",
+      req("GET", "/v1/pets"),
+      json([], 202),
+      /status 202 is not documented for listPets/,
+    ],
+    [
+      "a getPet answer without its deprecation headers",
+      req("GET", "/v1/pets/1"),
+      json(PET, 200),
+      /required header Deprecation is missing/,
+    ],
+    [
+      "a Sunset header other than the documented one",
+      req("GET", "/v1/pets/1"),
+      json(PET, 200, { ...DEPRECATED, Sunset: "Fri, 06 Dec 2030 00:00:00 GMT" }),
+      /header Sunset/,
+    ],
+    [
+      "an Error whose code is not documented for that status",
+      req("GET", "/v1/pets"),
+      json({ code: "not_found", message: "x", status: 400 }, 400),
+      /body: .*code/,
+    ],
+    [
+      "a plain-text error on an unknown path",
+      req("GET", "/v1/cats"),
+      new Response("Not Found", { status: 404, headers: { "X-Request-Id": "r" } }),
+      /not application\/json/,
+    ],
+    [
+      "an Error whose status field disagrees with the HTTP status",
+      req("GET", "/nowhere"),
+      json({ code: "not_found", message: "x", status: 400 }, 404),
+      /error status 400 != 404/,
+    ],
+    [
+      "a 401 without WWW-Authenticate",
+      req("PUT", "/v1/pets"),
+      json({ code: "unauthorized", message: "x", status: 401 }, 401),
+      /required header WWW-Authenticate is missing/,
+    ],
+    [
+      "an answer without X-Request-Id",
+      req("GET", "/v1/pets"),
+      new Response("[]", { status: 200, headers: { "Content-Type": "application/json" } }),
+      /X-Request-Id is missing/,
+    ],
+    [
+      "an undocumented media type",
+      req("GET", "/v1/openapi.json"),
+      new Response("openapi: 3.1.1", {
+        status: 200,
+        headers: { "Content-Type": "text/yaml", "X-Request-Id": "r" },
+      }),
+      /Content-Type text\/yaml is not documented/,
+    ],
+    [
+      "a success on a path the document does not have",
+      req("GET", "/v1/pets/"),
+      json([], 200),
+      /undocumented success 200/,
+    ],
+  ])("%s", async (_name, request, response, message) => {
+    await expect(assertConforms(request, response)).rejects.toThrow(message);
+  });
+
+  it("leaves the response readable for the caller", async () => {
+    const response = json(PET, 201, { Location: "/v1/pets/1" });
+    await assertConforms(req("POST", "/v1/pets"), response);
+    expect(await response.json()).toEqual(PET);
+  });
+});
