@@ -1,21 +1,63 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/** Runs in its own project, where RATE_LIMITER allows only a few requests a minute. */
+const RATE_LIMIT_TESTS = "test/rate-limit.test.ts";
+/** The low limit of that project (wrangler.toml's local limit is 10,000 a minute). */
+const TEST_RATE_LIMIT = 5;
+
+/** miniflare's `ratelimits` option: the [[ratelimits]] entries of wrangler.toml, by binding. */
+type RateLimits = Record<
+  string,
+  { namespace_id: string; simple: { limit: number; period?: 10 | 60 } }
+>;
 
 // The worker runs inside workerd exactly as wrangler.toml's top level declares it
 // (same compatibility date, flags and bindings); D1 is built from migrations/.
+// Two projects share that setup: "worker" (every test file but one) and
+// "rate-limit", which overrides only the RATE_LIMITER binding with a low limit,
+// so wrangler.toml's local and production limits stay untouched.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  const worker = (extra: { bindings?: Record<string, unknown>; ratelimits?: RateLimits } = {}) =>
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: { TEST_MIGRATIONS: migrations, ...extra.bindings },
+        ...(extra.ratelimits ? { ratelimits: extra.ratelimits } : {}),
+      },
+    });
+  const setupFiles = ["./test/setup/apply-migrations.ts"];
   return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
-      }),
-    ],
     test: {
-      setupFiles: ["./test/setup/apply-migrations.ts"],
       silent: "passed-only" as const,
+      projects: [
+        {
+          plugins: [worker()],
+          test: {
+            name: "worker",
+            setupFiles,
+            exclude: [...configDefaults.exclude, RATE_LIMIT_TESTS],
+          },
+        },
+        {
+          plugins: [
+            worker({
+              // Replaces wrangler.toml's RATE_LIMITER entry (miniflare merges per binding name).
+              ratelimits: {
+                RATE_LIMITER: {
+                  namespace_id: "1000",
+                  simple: { limit: TEST_RATE_LIMIT, period: 60 },
+                },
+              },
+              // The test reads the limit it must observe from here.
+              bindings: { TEST_RATE_LIMIT },
+            }),
+          ],
+          test: { name: "rate-limit", setupFiles, include: [RATE_LIMIT_TESTS] },
+        },
+      ],
     },
   };
 });

@@ -1,0 +1,256 @@
+// npm run e2e
+// End to end against a real `npm run dev` (wrangler dev, local D1 in a temporary
+// directory) on 127.0.0.1 only: the seeded `local-dev-key` lists, creates and
+// fetches pets; a key issued with `npm run keys -- create` works; once revoked
+// with `npm run keys -- revoke <id>` it is refused with 401 within 60 seconds.
+// Bounded in time; stops the server (its whole process group) however it ends.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const HOST = "127.0.0.1";
+const PORT = Number(process.env.E2E_PORT ?? 8791);
+const BASE = `http://${HOST}:${PORT}`;
+const LOCAL_DEV_KEY = "local-dev-key";
+/** decisions.md: a revoked key is refused at once or within 60 seconds at most. */
+const REVOCATION_BOUND_MS = 60_000;
+const STARTUP_TIMEOUT_MS = 120_000;
+const TOTAL_TIMEOUT_MS = 300_000;
+
+const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-e2e-"));
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+let server: ChildProcess | undefined;
+let serverLog = "";
+
+function log(message: string): void {
+  console.log(`[e2e] ${message}`);
+}
+
+class Failure extends Error {}
+
+function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Failure(message);
+}
+
+/** Stops the server's whole process group (npm, node, wrangler, workerd) and waits for it. */
+async function stopServer(): Promise<void> {
+  const child = server;
+  if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-(child.pid as number), signal);
+    } catch {
+      // already gone
+    }
+  };
+  signalGroup("SIGTERM");
+  const timer = setTimeout(() => signalGroup("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+  // Stragglers of the group (workerd) get no second chance.
+  signalGroup("SIGKILL");
+}
+
+async function cleanUp(): Promise<void> {
+  await stopServer();
+  rmSync(persistTo, { recursive: true, force: true });
+}
+
+/** Runs `npm run <args>` to completion; returns its standard output. */
+function npm(args: string[], timeoutMs = 120_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("npm", ["run", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Failure(`npm run ${args.join(" ")} exited ${code}\n${stdout}${stderr}`));
+    });
+  });
+}
+
+async function request(
+  method: string,
+  pathname: string,
+  key: string | null,
+  body?: unknown,
+): Promise<{ status: number; headers: Headers; json: unknown }> {
+  const headers: Record<string, string> = {};
+  if (key !== null) headers.Authorization = `Bearer ${key}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(`${BASE}${pathname}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Failure(
+      `${method} ${pathname}: ${response.status} with a non-JSON body: ${text.slice(0, 200)}`,
+    );
+  }
+  return { status: response.status, headers: response.headers, json };
+}
+
+function errorCode(json: unknown): unknown {
+  return (json as { code?: unknown } | null)?.code;
+}
+
+async function waitForServer(): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    check(
+      server?.exitCode === null,
+      `npm run dev exited early (${server?.exitCode})\n${serverLog}`,
+    );
+    try {
+      const response = await fetch(`${BASE}/`, { signal: AbortSignal.timeout(2_000) });
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Failure(
+    `the server did not answer within ${STARTUP_TIMEOUT_MS / 1000} s\n${serverLog}`,
+  );
+}
+
+async function main(): Promise<void> {
+  log(`starting npm run dev on ${BASE}, local D1 in ${persistTo}`);
+  server = spawn(
+    "npm",
+    ["run", "dev", "--", "--ip", HOST, "--port", String(PORT), "--persist-to", persistTo],
+    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  for (const stream of [server.stdout, server.stderr]) {
+    stream?.on("data", (chunk: Buffer) => {
+      serverLog = (serverLog + chunk).slice(-20_000);
+    });
+  }
+  await waitForServer();
+  log("server is up");
+
+  // The seeded local key: list, create, fetch.
+  const unauthenticated = await request("GET", "/v1/pets", null);
+  check(unauthenticated.status === 401, `no key: expected 401, got ${unauthenticated.status}`);
+  const list = await request("GET", "/v1/pets?limit=5", LOCAL_DEV_KEY);
+  check(list.status === 200 && Array.isArray(list.json), `list: ${list.status}`);
+  const name = `e2e-${Date.now()}`;
+  const created = await request("POST", "/v1/pets", LOCAL_DEV_KEY, { name, categoryId: 7 });
+  const pet = created.json as { id: number; name: string; categoryId: number; status: string };
+  check(created.status === 201, `create: expected 201, got ${created.status}`);
+  check(pet.name === name && pet.categoryId === 7 && pet.status === "available", "create: body");
+  const location = created.headers.get("Location");
+  check(location === `/v1/pets/${pet.id}`, `create: Location ${location}`);
+  const fetched = await request("GET", location, LOCAL_DEV_KEY);
+  check(fetched.status === 200, `getPet: expected 200, got ${fetched.status}`);
+  check(JSON.stringify(fetched.json) === JSON.stringify(pet), "getPet: not the created pet");
+  check(fetched.headers.get("Deprecation")?.startsWith("@"), "getPet: Deprecation header");
+  const listed = await request("GET", "/v1/pets?limit=100", LOCAL_DEV_KEY);
+  check(
+    (listed.json as Array<{ id: number }>).some((p) => p.id === pet.id),
+    "list: the created pet is missing",
+  );
+  log(`local-dev-key lists, creates (id ${pet.id}) and fetches pets`);
+
+  // A key issued by the CLI, used, then revoked by the CLI.
+  const createOutput = await npm([
+    "keys",
+    "--",
+    "create",
+    "--label",
+    "e2e",
+    "--persist-to",
+    persistTo,
+  ]);
+  const lines = createOutput.trimEnd().split("\n");
+  const key = lines.at(-1)?.trim() ?? "";
+  check(
+    /^psk_[A-Za-z0-9_-]{43}$/.test(key),
+    `keys create: last line is not a key: ${JSON.stringify(lines.at(-1))}`,
+  );
+  const id = /Created key id (\d+)/.exec(createOutput)?.[1];
+  check(id !== undefined, `keys create: no key id in\n${createOutput}`);
+  check(createOutput.split(key).length === 2, "keys create prints the key more than once");
+  log(`keys create: id ${id}`);
+
+  const listOutput = await npm(["keys", "--", "list", "--persist-to", persistTo]);
+  check(listOutput.includes("e2e"), `keys list does not show the new key\n${listOutput}`);
+  check(!listOutput.includes(key), "keys list prints a whole key");
+
+  const used = await request("GET", "/v1/pets?limit=1", key);
+  check(used.status === 200, `the new key: expected 200, got ${used.status}`);
+  const usedCreate = await request("POST", "/v1/pets", key, { name: `${name}-b`, categoryId: 1 });
+  check(usedCreate.status === 201, `the new key creates: expected 201, got ${usedCreate.status}`);
+  log("the new key is accepted");
+
+  await npm(["keys", "--", "revoke", id, "--persist-to", persistTo]);
+  const revokedAt = Date.now();
+  log(`keys revoke ${id}: polling until it is refused (bound ${REVOCATION_BOUND_MS / 1000} s)`);
+  for (;;) {
+    const response = await request("GET", "/v1/pets?limit=1", key);
+    if (response.status === 401) {
+      check(errorCode(response.json) === "unauthorized", "revoked: 401 without code unauthorized");
+      check(
+        response.headers.get("WWW-Authenticate")?.includes('error="invalid_token"'),
+        "revoked: WWW-Authenticate without error=invalid_token",
+      );
+      break;
+    }
+    check(response.status === 200, `revoked key: unexpected status ${response.status}`);
+    check(
+      Date.now() - revokedAt < REVOCATION_BOUND_MS,
+      `the revoked key was still accepted after ${REVOCATION_BOUND_MS / 1000} s`,
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  log(
+    `the revoked key is refused with 401 after ${((Date.now() - revokedAt) / 1000).toFixed(1)} s`,
+  );
+
+  const second = await npm(["keys", "--", "revoke", id, "--persist-to", persistTo]).then(
+    () => "exit 0",
+    (err: Error) => err.message,
+  );
+  check(second !== "exit 0", "revoking a revoked key succeeded");
+  const still = await request("GET", "/v1/pets?limit=1", LOCAL_DEV_KEY);
+  check(still.status === 200, `local-dev-key after the revocation: ${still.status}`);
+}
+
+const watchdog = setTimeout(() => {
+  console.error(`[e2e] FAIL: did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
+  void cleanUp().finally(() => process.exit(1));
+}, TOTAL_TIMEOUT_MS);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+try {
+  await main();
+  log("PASS");
+  process.exitCode = 0;
+} catch (err) {
+  console.error(`[e2e] FAIL: ${err instanceof Error ? err.message : String(err)}`);
+  if (!(err instanceof Failure) && err instanceof Error) console.error(err.stack);
+  process.exitCode = 1;
+} finally {
+  clearTimeout(watchdog);
+  await cleanUp();
+}

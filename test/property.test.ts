@@ -1,0 +1,729 @@
+// Property-based tests (issue 3, item 4), run inside workerd against the local D1.
+// Generated createPet bodies, listPets queries, petId segments, cursors and
+// Authorization headers: every answer is a 2xx or a documented 4xx with the Error
+// shape, never a 5xx, and matches a reference model written from decisions.md.
+//
+// The seed is fixed and printed; override it with VITE_FC_SEED=<n> npx vitest run test/property.test.ts
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { call, createKey, createPetVia, expectError } from "./helpers.ts";
+import type { PetBody } from "./support/requests.ts";
+
+const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
+const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
+const MAX = Number.MAX_SAFE_INTEGER;
+const STATUSES = ["available", "pending", "sold"] as const;
+const TIMEOUT = 120_000;
+
+/** Cases per property; the total is printed with the seed. */
+const RUNS = {
+  roundTrip: 200,
+  createBodies: 800,
+  listQueries: 300,
+  petIds: 300,
+  cursors: 300,
+  authorization: 500,
+} as const;
+
+function assertProperty<T>(property: fc.IAsyncPropertyWithHooks<T>, numRuns: number) {
+  return fc.assert(property, { seed, numRuns, endOnFailure: true });
+}
+
+// ------------------------------------------------------------------ the model
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: decisions.md forbids exactly these
+const CONTROL = /[\u0000-\u001F\u007F]/;
+const BLANK = /^\p{White_Space}*$/u;
+const WHITE_SPACE = [
+  ..."\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005",
+  ..."\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000",
+];
+
+function isValidName(value: unknown): value is string {
+  if (typeof value !== "string" || !value.isWellFormed()) return false;
+  const codePoints = [...value].length;
+  return codePoints >= 1 && codePoints <= 100 && !CONTROL.test(value) && !BLANK.test(value);
+}
+
+const isValidCategoryId = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 1;
+
+const isStatus = (value: unknown): value is (typeof STATUSES)[number] =>
+  (STATUSES as readonly unknown[]).includes(value);
+
+type Expected =
+  | { kind: "created"; pet: Omit<PetBody, "id"> }
+  | { kind: "not_object" }
+  | { kind: "invalid"; fields: string[] }
+  | { kind: "invalid_json" };
+
+/** What decisions.md says createPet must answer for this parsed JSON body. */
+function expectedForBody(body: unknown): Expected {
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    return { kind: "not_object" };
+  const record = body as Record<string, unknown>;
+  const fields: string[] = [];
+  if (!Object.hasOwn(record, "name") || !isValidName(record.name)) fields.push("name");
+  if (!Object.hasOwn(record, "categoryId") || !isValidCategoryId(record.categoryId))
+    fields.push("categoryId");
+  if (Object.hasOwn(record, "status") && !isStatus(record.status)) fields.push("status");
+  for (const field of Object.keys(record)) {
+    if (!["name", "categoryId", "status"].includes(field)) fields.push(field);
+  }
+  if (fields.length > 0) return { kind: "invalid", fields };
+  return {
+    kind: "created",
+    pet: {
+      name: record.name as string,
+      categoryId: record.categoryId as number,
+      status: (record.status as string | undefined) ?? "available",
+    },
+  };
+}
+
+function expectedForText(text: string): Expected {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, "")); // a UTF-8 BOM is dropped by the decoder
+  } catch {
+    return { kind: "invalid_json" };
+  }
+  return expectedForBody(value);
+}
+
+/** Every answer: never a 5xx, JSON, a request id; errors carry exactly the Error fields. */
+async function expectDocumented(response: Response, allowed: number[]): Promise<unknown> {
+  const text = await response.text();
+  expect(response.status, text).toBeLessThan(500);
+  expect(allowed, text).toContain(response.status);
+  expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+  expect(response.headers.get("X-Request-Id")).toBeTruthy();
+  const body = JSON.parse(text) as unknown;
+  if (response.status >= 400) {
+    const error = body as Record<string, unknown>;
+    expect(error.status).toBe(response.status);
+    expect(typeof error.code).toBe("string");
+    expect(typeof error.message).toBe("string");
+    expect(
+      Object.keys(error).every((k) => ["code", "message", "status", "details"].includes(k)),
+    ).toBe(true);
+  }
+  return body;
+}
+
+function expectPetShape(pet: unknown): asserts pet is PetBody {
+  expect(Object.keys(pet as object).sort()).toEqual(["categoryId", "id", "name", "status"]);
+  const p = pet as PetBody;
+  expect(Number.isSafeInteger(p.id) && p.id >= 1).toBe(true);
+  expect(isValidName(p.name)).toBe(true);
+  expect(isValidCategoryId(p.categoryId)).toBe(true);
+  expect(isStatus(p.status)).toBe(true);
+}
+
+// ------------------------------------------------------------- the generators
+
+const astral = fc.integer({ min: 0x10000, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp));
+const whiteSpace = fc.constantFrom(...WHITE_SPACE);
+
+const validName = fc
+  .oneof(
+    fc.string({ unit: "binary", minLength: 1, maxLength: 100 }),
+    fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }),
+    fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 100 }),
+    fc.array(astral, { minLength: 1, maxLength: 100 }).map((a) => a.join("")),
+    fc
+      .array(fc.oneof(astral, fc.string({ unit: "binary", minLength: 1, maxLength: 1 })), {
+        minLength: 100,
+        maxLength: 100,
+      })
+      .map((a) => a.join("")),
+    fc
+      .tuple(
+        fc.array(fc.constantFrom(" ", "\u3000", "\u00a0"), { maxLength: 3 }),
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 5 }),
+        fc.array(fc.constantFrom(" ", "\u3000", "\u2029"), { maxLength: 3 }),
+      )
+      .map(([a, b, c]) => a.join("") + b + c.join("")),
+  )
+  .filter(isValidName);
+
+const invalidName = fc.oneof(
+  fc.constant(""),
+  fc.string({ unit: "grapheme-ascii", minLength: 101, maxLength: 120 }),
+  fc.array(astral, { minLength: 101, maxLength: 110 }).map((a) => a.join("")),
+  fc
+    .tuple(
+      fc.string({ maxLength: 5 }),
+      fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)),
+      fc.string({ maxLength: 5 }),
+    )
+    .map(([a, c, b]) => a + c + b),
+  fc.string({ maxLength: 5 }).map((s) => `${s}\u007f`),
+  fc.array(whiteSpace, { minLength: 1, maxLength: 8 }).map((a) => a.join("")),
+  fc
+    .tuple(
+      fc.string({ maxLength: 5 }),
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+    )
+    .map(([a, s]) => a + s),
+  fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 })),
+);
+
+const validCategoryId = fc.oneof(
+  fc.constantFrom(1, MAX),
+  fc.integer({ min: 1, max: 1000 }),
+  fc.integer({ min: 1, max: MAX }),
+);
+
+const invalidCategoryId = fc.oneof(
+  fc.integer({ min: -MAX, max: 0 }),
+  fc.constantFrom(2 ** 53, 2 ** 53 + 2, 2 ** 63, 1e300, 0.5, 1.5, -0),
+  fc.double().filter((d) => !Number.isInteger(d)),
+  fc.string({ maxLength: 8 }),
+  fc.integer({ min: 1, max: 100 }).map(String),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.nat(), { maxLength: 2 }),
+  fc.constant({}),
+);
+
+const invalidStatus = fc.oneof(
+  fc.constantFrom(null, "", "Available", "SOLD", " sold", "adopted", "available\u0000"),
+  fc.string({ maxLength: 10 }).filter((s) => !isStatus(s)),
+  fc.integer(),
+  fc.boolean(),
+);
+
+const extraKey = fc
+  .oneof(
+    fc.constantFrom(
+      "id",
+      "Name",
+      "__proto__",
+      "constructor",
+      "toString",
+      "prototype",
+      "status ",
+      "",
+    ),
+    fc.string({ maxLength: 8 }),
+  )
+  .filter((k) => !["name", "categoryId", "status"].includes(k));
+
+/** A JSON object text with fields in any order (so `__proto__` is an own key, as on the wire). */
+function objectText(entries: Array<[string, unknown]>): string {
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`;
+}
+
+const mixedBody: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc
+      .record({
+        // Mostly valid values, so that about a fifth of the bodies are valid pets.
+        name: fc.option(fc.oneof({ weight: 4, arbitrary: validName }, invalidName), {
+          nil: undefined,
+          freq: 20,
+        }),
+        categoryId: fc.option(
+          fc.oneof({ weight: 4, arbitrary: validCategoryId }, invalidCategoryId),
+          { nil: undefined, freq: 20 },
+        ),
+        status: fc.option(
+          fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...STATUSES) }, invalidStatus),
+          { nil: undefined },
+        ),
+        extra: fc.oneof(
+          { weight: 3, arbitrary: fc.constant([] as Array<[string, unknown]>) },
+          fc.uniqueArray(fc.tuple(extraKey, fc.jsonValue({ maxDepth: 2 })), {
+            minLength: 1,
+            maxLength: 2,
+            selector: ([k]) => k,
+          }),
+        ),
+      })
+      .chain(({ name, categoryId, status, extra }) => {
+        const entries: Array<[string, unknown]> = [];
+        if (name !== undefined) entries.push(["name", name]);
+        if (categoryId !== undefined) entries.push(["categoryId", categoryId]);
+        if (status !== undefined) entries.push(["status", status]);
+        entries.push(...extra);
+        return fc.shuffledSubarray(entries, {
+          minLength: entries.length,
+          maxLength: entries.length,
+        });
+      })
+      .map(objectText),
+  },
+  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)) },
+  { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 30 }) },
+);
+
+// ------------------------------------------------------------------ the tests
+
+const keys: Record<keyof typeof RUNS, string> = {} as never;
+const petsById = new Map<number, PetBody>();
+/** Cursors the service issued, by the status filter they were issued for. */
+const issuedCursors: Array<{ cursor: string; status: string; afterId: number }> = [];
+
+function linkNextCursor(response: Response): string | undefined {
+  const next = response.headers.get("Link")?.match(/<([^>]+)>; rel="next"/)?.[1];
+  return next ? (new URL(next).searchParams.get("cursor") ?? undefined) : undefined;
+}
+
+/** The server's reading of a cursor's characters (unpadded base64url). */
+function cursorText(cursor: string): string | undefined {
+  if (cursor.length > 200 || !/^[A-Za-z0-9_-]*$/.test(cursor)) return undefined;
+  try {
+    return atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The rows D1 holds for this page: the truth a listing must equal. */
+async function expectedPage(afterId: number, limit: number, status: string | undefined) {
+  const statement = status
+    ? env.DB.prepare(
+        "SELECT id, name, category_id, status FROM pets WHERE status = ?3 AND id > ?1 ORDER BY id LIMIT ?2",
+      ).bind(afterId, limit + 1, status)
+    : env.DB.prepare(
+        "SELECT id, name, category_id, status FROM pets WHERE id > ?1 ORDER BY id LIMIT ?2",
+      ).bind(afterId, limit + 1);
+  const { results } = await statement.all<{
+    id: number;
+    name: string;
+    category_id: number;
+    status: string;
+  }>();
+  return {
+    pets: results
+      .slice(0, limit)
+      .map((r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status })),
+    hasMore: results.length > limit,
+  };
+}
+
+async function expectListing(
+  response: Response,
+  query: { afterId: number; limit: number; status: string | undefined },
+) {
+  const body = await expectDocumented(response, [200]);
+  const truth = await expectedPage(query.afterId, query.limit, query.status);
+  expect(body).toEqual(truth.pets);
+  const next = linkNextCursor(response);
+  expect(next !== undefined).toBe(truth.hasMore);
+}
+
+describe(`property tests (fast-check seed ${seed}; override with VITE_FC_SEED)`, () => {
+  beforeAll(async () => {
+    // Thousands of requests: keep the worker's per-request log lines out of the report.
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const total = Object.values(RUNS).reduce((a, b) => a + b, 0);
+    console.info(`fast-check seed ${seed}, ${total} cases:`, JSON.stringify(RUNS));
+    for (const name of Object.keys(RUNS) as Array<keyof typeof RUNS>) {
+      keys[name] = (await createKey(`property-${name}`)).key;
+    }
+    // Pets of every status, and the cursors the service issues over them.
+    for (let i = 0; i < 15; i++) {
+      const pet = await createPetVia(keys.listQueries, {
+        name: `listing ${i} 🐾`,
+        categoryId: i + 1,
+        status: STATUSES[i % 3],
+      });
+      petsById.set(pet.id, pet);
+    }
+    for (const status of [undefined, ...STATUSES]) {
+      let cursor: string | undefined;
+      do {
+        const query = new URLSearchParams({ limit: "2" });
+        if (status) query.set("status", status);
+        if (cursor) query.set("cursor", cursor);
+        const response = await call(`/v1/pets?${query}`, { key: keys.listQueries });
+        const page = (await response.json()) as PetBody[];
+        cursor = linkNextCursor(response);
+        const last = page.at(-1);
+        if (cursor && last) issuedCursors.push({ cursor, status: status ?? "", afterId: last.id });
+      } while (cursor && issuedCursors.length < 40);
+    }
+    expect(issuedCursors.length).toBeGreaterThan(8);
+  }, TIMEOUT);
+
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+
+  it(
+    `createPet: every valid generated pet round-trips exactly (${RUNS.roundTrip} cases)`,
+    async () => {
+      let atLowerBound = 0;
+      let atUpperBound = 0;
+      let astralNames = 0;
+      await assertProperty(
+        fc.asyncProperty(
+          validName,
+          validCategoryId,
+          fc.option(fc.constantFrom(...STATUSES), { nil: undefined }),
+          async (name, categoryId, status) => {
+            const sent = status === undefined ? { name, categoryId } : { name, categoryId, status };
+            const response = await call("/v1/pets", {
+              method: "POST",
+              key: keys.roundTrip,
+              json: sent,
+            });
+            const created = await expectDocumented(response, [201]);
+            expectPetShape(created);
+            const expected = { name, categoryId, status: status ?? "available" };
+            expect(created).toEqual({ id: created.id, ...expected });
+            expect(response.headers.get("Location")).toBe(`/v1/pets/${created.id}`);
+            const fetched = await call(`/v1/pets/${created.id}`, { key: keys.roundTrip });
+            expect(await expectDocumented(fetched, [200])).toEqual(created);
+            petsById.set(created.id, created);
+            if (categoryId === 1) atLowerBound++;
+            if (categoryId === MAX) atUpperBound++;
+            if ([...name].some((c) => c.length === 2)) astralNames++;
+          },
+        ),
+        RUNS.roundTrip,
+      );
+      // The generators must actually reach the bounds and astral names.
+      expect(atLowerBound).toBeGreaterThan(0);
+      expect(atUpperBound).toBeGreaterThan(0);
+      expect(astralNames).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `createPet: generated bodies, valid and invalid, get 201 or the 400 that names the problem (${RUNS.createBodies} cases)`,
+    async () => {
+      const seen = { created: 0, invalid: 0, not_object: 0, invalid_json: 0 };
+      await assertProperty(
+        fc.asyncProperty(mixedBody, async (text) => {
+          const expected = expectedForText(text);
+          seen[expected.kind]++;
+          const response = await call("/v1/pets", {
+            method: "POST",
+            key: keys.createBodies,
+            headers: { "Content-Type": "application/json" },
+            body: text,
+          });
+          if (expected.kind === "created") {
+            const created = await expectDocumented(response, [201]);
+            expectPetShape(created);
+            expect(created).toEqual({ id: created.id, ...expected.pet });
+            expect(response.headers.get("Location")).toBe(`/v1/pets/${created.id}`);
+            return;
+          }
+          if (expected.kind === "invalid_json") {
+            await expectError(response, 400, "invalid_json", /Request body/);
+            return;
+          }
+          if (expected.kind === "not_object") {
+            await expectError(
+              response,
+              400,
+              "validation_failed",
+              /Request body must be a JSON object/,
+            );
+            return;
+          }
+          const error = await expectError(response, 400, "validation_failed");
+          const reported = (error.details ?? []).map((d) => d.field);
+          expect([...new Set(reported)].sort()).toEqual([...expected.fields].sort());
+          const first = reported[0] ?? "";
+          expect(expected.fields).toContain(first);
+          expect(error.message).toContain(`"${first}"`);
+        }),
+        RUNS.createBodies,
+      );
+      // Each outcome must be exercised, or the property proves little.
+      expect(seen.created).toBeGreaterThan(RUNS.createBodies / 10);
+      expect(seen.invalid).toBeGreaterThan(RUNS.createBodies / 4);
+      expect(seen.not_object).toBeGreaterThan(0);
+      expect(seen.invalid_json).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `listPets: generated queries get the exact page or a 400 naming the parameter (${RUNS.listQueries} cases)`,
+    async () => {
+      const parameter = fc.constantFrom("limit", "status", "cursor", "x", "Limit", "status[]");
+      const value = (name: string): fc.Arbitrary<string> => {
+        if (name === "limit")
+          return fc.oneof(
+            fc.integer({ min: 1, max: 100 }).map(String),
+            fc.integer({ min: -5, max: 300 }).map(String),
+            fc.constantFrom("", "05", "1.0", "1e1", " 5", "+5", "0x10", "１"),
+            fc.string({ maxLength: 6 }),
+          );
+        if (name === "status")
+          return fc.oneof(
+            fc.constantFrom(...STATUSES),
+            fc.constantFrom("", "Sold", "sold ", "all"),
+            fc.string({ maxLength: 6 }),
+          );
+        if (name === "cursor")
+          return fc.oneof(
+            fc.constantFrom(...issuedCursors.map((c) => c.cursor)),
+            fc.string({ unit: "binary", maxLength: 20 }),
+          );
+        return fc.string({ unit: "binary", maxLength: 10 });
+      };
+      const pairs = fc.array(
+        parameter.chain((name) => value(name).map((v) => [name, v] as [string, string])),
+        { maxLength: 4 },
+      );
+      const seen = { ok: 0, invalid_parameter: 0, invalid_cursor: 0 };
+      await assertProperty(
+        fc.asyncProperty(pairs, async (entries) => {
+          const query = new URLSearchParams(entries);
+          const sent = new URLSearchParams(query.toString()); // what the server will read
+          const response = await call(`/v1/pets?${query}`, { key: keys.listQueries });
+          const all = (p: string) => sent.getAll(p);
+          const bad: string[] = [];
+          const [limit] = all("limit");
+          if (
+            all("limit").length > 1 ||
+            (limit !== undefined && !/^[1-9][0-9]*$/.test(limit)) ||
+            Number(limit) > 100
+          )
+            bad.push("limit");
+          if (
+            all("status").length > 1 ||
+            (all("status").length === 1 && !isStatus(all("status")[0]))
+          )
+            bad.push("status");
+          if (all("cursor").length > 1) bad.push("cursor");
+          if (bad.length > 0) {
+            seen.invalid_parameter++;
+            const error = await expectError(response, 400, "invalid_parameter");
+            expect(
+              bad.some((p) => error.message.includes(`"${p}"`)),
+              error.message,
+            ).toBe(true);
+            return;
+          }
+          const status = sent.get("status") ?? undefined;
+          const cursor = sent.get("cursor");
+          let afterId = 0;
+          if (cursor !== null) {
+            const text = cursorText(cursor);
+            const issued = issuedCursors.find(
+              (c) => cursorText(c.cursor) === text && c.status === (status ?? ""),
+            );
+            if (!issued || text === undefined) {
+              seen.invalid_cursor++;
+              await expectError(response, 400, "invalid_cursor", /"cursor"/);
+              return;
+            }
+            afterId = issued.afterId;
+          }
+          seen.ok++;
+          await expectListing(response, { afterId, limit: Number(limit ?? 20), status });
+        }),
+        RUNS.listQueries,
+      );
+      expect(Math.min(seen.ok, seen.invalid_parameter, seen.invalid_cursor)).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `getPet: generated petId segments get the pet, 404 or a 400 naming petId (${RUNS.petIds} cases)`,
+    async () => {
+      const ids = [...petsById.keys()];
+      const segment = fc
+        .oneof(
+          fc.constantFrom(...ids).map(String),
+          fc.bigInt({ min: 1n, max: 2n ** 70n }).map(String),
+          fc.stringMatching(/^[0-9]{1,20}$/),
+          fc
+            .tuple(
+              fc.constantFrom("", " ", "+", "-", "0", "%", "\u0661"),
+              fc.constantFrom(...ids).map(String),
+              fc.constantFrom("", ".0", "e0", " ", "/", "?", "#", "\u0000"),
+            )
+            .map(([a, b, c]) => a + b + c),
+          fc.string({ unit: "binary-ascii", minLength: 1, maxLength: 8 }),
+          fc.string({ unit: "binary", minLength: 1, maxLength: 8 }),
+        )
+        .filter((s) => s !== "." && s !== ".." && s !== "");
+      const seen = { found: 0, missing: 0, invalid: 0 };
+      await assertProperty(
+        fc.asyncProperty(segment, async (petId) => {
+          const response = await call(`/v1/pets/${encodeURIComponent(petId)}`, {
+            key: keys.petIds,
+          });
+          expect(response.headers.get("Deprecation")).toMatch(/^@\d+$/);
+          expect(response.headers.get("Sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
+          if (/^[1-9][0-9]*$/.test(petId) && BigInt(petId) <= BigInt(MAX)) {
+            const pet = petsById.get(Number(petId));
+            const row = await env.DB.prepare("SELECT id FROM pets WHERE id = ?1")
+              .bind(Number(petId))
+              .first();
+            if (row) {
+              seen.found++;
+              const body = await expectDocumented(response, [200]);
+              expectPetShape(body);
+              if (pet) expect(body).toEqual(pet);
+              expect(body.id).toBe(Number(petId));
+            } else {
+              seen.missing++;
+              await expectError(response, 404, "not_found", new RegExp(`petId ${petId}`));
+            }
+            return;
+          }
+          seen.invalid++;
+          await expectError(response, 400, "invalid_parameter", /"petId"/);
+        }),
+        RUNS.petIds,
+      );
+      expect(Math.min(seen.found, seen.missing, seen.invalid)).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `cursors: altered, forged or re-filtered cursors are 400 invalid_cursor; issued ones page on (${RUNS.cursors} cases)`,
+    async () => {
+      const issued = fc.constantFrom(...issuedCursors);
+      const b64 = (text: string) =>
+        btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+      const candidate = fc.oneof(
+        issued.map((c) => c.cursor),
+        issued.chain((c) =>
+          fc
+            .tuple(fc.nat({ max: c.cursor.length - 1 }), fc.constantFrom(..."AZaz09-_+/=.~ %"))
+            .map(([i, ch]) => c.cursor.slice(0, i) + ch + c.cursor.slice(i + 1)),
+        ),
+        issued.chain((c) => fc.nat({ max: c.cursor.length - 1 }).map((n) => c.cursor.slice(0, n))),
+        issued.map((c) => `${c.cursor}A`),
+        fc
+          .tuple(
+            fc.nat({ max: 10_000 }),
+            fc.constantFrom("", ...STATUSES, "lost"),
+            fc.stringMatching(/^[A-Za-z0-9_-]{16}$/),
+          )
+          .map(([id, status, sum]) => b64(`c1.${id}.${status}.${sum}`)),
+        fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/),
+        fc.string({ unit: "binary", maxLength: 40 }),
+      );
+      const status = fc.option(fc.constantFrom(...STATUSES), { nil: undefined });
+      const seen = { ok: 0, refused: 0 };
+      await assertProperty(
+        fc.asyncProperty(
+          candidate,
+          status,
+          fc.integer({ min: 1, max: 5 }),
+          async (cursor, filter, limit) => {
+            const query = new URLSearchParams({ cursor, limit: String(limit) });
+            if (filter) query.set("status", filter);
+            const response = await call(`/v1/pets?${query}`, { key: keys.cursors });
+            const received = new URLSearchParams(query.toString()).get("cursor") ?? "";
+            const text = cursorText(received);
+            const match = issuedCursors.find(
+              (c) =>
+                text !== undefined && cursorText(c.cursor) === text && c.status === (filter ?? ""),
+            );
+            if (!match) {
+              seen.refused++;
+              await expectError(response, 400, "invalid_cursor", /"cursor"/);
+              return;
+            }
+            seen.ok++;
+            await expectListing(response, { afterId: match.afterId, limit, status: filter });
+          },
+        ),
+        RUNS.cursors,
+      );
+      expect(Math.min(seen.ok, seen.refused)).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `Authorization: generated headers get 200 only for "Bearer <the key>", else 401 with WWW-Authenticate (${RUNS.authorization} cases)`,
+    async () => {
+      const key = keys.authorization;
+      const printable = fc.string({
+        unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+        maxLength: 30,
+      });
+      const token = fc.oneof(
+        fc.constant(key),
+        fc.constant(key.toUpperCase()),
+        fc.constant(key.slice(0, -1)),
+        fc.constant(`${key}=`),
+        fc.constant(`${key}x`),
+        fc.constant(`"${key}"`),
+        fc.constant("local-dev-key"),
+        fc.stringMatching(/^psk_[A-Za-z0-9_-]{43}$/),
+        fc.stringMatching(/^[A-Za-z0-9._~+/-]{1,40}=*$/),
+        printable,
+      );
+      const header = fc.oneof(
+        fc.constant(undefined),
+        fc
+          .tuple(
+            fc.constantFrom("Bearer", "bearer", "BEARER", "bEaReR"),
+            fc.constantFrom(" ", "  ", "   "),
+            fc.constantFrom("", " ", "  "),
+          )
+          .map(([scheme, sep, trail]) => `${scheme}${sep}${key}${trail}`),
+        printable,
+        fc.string({ unit: "binary-ascii", maxLength: 20 }).map((s) => s.replace(/[\0\r\n]/g, "")),
+        fc
+          .tuple(
+            fc.constantFrom(
+              "Bearer",
+              "bearer",
+              "BEARER",
+              "bEaReR",
+              "Basic",
+              "Token",
+              "Bearer:",
+              "",
+              "Bearer,",
+            ),
+            fc.constantFrom(" ", "  ", "\t", "", " \t"),
+            token,
+            fc.constantFrom("", " ", "  ", "\t", ", x"),
+          )
+          .map(([scheme, sep, t, trail]) => `${scheme}${sep}${t}${trail}`),
+      );
+      const seen = { ok: 0, challenge: 0, invalidToken: 0 };
+      await assertProperty(
+        fc.asyncProperty(header, async (value) => {
+          const headers: Record<string, string> =
+            value === undefined ? {} : { Authorization: value };
+          const response = await call("/v1/pets?limit=1", { headers });
+          const sent = (value ?? "").replace(/^[\t ]+|[\t ]+$/g, ""); // what Headers keeps
+          const match = /^Bearer +(\S+) *$/i.exec(sent);
+          if (match?.[1] === key) {
+            seen.ok++;
+            expect(Array.isArray(await expectDocumented(response, [200]))).toBe(true);
+            return;
+          }
+          await expectError(response, 401, "unauthorized");
+          const challenge = response.headers.get("WWW-Authenticate");
+          if (/^Bearer\s+\S/i.test(sent)) {
+            seen.invalidToken++;
+            expect(challenge).toBe('Bearer realm="petstore", error="invalid_token"');
+          } else if (/^Bearer\s*$/i.test(sent)) {
+            // "Bearer" with no token: either challenge is defensible.
+            expect(challenge).toMatch(/^Bearer realm="petstore"/);
+          } else {
+            seen.challenge++;
+            expect(challenge).toBe('Bearer realm="petstore"');
+          }
+        }),
+        RUNS.authorization,
+      );
+      expect(Math.min(seen.ok, seen.challenge, seen.invalidToken)).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+});

@@ -1,0 +1,156 @@
+// Per-key rate limits through the Workers rate-limiting binding.
+// This file runs in the "rate-limit" vitest project, where RATE_LIMITER allows
+// only TEST_RATE_LIMIT requests a minute per key (see vitest.config.ts).
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import { hashApiKey } from "../src/auth/keys.ts";
+import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
+import { DEPRECATION_HEADERS } from "../src/pets/deprecation.ts";
+import { call, createKey, createPetVia, expectError, makeRequest } from "./helpers.ts";
+
+const LIMIT = (env as unknown as { TEST_RATE_LIMIT?: number }).TEST_RATE_LIMIT ?? 0;
+
+let petId: number;
+
+beforeAll(async () => {
+  expect(LIMIT, "run through the rate-limit project of vitest.config.ts").toBeGreaterThan(0);
+  // A pet to read, created by a key the tests below never use.
+  const { key } = await createKey("rate-limit-setup");
+  petId = (await createPetVia(key, { name: "Limited", categoryId: 1 })).id;
+});
+
+/** Spends a fresh key's whole allowance; returns the key. */
+async function exhausted(label: string): Promise<{ key: string; id: number }> {
+  const issued = await createKey(label);
+  for (let i = 0; i < LIMIT; i++) {
+    const response = await call("/v1/pets?limit=1", { key: issued.key });
+    expect(response.status, `request ${i + 1} of ${LIMIT}`).toBe(200);
+    await response.body?.cancel();
+  }
+  return issued;
+}
+
+async function expectRateLimited(response: Response) {
+  await expectError(response, 429, "rate_limited", /rate/);
+  expect(response.headers.get("Retry-After")).toBe(String(RATE_LIMIT_RETRY_AFTER_SECONDS));
+  expect(Number(response.headers.get("Retry-After"))).toBeGreaterThan(0);
+}
+
+describe("a key over its limit", () => {
+  it(`gets ${LIMIT} answers, then 429 rate_limited with Retry-After on every operation`, async () => {
+    const { key } = await exhausted("over");
+    await expectRateLimited(await call("/v1/pets", { key }));
+    await expectRateLimited(
+      await call("/v1/pets", { method: "POST", key, json: { name: "Too many", categoryId: 1 } }),
+    );
+    await expectRateLimited(await call("/v1/store/orders", { key }));
+    // Past authentication, before routing: unknown paths and wrong methods are limited too.
+    await expectRateLimited(await call("/v1/cats", { key }));
+  });
+
+  it("getPet's 429 carries the Deprecation, Sunset and Link headers", async () => {
+    const { key } = await exhausted("over-getpet");
+    const response = await call(`/v1/pets/${petId}`, { key });
+    expect(response.headers.get("Deprecation")).toBe(DEPRECATION_HEADERS.Deprecation);
+    expect(response.headers.get("Deprecation")).toMatch(/^@\d+$/);
+    expect(response.headers.get("Sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
+    const link = response.headers.get("Link") ?? "";
+    expect(link).toContain('</v1/pets>; rel="successor-version"');
+    expect(link).toContain('rel="deprecation"');
+    await expectRateLimited(response);
+  });
+
+  it("answers 429 with the CORS headers, so a browser can read Retry-After", async () => {
+    const { key } = await exhausted("over-cors");
+    const response = await call("/v1/pets", { key, headers: { Origin: "https://app.example" } });
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(response.headers.get("Access-Control-Expose-Headers")).toMatch(/Retry-After/i);
+    await expectRateLimited(response);
+  });
+
+  it("creates nothing when a create is limited, and the limited create does not consume its Idempotency-Key", async () => {
+    const { key } = await exhausted("over-create");
+    const name = `Limited-${crypto.randomUUID()}`;
+    const response = await call("/v1/pets", {
+      method: "POST",
+      key,
+      json: { name, categoryId: 1 },
+      headers: { "Idempotency-Key": "limited" },
+    });
+    await expectRateLimited(response);
+    const pets = await env.DB.prepare("SELECT COUNT(*) AS n FROM pets WHERE name = ?1")
+      .bind(name)
+      .first<{ n: number }>();
+    expect(pets?.n).toBe(0);
+    const records = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM idempotency_keys WHERE idempotency_key = 'limited'",
+    ).first<{ n: number }>();
+    expect(records?.n).toBe(0);
+  });
+});
+
+describe("the limit", () => {
+  it("is per API key: another key is still served while one is limited", async () => {
+    const { key: limited } = await exhausted("neighbour-a");
+    const { key: other } = await createKey("neighbour-b");
+    await expectRateLimited(await call("/v1/pets", { key: limited }));
+    const response = await call("/v1/pets?limit=1", { key: other });
+    expect(response.status).toBe(200);
+    expect(Array.isArray(await response.json())).toBe(true);
+  });
+
+  it("comes after authentication: no key or a wrong key is 401, never 429", async () => {
+    const { key } = await exhausted("auth-first");
+    for (let i = 0; i < LIMIT + 2; i++) {
+      await expectError(await call("/v1/pets"), 401, "unauthorized");
+      await expectError(await call("/v1/pets", { key: `${key}x` }), 401, "unauthorized");
+    }
+  });
+
+  it("does not count the public documentation or OPTIONS", async () => {
+    const { key } = await createKey("public");
+    for (let i = 0; i < LIMIT + 2; i++) {
+      const docs = await call("/v1/openapi.json", { key });
+      expect(docs.status).toBe(200);
+      await docs.body?.cancel();
+      const options = await call("/v1/pets", { method: "OPTIONS", key });
+      expect(options.status).toBe(204);
+    }
+    const response = await call("/v1/pets?limit=1", { key });
+    expect(response.status).toBe(200);
+    await response.body?.cancel();
+  });
+
+  it("is keyed by the API key's id, never by the key or its hash", async () => {
+    const { key, id } = await createKey("binding-keys");
+    const seen: string[] = [];
+    const recording = {
+      limit: (options: { key: string }) => {
+        seen.push(options.key);
+        return env.RATE_LIMITER.limit(options);
+      },
+    } as RateLimit;
+    const app = createApp({ log: () => {} });
+    const appEnv = { ...env, RATE_LIMITER: recording };
+    const statuses: number[] = [];
+    for (const path of ["/v1/pets?limit=1", `/v1/pets/${petId}`, "/v1/store/orders"]) {
+      const response = await app.fetch(
+        makeRequest(path, { key }),
+        appEnv,
+        createExecutionContext(),
+      );
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+    expect(statuses).toEqual([200, 200, 501]);
+    expect(seen).toEqual([`key:${id}`, `key:${id}`, `key:${id}`]);
+    const hash = await hashApiKey(key);
+    for (const k of seen) {
+      expect(k).not.toContain(key);
+      expect(k).not.toContain(key.slice(4, 12));
+      expect(k).not.toContain(hash);
+    }
+  });
+});
