@@ -1,0 +1,108 @@
+// Start-up cost of the API bundle over a raw worker, as `workerd serve` sees it:
+// time from spawning workerd (one worker, one socket) to the first 200 on GET /,
+// alternating raw worker and API (ABBA) so drift cancels out. Both workers get the
+// same compatibility date and plain-text bindings; GET / touches neither D1 nor the
+// rate limiter, so those bindings are left out. Prints one JSON line.
+// Run pinned: `taskset -c 1 node bench/startup.ts --bundle FILE`.
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { median, OUT, ROOT } from "./lib.ts";
+import { apiWorkerOptions } from "./workers.ts";
+
+const { values } = parseArgs({
+  options: {
+    bundle: { type: "string" },
+    port: { type: "string", default: "8784" },
+    pairs: { type: "string", default: "10" },
+  },
+});
+if (!values.bundle) {
+  console.error("usage: startup.ts --bundle FILE [--port N] [--pairs N]");
+  process.exit(2);
+}
+const HOST = "127.0.0.1";
+const PORT = Number(values.port);
+const WORKERD = path.join(ROOT, "node_modules", ".bin", "workerd");
+const DIR = path.join(OUT, "startup");
+const RAW_SCRIPT = `export default { fetch() { return new Response("ok"); } };\n`;
+
+function writeConfig(kind: "api" | "raw"): string {
+  const options = apiWorkerOptions(values.bundle as string);
+  const texts = Object.entries(options.bindings ?? {})
+    .filter(([, v]) => typeof v === "string")
+    .map(([name, v]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(v)})`);
+  const dir = path.join(DIR, kind);
+  mkdirSync(dir, { recursive: true });
+  if (kind === "api") copyFileSync(values.bundle as string, path.join(dir, "worker.js"));
+  else writeFileSync(path.join(dir, "worker.js"), RAW_SCRIPT);
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [(name = "main", worker = .worker)],
+  sockets = [(name = "http", address = "${HOST}:${PORT}", http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [(name = "worker.js", esModule = embed "worker.js")],
+  compatibilityDate = ${JSON.stringify(options.compatibilityDate)},
+  compatibilityFlags = ${JSON.stringify(options.compatibilityFlags ?? [])},
+  bindings = [${texts.join(", ")}],
+);
+`;
+  const file = path.join(dir, "config.capnp");
+  writeFileSync(file, config);
+  return file;
+}
+
+const CONFIGS = { api: writeConfig("api"), raw: writeConfig("raw") };
+
+async function firstResponseMs(kind: "api" | "raw"): Promise<number> {
+  const started = performance.now();
+  const child = spawn(WORKERD, ["serve", CONFIGS[kind]], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`workerd exited: ${stderr}`);
+      if (performance.now() - started > 20_000) throw new Error(`no answer in 20 s: ${stderr}`);
+      try {
+        const response = await fetch(`http://${HOST}:${PORT}/`);
+        const body = await response.text();
+        if (response.status !== 200) throw new Error(`${kind}: ${response.status} ${body}`);
+        return performance.now() - started;
+      } catch (err) {
+        if (err instanceof Error && err.message.startsWith(kind)) throw err;
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    }
+  } finally {
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+const pairs = Number(values.pairs);
+const samples = { api: [] as number[], raw: [] as number[], extra: [] as number[] };
+await firstResponseMs("raw"); // warm the page cache: workerd's binary, the bundle
+await firstResponseMs("api");
+for (let i = 0; i < pairs; i++) {
+  const order: Array<"api" | "raw"> = i % 2 === 0 ? ["raw", "api"] : ["api", "raw"];
+  const ms = { api: 0, raw: 0 };
+  for (const kind of order) ms[kind] = await firstResponseMs(kind);
+  samples.api.push(ms.api);
+  samples.raw.push(ms.raw);
+  samples.extra.push(ms.api - ms.raw);
+}
+console.log(
+  JSON.stringify({
+    apiMs: median(samples.api),
+    rawMs: median(samples.raw),
+    extraMs: median(samples.extra),
+    extraMinMs: Math.min(...samples.extra),
+    extraMaxMs: Math.max(...samples.extra),
+    pairs,
+  }),
+);

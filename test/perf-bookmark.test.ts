@@ -1,0 +1,148 @@
+// Issue 4, "edge reads": the D1 Sessions API. listPets and getPet accept the
+// `x-d1-bookmark` request header, every answer that reached the database returns
+// one, a malformed bookmark is 400 invalid_parameter, and browsers may send and
+// read the header (CORS).
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Pet } from "../src/pets/schemas.ts";
+import { call, createKey, createPetVia, expectError } from "./helpers.ts";
+
+const HEADER = "x-d1-bookmark";
+/** What the service accepts (src/http/d1-session.ts); D1 issues bookmarks of this shape. */
+const BOOKMARK = /^[A-Za-z0-9-]{1,256}$/;
+const ORIGIN = "https://app.example";
+
+let key: string;
+let pet: Pet;
+
+beforeAll(async () => {
+  ({ key } = await createKey("bookmarks"));
+  pet = (await createPetVia(key, { name: "Bookmarked", categoryId: 3, status: "sold" })) as Pet;
+});
+
+/** The bookmark of a response, asserting that it has one and that it is well-formed. */
+function bookmarkOf(response: Response): string {
+  const bookmark = response.headers.get(HEADER);
+  expect(bookmark, `${response.status} answer without ${HEADER}`).not.toBeNull();
+  expect(bookmark).toMatch(BOOKMARK);
+  return bookmark as string;
+}
+
+async function expectPets(response: Response): Promise<Pet[]> {
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  const pets = JSON.parse(text) as Pet[];
+  expect(pets.some((p) => p.id === pet.id && p.name === "Bookmarked")).toBe(true);
+  return pets;
+}
+
+describe("listPets and getPet return a bookmark", () => {
+  it("listPets without a bookmark", async () => {
+    const response = await call("/v1/pets", { key });
+    bookmarkOf(response);
+    await expectPets(response);
+  });
+
+  it("getPet without a bookmark", async () => {
+    const response = await call(`/v1/pets/${pet.id}`, { key });
+    bookmarkOf(response);
+    expect(await response.json()).toEqual(pet);
+  });
+
+  it("accept a bookmark they issued, on either operation, and return a fresh one", async () => {
+    let bookmark = bookmarkOf(await call("/v1/pets?limit=1", { key }));
+    for (let i = 0; i < 3; i++) {
+      const list = await call("/v1/pets", { key, headers: { [HEADER]: bookmark } });
+      bookmark = bookmarkOf(list);
+      await expectPets(list);
+      const get = await call(`/v1/pets/${pet.id}`, { key, headers: { [HEADER]: bookmark } });
+      bookmark = bookmarkOf(get);
+      expect(await get.json()).toEqual(pet);
+    }
+  });
+
+  it("read-your-writes: createPet's bookmark, sent to getPet and listPets, sees the new pet", async () => {
+    const created = await call("/v1/pets", {
+      method: "POST",
+      key,
+      json: { name: "Fresh", categoryId: 9, status: "pending" },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const bookmark = bookmarkOf(created);
+    const fresh = (await created.json()) as Pet;
+
+    const get = await call(`/v1/pets/${fresh.id}`, { key, headers: { [HEADER]: bookmark } });
+    bookmarkOf(get);
+    expect(await get.json()).toEqual(fresh);
+
+    const list = await call("/v1/pets?status=pending", { key, headers: { [HEADER]: bookmark } });
+    bookmarkOf(list);
+    expect(((await list.json()) as Pet[]).map((p) => p.id)).toContain(fresh.id);
+  });
+
+  it("getPet's 404 (the database was asked) also carries a bookmark", async () => {
+    const response = await call("/v1/pets/987654321", { key });
+    bookmarkOf(response);
+    await expectError(response, 404, "not_found");
+  });
+});
+
+describe("a malformed bookmark", () => {
+  const MALFORMED = [
+    ["empty", ""],
+    ["a space", "0000 0001"],
+    ["an underscore", "0000_0001"],
+    ["257 characters", "a".repeat(257)],
+    ["a header injection attempt", "abc%0d%0aSet-Cookie:x"],
+  ] as const;
+
+  describe.each([
+    ["listPets", "/v1/pets"],
+    ["getPet", "/v1/pets/1"],
+  ])("on %s", (_name, path) => {
+    it.each(MALFORMED)("with %s is 400 invalid_parameter", async (_label, value) => {
+      const response = await call(path, { key, headers: { [HEADER]: value } });
+      await expectError(response, 400, "invalid_parameter", /x-d1-bookmark/);
+      expect(response.headers.get(HEADER)).toBeNull();
+    });
+  });
+
+  it("is checked only after the key: no key is still 401", async () => {
+    const response = await call("/v1/pets", { headers: { [HEADER]: "not a bookmark" } });
+    await expectError(response, 401, "unauthorized");
+  });
+});
+
+describe("over CORS", () => {
+  it("a preflight allows the x-d1-bookmark request header", async () => {
+    for (const path of ["/v1/pets", "/v1/pets/1"]) {
+      const response = await call(path, {
+        method: "OPTIONS",
+        headers: {
+          Origin: ORIGIN,
+          "Access-Control-Request-Method": "GET",
+          "Access-Control-Request-Headers": "authorization, x-d1-bookmark",
+        },
+      });
+      expect(response.status).toBe(204);
+      expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+      const allowed = (response.headers.get("Access-Control-Allow-Headers") ?? "")
+        .split(",")
+        .map((h) => h.trim().toLowerCase());
+      expect(allowed).toContain("x-d1-bookmark");
+      expect(allowed).toContain("authorization");
+    }
+  });
+
+  it("listPets and getPet expose x-d1-bookmark to the page's script", async () => {
+    for (const path of ["/v1/pets", `/v1/pets/${pet.id}`]) {
+      const response = await call(path, { key, headers: { Origin: ORIGIN } });
+      expect(response.status).toBe(200);
+      bookmarkOf(response);
+      expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+      const exposed = (response.headers.get("Access-Control-Expose-Headers") ?? "")
+        .split(",")
+        .map((h) => h.trim().toLowerCase());
+      expect(exposed).toContain("x-d1-bookmark");
+    }
+  });
+});

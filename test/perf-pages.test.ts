@@ -1,0 +1,214 @@
+// Issue 4, "constant cost per page": a listing page reads at most `limit + 1` rows
+// (D1's meta.rows_read) however deep it is, with or without a status filter, and
+// every listing query is served by an index: no table scan, no temp B-tree sort.
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import {
+  getPet as getPetOperation,
+  LIST_PETS_BY_STATUS_SQL,
+  LIST_PETS_SQL,
+} from "../src/db/pets.ts";
+import { encodeCursor } from "../src/pets/cursor.ts";
+import type { Pet, PetStatus } from "../src/pets/schemas.ts";
+import { BASE, createKey, makeRequest } from "./helpers.ts";
+import { instrument } from "./support/instrumented-app.ts";
+
+/** Pets seeded once for this file (storage is isolated per test file). */
+const PETS = 20_000;
+/** Every 100th pet is "sold": a sparse filter, where a scan would read ~100x the page. */
+const statusOf = (id: number): PetStatus =>
+  id % 100 === 0 ? "sold" : id % 2 === 0 ? "pending" : "available";
+
+// --------------------------------------------------------------- D1 recording
+interface Executed {
+  sql: string;
+  rowsRead: number | undefined;
+}
+
+/** Real D1, instrumented: every prepared statement that ran lands in `log` with its rows read. */
+function rowsReadDb(log: Executed[]): D1Database {
+  return instrument(
+    env.DB,
+    () => {},
+    (sql, rowsRead) => log.push({ sql, rowsRead }),
+  );
+}
+
+// ------------------------------------------------------------------- fixture
+let key: string;
+const app = createApp({ log: () => {} });
+const executed: Executed[] = [];
+const appEnv: Env = { ...env, DB: rowsReadDb(executed) };
+
+beforeAll(async () => {
+  ({ key } = await createKey("perf-pages"));
+  // One statement: a recursive CTE. ids are 1..PETS (fresh table in this file's storage).
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+     INSERT INTO pets (name, category_id, status, created_at)
+     SELECT 'pet-' || i, 1 + i % 7,
+            CASE WHEN i % 100 = 0 THEN 'sold' WHEN i % 2 = 0 THEN 'pending' ELSE 'available' END,
+            1700000000 + i
+     FROM n`,
+  )
+    .bind(PETS)
+    .run();
+  const count = await env.DB.prepare("SELECT count(*) AS n, max(id) AS max FROM pets").first<{
+    n: number;
+    max: number;
+  }>();
+  expect(count).toEqual({ n: PETS, max: PETS });
+}, 60_000);
+
+/** GET through the real app; returns the page and the D1 statements it ran on `pets`. */
+async function listPage(query: string) {
+  executed.length = 0;
+  const response = await app.fetch(makeRequest(`/v1/pets${query}`, { key }), appEnv);
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  const petQueries = executed.filter((e) => /\bFROM pets\b/.test(e.sql));
+  return {
+    pets: JSON.parse(text) as Pet[],
+    next: response.headers.get("Link"),
+    petQueries,
+  };
+}
+
+/** The ids a page must hold: the first `limit` matching ids after `afterId`. */
+function expectedIds(afterId: number, limit: number, status?: PetStatus): number[] {
+  const ids: number[] = [];
+  for (let id = afterId + 1; id <= PETS && ids.length < limit; id++) {
+    if (!status || statusOf(id) === status) ids.push(id);
+  }
+  return ids;
+}
+
+describe("rows read per listing page (meta.rows_read)", () => {
+  const cases: Array<{ name: string; afterId: number; limit: number; status?: PetStatus }> = [
+    { name: "page 1", afterId: 0, limit: 20 },
+    { name: "page 1, limit 100", afterId: 0, limit: 100 },
+    { name: "deep page (after id 19,000)", afterId: 19_000, limit: 20 },
+    { name: "deep page, limit 100", afterId: 15_000, limit: 100 },
+    { name: "page 1, status=available", afterId: 0, limit: 20, status: "available" },
+    { name: "page 1, status=sold (1 pet in 100)", afterId: 0, limit: 20, status: "sold" },
+    {
+      name: "deep page, status=pending",
+      afterId: 19_000,
+      limit: 20,
+      status: "pending",
+    },
+    { name: "deep page, status=sold (1 pet in 100)", afterId: 17_000, limit: 20, status: "sold" },
+    { name: "deep page, status=sold, limit 100", afterId: 9_000, limit: 100, status: "sold" },
+  ];
+
+  it.each(cases)("$name reads at most limit + 1 rows", async ({ afterId, limit, status }) => {
+    const params = new URLSearchParams({ limit: String(limit) });
+    if (status) params.set("status", status);
+    if (afterId > 0) params.set("cursor", await encodeCursor(afterId, status));
+    await listPage(`?${params}`); // first call may verify the key; the second is steady state
+    const page = await listPage(`?${params}`);
+
+    expect(page.pets.map((p) => p.id)).toEqual(expectedIds(afterId, limit, status));
+    if (status) for (const pet of page.pets) expect(pet.status).toBe(status);
+    expect(page.next, "more pets follow, so a next link").toMatch(/rel="next"/);
+
+    expect(page.petQueries).toHaveLength(1);
+    const [query] = page.petQueries;
+    expect(query?.sql).toBe(status ? LIST_PETS_BY_STATUS_SQL : LIST_PETS_SQL);
+    expect(query?.rowsRead).toBeGreaterThan(0);
+    expect(query?.rowsRead).toBeLessThanOrEqual(limit + 1);
+  });
+
+  it("the last page reads no more than the rows it returns plus one", async () => {
+    const cursor = await encodeCursor(PETS - 5, undefined);
+    const page = await listPage(`?limit=20&cursor=${cursor}`);
+    expect(page.pets.map((p) => p.id)).toEqual(expectedIds(PETS - 5, 20));
+    expect(page.next).toBeNull();
+    expect(page.petQueries[0]?.rowsRead).toBeLessThanOrEqual(21);
+  });
+
+  it("following rel=next links keeps every page at limit + 1 rows", async () => {
+    let path: string | null = "?status=available&limit=50";
+    let worst = 0;
+    let seen = 0;
+    for (let pages = 0; path && pages < 5; pages++) {
+      const page = await listPage(path);
+      seen += page.pets.length;
+      worst = Math.max(worst, ...page.petQueries.map((q) => q.rowsRead ?? Infinity));
+      const next = page.next?.match(/<([^>]+)>;\s*rel="next"/)?.[1];
+      path = next ? next.slice(`${BASE}/v1/pets`.length) : null;
+    }
+    expect(seen).toBe(250);
+    expect(worst).toBeLessThanOrEqual(51);
+  });
+
+  it("the rows_read check can fail: an OFFSET page on the same data reads the rows it skips", async () => {
+    const result = await env.DB.prepare(
+      "SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT 21 OFFSET 19000",
+    ).all<{ id: number }>();
+    expect(result.results[0]?.id).toBe(19_001);
+    expect(result.meta.rows_read).toBeGreaterThan(19_000);
+  });
+
+  it("getPet runs one statement and finds the pet", async () => {
+    executed.length = 0;
+    const pet = await getPetOperation(rowsReadDb(executed), 12_345);
+    expect(pet).toEqual({
+      id: 12_345,
+      name: "pet-12345",
+      categoryId: 1 + (12_345 % 7),
+      status: statusOf(12_345),
+    });
+    expect(executed).toHaveLength(1);
+  });
+});
+
+// -------------------------------------------------------------- query plans
+interface PlanRow {
+  id: number;
+  parent: number;
+  detail: string;
+}
+
+async function queryPlan(sql: string, ...params: unknown[]): Promise<string[]> {
+  const result = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<PlanRow>();
+  return result.results.map((row) => row.detail);
+}
+
+/** What makes a listing query's cost grow with the table: a scan or a sort. */
+function planProblems(plan: string[]): string[] {
+  return plan.filter(
+    (detail) =>
+      /^SCAN\b/.test(detail) || // full table or full index scan
+      /USE TEMP B-TREE/.test(detail), // sorting (ORDER BY, DISTINCT, GROUP BY) in a temp B-tree
+  );
+}
+
+describe("query plans of the listing queries", () => {
+  it("listPets (no filter) searches the primary key, in order", async () => {
+    const plan = await queryPlan(LIST_PETS_SQL, 19_000, 21);
+    expect(planProblems(plan), plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toMatch(/SEARCH pets USING INTEGER PRIMARY KEY \(rowid>\?\)/);
+  });
+
+  it.each(["available", "pending", "sold"])(
+    "listPets with status=%s searches the (status, id) index, in order",
+    async (status) => {
+      const plan = await queryPlan(LIST_PETS_BY_STATUS_SQL, 19_000, 21, status);
+      expect(planProblems(plan), plan.join("\n")).toEqual([]);
+      expect(plan.join("\n")).toMatch(
+        /SEARCH pets USING INDEX pets_status_id \(status=\? AND id>\?\)/,
+      );
+    },
+  );
+
+  it("the plan check fails on a scan and on a sort (it can fail)", async () => {
+    const scan = await queryPlan("SELECT id FROM pets WHERE name > ?1 ORDER BY id LIMIT 21", "a");
+    expect(planProblems(scan).join("\n")).toMatch(/^SCAN pets/);
+    const sort = await queryPlan("SELECT id FROM pets WHERE id > ?1 ORDER BY name LIMIT 21", 0);
+    expect(planProblems(sort).join("\n")).toMatch(/USE TEMP B-TREE FOR ORDER BY/);
+  });
+});
