@@ -1,7 +1,7 @@
 // D1 Sessions API: reads may be served by a nearby replica, and the bookmark a
 // client sends back guarantees it sees at least what it saw (or wrote) before.
 import { createMiddleware } from "hono/factory";
-import { ApiError } from "../errors.ts";
+import { ApiError, DatabaseUnavailableError } from "../errors.ts";
 import type { AppEnv } from "./types.ts";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
@@ -14,7 +14,12 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   }
   const isRead = c.req.method === "GET" || c.req.method === "HEAD";
   // Writes start on the primary; reads start anywhere, or no older than the client's bookmark.
-  const session = c.env.DB.withSession(isRead ? (sent ?? "first-unconstrained") : "first-primary");
+  let session: D1DatabaseSession;
+  try {
+    session = c.env.DB.withSession(isRead ? (sent ?? "first-unconstrained") : "first-primary");
+  } catch (err) {
+    throw new DatabaseUnavailableError(err);
+  }
   c.set("db", session);
   await next();
   const bookmark = session.getBookmark();
