@@ -55,7 +55,13 @@ export default defineConfig(async () => {
               bindings: { TEST_RATE_LIMIT },
             }),
           ],
-          test: { name: "rate-limit", setupFiles, include: [RATE_LIMIT_TESTS] },
+          // A test may wait up to 5 s for a fresh rate-limit window (see the test file).
+          test: {
+            name: "rate-limit",
+            setupFiles,
+            include: [RATE_LIMIT_TESTS],
+            testTimeout: 15_000,
+          },
         },
       ],
     },

@@ -1,11 +1,16 @@
 // GET /v1/pets/{petId}: deprecated (RFC 9745), sunset (RFC 8594) on 2030-12-05.
 
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
-import { call, createKey, createPetVia, expectError, makeRequest } from "./helpers.ts";
+import {
+  call,
+  createCheckedApp,
+  createKey,
+  createPetVia,
+  expectError,
+  makeRequest,
+} from "./helpers.ts";
 
 let key: string;
 let pet: { id: number; name: string; categoryId: number; status: string };
@@ -67,8 +72,8 @@ describe("before the sunset", () => {
 
 describe("the sunset switch (injected clock)", () => {
   async function at(ms: number, path: string): Promise<Response> {
-    const app = createApp({ clock: () => ms, log: () => {} });
-    return app.fetch(makeRequest(path, { key }), env, createExecutionContext());
+    const app = createCheckedApp({ clock: () => ms, log: () => {} });
+    return app.fetch(makeRequest(path, { key }), env);
   }
 
   it("still answers 200 one millisecond before Thu, 05 Dec 2030 00:00:00 GMT", async () => {
@@ -88,12 +93,8 @@ describe("the sunset switch (injected clock)", () => {
   });
 
   it("still authenticates first after the sunset", async () => {
-    const app = createApp({ clock: () => GET_PET_SUNSET_AT * 1000, log: () => {} });
-    const response = await app.fetch(
-      makeRequest(`/v1/pets/${pet.id}`),
-      env,
-      createExecutionContext(),
-    );
+    const app = createCheckedApp({ clock: () => GET_PET_SUNSET_AT * 1000, log: () => {} });
+    const response = await app.fetch(makeRequest(`/v1/pets/${pet.id}`), env);
     await expectError(response, 401, "unauthorized");
     expect(response.headers.get("Deprecation")).toBeNull();
   });

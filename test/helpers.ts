@@ -1,7 +1,9 @@
 // Shared test helpers: real keys in the real local D1, requests through the worker's fetch.
+import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
+import { type AppOptions, createApp } from "../src/app.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import { assertConforms } from "./support/conformance.ts";
@@ -55,6 +57,22 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   const response = await exports.default.fetch(request);
   await assertConforms(request, response);
   return response;
+}
+
+/**
+ * The app factory for tests that inject a clock, logger, verifier or bindings: the
+ * same app as the worker's, and every answer checked against the OpenAPI document
+ * like `call()`'s.
+ */
+export function createCheckedApp(options: AppOptions = {}) {
+  const app = createApp(options);
+  return {
+    async fetch(request: Request, appEnv: Env = env): Promise<Response> {
+      const response = await app.fetch(request, appEnv, createExecutionContext());
+      await assertConforms(request, response);
+      return response;
+    },
+  };
 }
 
 export function makeRequest(path: string, options: CallOptions = {}): Request {

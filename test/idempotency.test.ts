@@ -8,11 +8,10 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
 import { IDEMPOTENCY_LOCK_SECONDS, IDEMPOTENCY_TTL_SECONDS } from "../src/config.ts";
 import worker from "../src/index.ts";
 import { bodyFingerprint } from "../src/pets/idempotency.ts";
-import { call, createKey, expectError, makeRequest } from "./helpers.ts";
+import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
 
 interface Pet {
   id: number;
@@ -91,7 +90,7 @@ function appWithBatch(
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-  const app = createApp({ log: () => {} });
+  const app = createCheckedApp({ log: () => {} });
   const appEnv = { ...env, DB: wrap(env.DB) as D1Database };
   return async (idempotencyKey, body) =>
     app.fetch(
@@ -102,7 +101,6 @@ function appWithBatch(
         headers: { "Idempotency-Key": idempotencyKey },
       }),
       appEnv,
-      createExecutionContext(),
     );
 }
 
@@ -244,6 +242,13 @@ describe("the Idempotency-Key value", () => {
     },
   );
 
+  it("counts the 255 characters after unquoting: 255 inside quotes is the bare key", async () => {
+    const name = unique("LongQuoted");
+    const idem = `${crypto.randomUUID()}`.padEnd(255, "q");
+    const original = await expectOriginal(await post(`"${idem}"`, { name, categoryId: 1 }), name);
+    await expectReplay(await post(idem, { name, categoryId: 1 }), original);
+  });
+
   it("may be exactly 255 printable ASCII characters, space and tilde included", async () => {
     const name = unique("Long");
     const idem = `${crypto.randomUUID()} ~!#`.padEnd(255, "~");
@@ -286,6 +291,19 @@ describe("a request refused before it is processed", () => {
     // The same key then works for a valid request, which is an original, not a replay.
     const name = unique("AfterRefusal");
     const original = await expectOriginal(await post(idem, { name, categoryId: 1 }), name);
+    await expectReplay(await post(idem, { name, categoryId: 1 }), original);
+  });
+
+  it("checks the body before the key's history: 400, not a replay or 422, for a used key", async () => {
+    const idem = unique("k");
+    const name = unique("UsedThenBad");
+    const original = await expectOriginal(await post(idem, { name, categoryId: 1 }), name);
+    const refused = await post(idem, undefined, {
+      raw: '{"name":"","categoryId":1}',
+      headers: { "Content-Type": "application/json" },
+    });
+    await expectError(refused, 400, "validation_failed", /"name"/);
+    expect(refused.headers.get("Idempotent-Replayed")).toBeNull();
     await expectReplay(await post(idem, { name, categoryId: 1 }), original);
   });
 
@@ -379,6 +397,15 @@ describe("while the first request is in flight", () => {
     expect(await record(idem)).toMatchObject({ state: "in_flight" });
   });
 
+  it("an invalid body with that key is 400, not 409: the body is checked first", async () => {
+    const idem = unique("k");
+    const body = { name: unique("InFlightBad"), categoryId: 1 };
+    await reserve(idem, await bodyFingerprint(body), Math.floor(Date.now() / 1000) + 30);
+    const refused = await post(idem, { ...body, categoryId: 0 });
+    await expectError(refused, 400, "validation_failed", /"categoryId"/);
+    expect(await record(idem)).toMatchObject({ state: "in_flight" });
+  });
+
   it(`a reservation left unfinished past its ${IDEMPOTENCY_LOCK_SECONDS} s lock is taken over`, async () => {
     const idem = unique("k");
     const name = unique("Abandoned");
@@ -417,6 +444,10 @@ describe("expiry", () => {
       .bind(keyId, idem, seconds)
       .run();
   }
+
+  it("keeps records exactly 24 hours (the constant the tests below age records by)", () => {
+    expect(IDEMPOTENCY_TTL_SECONDS).toBe(86_400);
+  });
 
   it("replays within 24 hours", async () => {
     const idem = unique("k");
@@ -524,14 +555,14 @@ describe("concurrent retries with one key", () => {
   /**
    * Fires `bodies` at once through an app whose create transaction is held until
    * every other request has answered: the first request is certainly in flight
-   * while the others arrive. (A safety valve opens the gate after 5 s, so a
-   * second create shows up as a failed assertion, not a hung test.)
+   * while the others arrive. (A safety valve opens the gate after 2 s, well inside
+   * the test timeout, so a second create shows up as a failed assertion, not a hung test.)
    */
   async function whileHeld(idem: string, bodies: unknown[]) {
     let open = () => {};
     const gate = new Promise<void>((resolve) => {
       open = resolve;
-      setTimeout(resolve, 5_000);
+      setTimeout(resolve, 2_000);
     });
     let batches = 0;
     const send = appWithBatch(async (batch) => {
@@ -590,7 +621,7 @@ describe("concurrent retries with one key", () => {
     await expectError(await post(idem, other), 422, "idempotency_key_reused");
   });
 
-  it(`create at most one pet out of ${CONCURRENCY} requests with different bodies (409 wins over 422)`, async () => {
+  it(`create one pet out of ${CONCURRENCY} requests with different bodies; the others get 409 or 422 by timing`, async () => {
     const idem = unique("k");
     const name = unique("ConcurrentMixed");
     const responses = await Promise.all(

@@ -1,7 +1,6 @@
 // API keys: revocation within the documented bound (the 30 s in-isolate cache), with
 // the very statements `npm run keys` sends (the CLI process itself is exercised by
 // `npm run e2e`, which .ci/run runs), keys never logged, hashes compared in constant time.
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
@@ -12,12 +11,18 @@ import {
   seedLocalDevKeyStatement,
   sqlString,
 } from "../scripts/key-statements.ts";
-import { createApp } from "../src/app.ts";
 import { generateApiKey, hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import type { LogLine } from "../src/http/request-context.ts";
-import { createKey, createPetVia, expectError, makeRequest, revokeKey } from "./helpers.ts";
+import {
+  createCheckedApp,
+  createKey,
+  createPetVia,
+  expectError,
+  makeRequest,
+  revokeKey,
+} from "./helpers.ts";
 
 const REVOCATION_BOUND_MS = 60_000; // decisions.md: refused at once or within 60 s at most
 
@@ -44,9 +49,8 @@ describe("revocation through the worker", () => {
     expect(AUTH_CACHE_TTL_MS).toBeLessThanOrEqual(REVOCATION_BOUND_MS);
     const { key, id } = await createKey("revoke-me");
     let now = Date.now();
-    const app = createApp({ clock: () => now, log: () => {} });
-    const get = () =>
-      app.fetch(makeRequest("/v1/pets?limit=1", { key }), env, createExecutionContext());
+    const app = createCheckedApp({ clock: () => now, log: () => {} });
+    const get = () => app.fetch(makeRequest("/v1/pets?limit=1", { key }), env);
 
     const before = await get();
     expect(before.status).toBe(200);
@@ -74,7 +78,6 @@ describe("revocation through the worker", () => {
     const create = await app.fetch(
       makeRequest("/v1/pets", { method: "POST", key, json: { name: "Late", categoryId: 1 } }),
       env,
-      createExecutionContext(),
     );
     await expectError(create, 401, "unauthorized");
   });
@@ -82,12 +85,8 @@ describe("revocation through the worker", () => {
   it("is immediate for an isolate that has not cached the key", async () => {
     const { key, id } = await createKey("revoke-fresh");
     expect(await revokeKey(id)).toBe(true);
-    const app = createApp({ log: () => {} });
-    const response = await app.fetch(
-      makeRequest("/v1/pets", { key }),
-      env,
-      createExecutionContext(),
-    );
+    const app = createCheckedApp({ log: () => {} });
+    const response = await app.fetch(makeRequest("/v1/pets", { key }), env);
     await expectError(response, 401, "unauthorized", /invalid or revoked/);
   });
 
@@ -244,17 +243,13 @@ describe("logs", () => {
     const hashes = await Promise.all(secrets.map(hashApiKey));
 
     const lines: LogLine[] = [];
-    const app = createApp({ log: (line) => lines.push(line) });
+    const app = createCheckedApp({ log: (line) => lines.push(line) });
     const run = async (
       path: string,
       options: Parameters<typeof makeRequest>[1],
       appEnv: Env = env,
     ) => {
-      const response = await app.fetch(
-        makeRequest(path, options),
-        appEnv,
-        createExecutionContext(),
-      );
+      const response = await app.fetch(makeRequest(path, options), appEnv);
       await response.body?.cancel();
       return response.status;
     };

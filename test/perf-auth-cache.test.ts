@@ -4,12 +4,11 @@
 // counted), with the app's injectable clock standing in for the passage of time.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
 import { generateApiKey } from "../src/auth/keys.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import { createKey, expectError, makeRequest, revokeKey } from "./helpers.ts";
+import { createCheckedApp, createKey, expectError, makeRequest, revokeKey } from "./helpers.ts";
 import { recordingDb } from "./support/instrumented-app.ts";
 
 /** The real app with a hand-driven clock, over an instrumented D1. */
@@ -17,7 +16,7 @@ function harness(options: { maxEntries?: number } = {}) {
   let now = Date.now();
   const clock = () => now;
   const statements: string[] = [];
-  const app = createApp({
+  const app = createCheckedApp({
     clock,
     log: () => {},
     ...(options.maxEntries

@@ -3,7 +3,6 @@
 // every listing query is served by an index: no table scan, no temp B-tree sort.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
 import {
   getPet as getPetOperation,
   LIST_PETS_BY_STATUS_SQL,
@@ -11,7 +10,7 @@ import {
 } from "../src/db/pets.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import type { Pet, PetStatus } from "../src/pets/schemas.ts";
-import { BASE, createKey, makeRequest } from "./helpers.ts";
+import { BASE, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
 import { instrument } from "./support/instrumented-app.ts";
 
 /** Pets seeded once for this file (storage is isolated per test file). */
@@ -37,7 +36,7 @@ function rowsReadDb(log: Executed[]): D1Database {
 
 // ------------------------------------------------------------------- fixture
 let key: string;
-const app = createApp({ log: () => {} });
+const app = createCheckedApp({ log: () => {} });
 const executed: Executed[] = [];
 const appEnv: Env = { ...env, DB: rowsReadDb(executed) };
 

@@ -1,11 +1,9 @@
 // Paths, methods, CORS, request ids and logs: the answers around the operations.
 
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
 import type { LogLine } from "../src/http/request-context.ts";
-import { call, createKey, expectError, makeRequest } from "./helpers.ts";
+import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
 
 describe("outside /v1", () => {
   it("GET / is a small public JSON object pointing at the docs", async () => {
@@ -111,19 +109,17 @@ describe("OPTIONS and CORS", () => {
   });
 
   it("honours CORS_ALLOWED_ORIGINS: listed origins are echoed with Vary, others get no grant", async () => {
-    const app = createApp({ log: () => {} });
+    const app = createCheckedApp({ log: () => {} });
     const scoped = { ...env, CORS_ALLOWED_ORIGINS: "https://a.example, https://b.example" };
     const ok = await app.fetch(
       makeRequest("/", { headers: { Origin: "https://b.example" } }),
       scoped,
-      createExecutionContext(),
     );
     expect(ok.headers.get("Access-Control-Allow-Origin")).toBe("https://b.example");
     expect(ok.headers.get("Vary")).toContain("Origin");
     const other = await app.fetch(
       makeRequest("/", { headers: { Origin: "https://evil.example" } }),
       scoped,
-      createExecutionContext(),
     );
     expect(other.headers.get("Access-Control-Allow-Origin")).toBeNull();
     expect(other.headers.get("Vary")).toContain("Origin");
@@ -147,13 +143,9 @@ describe("request ids and logs", () => {
 
   it("writes one structured line per request with method, path, status, duration and request id", async () => {
     const lines: LogLine[] = [];
-    const app = createApp({ log: (line) => lines.push(line) });
+    const app = createCheckedApp({ log: (line) => lines.push(line) });
     const { key } = await createKey();
-    const response = await app.fetch(
-      makeRequest("/v1/pets?limit=2", { key }),
-      env,
-      createExecutionContext(),
-    );
+    const response = await app.fetch(makeRequest("/v1/pets?limit=2", { key }), env);
     expect(response.status).toBe(200);
     expect(lines).toHaveLength(1);
     const [line] = lines;
@@ -171,7 +163,7 @@ describe("request ids and logs", () => {
 
   it("answers an unexpected failure with 500 internal_error, no internals, logged with the request id", async () => {
     const lines: LogLine[] = [];
-    const app = createApp({
+    const app = createCheckedApp({
       log: (line) => lines.push(line),
       verifier: {
         verify() {
@@ -179,11 +171,7 @@ describe("request ids and logs", () => {
         },
       },
     });
-    const response = await app.fetch(
-      makeRequest("/v1/pets", { key: "psk_whatever" }),
-      env,
-      createExecutionContext(),
-    );
+    const response = await app.fetch(makeRequest("/v1/pets", { key: "psk_whatever" }), env);
     const body = await expectError(response, 500, "internal_error", /X-Request-Id/);
     expect(JSON.stringify(body)).not.toContain("boom");
     const requestId = response.headers.get("X-Request-Id");

@@ -87,12 +87,10 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
   },
   Deprecation: {
     description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}).`,
-    required: true,
     schema: { type: "string", const: DEPRECATION_HEADERS.Deprecation },
   },
   Sunset: {
     description: "RFC 8594: when the operation stops answering.",
-    required: true,
     schema: { type: "string", const: DEPRECATION_HEADERS.Sunset },
   },
   "Retry-After": {
@@ -159,10 +157,13 @@ function errorResponses(op: Operation): Json {
   }
   const responses: Json = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const always = status === 401 ? [] : (op.alwaysHeaders ?? []);
+    // 401 comes before the operation runs, so it carries none of the operation's own
+    // headers; a 5xx may come from the key check too (database down), so there they
+    // are documented but not promised.
+    const always = status === 401 || status >= 500 ? [] : (op.alwaysHeaders ?? []);
     const headers = new Set<HeaderName>([
       ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
-      ...always,
+      ...(status === 401 ? [] : (op.alwaysHeaders ?? [])),
     ]);
     responses[String(status)] = {
       description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),

@@ -2,10 +2,9 @@
 // statement that reaches the database, or fails on purpose. Authentication can be
 // stubbed with the id of a real key, so the database sees only the operation's work.
 import { env } from "cloudflare:workers";
-import { createApp } from "../../src/app.ts";
 import type { ApiKeyVerifier } from "../../src/auth/verifier.ts";
 import type { LogLine } from "../../src/http/request-context.ts";
-import { type CallOptions, makeRequest } from "../helpers.ts";
+import { type CallOptions, createCheckedApp, makeRequest } from "../helpers.ts";
 
 type AnyDb = D1Database | D1DatabaseSession;
 export type DbHook = (method: "prepare" | "batch" | "exec", args: unknown[]) => void;
@@ -109,7 +108,7 @@ export function instrumentedApp(options: {
   verifier?: ApiKeyVerifier;
 }): InstrumentedApp {
   const logs: LogLine[] = [];
-  const app = createApp({
+  const app = createCheckedApp({
     log: (line) => logs.push(line),
     ...(options.verifier ? { verifier: options.verifier } : {}),
   });
