@@ -1,15 +1,13 @@
 // The response-conformance check (test/support/conformance.ts) itself: it must refuse
 // answers the OpenAPI document does not describe, or it proves nothing in call().
 import { describe, expect, it } from "vitest";
+import { DEPRECATION_HEADERS } from "../src/pets/deprecation.ts";
 import { BASE } from "./helpers.ts";
 import { assertConforms } from "./support/conformance.ts";
 
 const PET = { id: 1, name: "Rex", categoryId: 2, status: "available" };
-const DEPRECATED = {
-  Deprecation: "@1767225600",
-  Sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
-  Link: '</v1/pets>; rel="successor-version"',
-};
+/** The deprecation headers exactly as served, so only the altered one can fail a case. */
+const DEPRECATED = { ...DEPRECATION_HEADERS };
 
 function json(body: unknown, status: number, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {

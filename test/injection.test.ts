@@ -182,6 +182,7 @@ describe("Idempotency-Key: stored literally, scoped exactly", () => {
     });
     expect(replay.status).toBe(201);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
     expect(await replay.json()).toEqual(pet);
 
     const stored = (await idempotencyRows(keyId)).filter(
