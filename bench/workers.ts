@@ -38,16 +38,19 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname !== "/") return new Response("raw worker: ok");
-    // Diagnostic variant (?platform=1): the two binding calls the API makes per request
-    // besides its query: the rate limiter, and a D1 session with its bookmark.
-    const platform = url.searchParams.has("platform");
-    if (platform) await env.RATE_LIMITER.limit({ key: "key:1" });
-    const db = platform ? env.DB.withSession("first-unconstrained") : env.DB;
+    // Diagnostic variants: the two binding calls the API makes per request besides its
+    // query, together (?platform) or alone (?limiter, ?session): the rate limiter, and a
+    // D1 session with its bookmark.
+    const both = url.searchParams.has("platform");
+    const limiter = both || url.searchParams.has("limiter");
+    const session = both || url.searchParams.has("session");
+    if (limiter) await env.RATE_LIMITER.limit({ key: "key:1" });
+    const db = session ? env.DB.withSession("first-unconstrained") : env.DB;
     const { results } = await db.prepare(SQL).bind(0, 21).all();
     const response = Response.json(
       results.slice(0, 20).map((r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status })),
     );
-    if (platform) response.headers.set("x-d1-bookmark", db.getBookmark() ?? "");
+    if (session) response.headers.set("x-d1-bookmark", db.getBookmark() ?? "");
     return response;
   },
 };`;
