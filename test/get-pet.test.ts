@@ -8,6 +8,7 @@ import {
   createCheckedApp,
   createKey,
   createPetVia,
+  expectDeprecationHeaders,
   expectError,
   makeRequest,
 } from "./helpers.ts";
@@ -23,15 +24,6 @@ beforeAll(async () => {
     status: "sold",
   });
 });
-
-function expectDeprecationHeaders(response: Response): void {
-  // 2026-11-01T00:00:00Z, the documented deprecation date.
-  expect(response.headers.get("Deprecation")).toBe("@1793491200");
-  expect(response.headers.get("Sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
-  const link = response.headers.get("Link") ?? "";
-  expect(link).toContain('</v1/pets>; rel="successor-version"');
-  expect(link).toMatch(/<\/v1\/docs[^>]*>; rel="deprecation"/);
-}
 
 describe("before the sunset", () => {
   it("200: the pet exactly as created, with the deprecation headers", async () => {

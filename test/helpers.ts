@@ -107,6 +107,19 @@ export async function expectError(
   return body;
 }
 
+/**
+ * Asserts getPet's deprecation headers (decisions.md) as literal values, so a change
+ * of the constants in src/config.ts fails here rather than passing with them.
+ */
+export function expectDeprecationHeaders(response: { headers: Headers }): void {
+  // 2026-11-01T00:00:00Z, the documented deprecation date.
+  expect(response.headers.get("Deprecation")).toBe("@1793491200");
+  expect(response.headers.get("Sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
+  const link = response.headers.get("Link") ?? "";
+  expect(link).toContain('</v1/pets>; rel="successor-version"');
+  expect(link).toMatch(/<\/v1\/docs[^>]*>; rel="deprecation"/);
+}
+
 export async function createPetVia(key: string, pet: Record<string, unknown>) {
   const response = await call("/v1/pets", { method: "POST", key, json: pet });
   expect(response.status, await response.clone().text()).toBe(201);

@@ -5,12 +5,12 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../src/auth/keys.ts";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
-import { DEPRECATION_HEADERS } from "../src/pets/deprecation.ts";
 import {
   call,
   createCheckedApp,
   createKey,
   createPetVia,
+  expectDeprecationHeaders,
   expectError,
   makeRequest,
 } from "./helpers.ts";
@@ -69,12 +69,7 @@ describe("a key over its limit", () => {
   it("getPet's 429 carries the Deprecation, Sunset and Link headers", async () => {
     const { key } = await exhausted("over-getpet");
     const response = await call(`/v1/pets/${petId}`, { key });
-    expect(response.headers.get("Deprecation")).toBe(DEPRECATION_HEADERS.Deprecation);
-    expect(response.headers.get("Deprecation")).toMatch(/^@\d+$/);
-    expect(response.headers.get("Sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
-    const link = response.headers.get("Link") ?? "";
-    expect(link).toContain('</v1/pets>; rel="successor-version"');
-    expect(link).toContain('rel="deprecation"');
+    expectDeprecationHeaders(response);
     await expectRateLimited(response);
   });
 

@@ -96,25 +96,30 @@ export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
 }
 
 export interface InstrumentedApp {
-  /** Statements that reached D1 (SQL text, or "batch(n)"). */
+  /** Statements that reached D1: the SQL text of each prepared one, or "batch" / "exec". */
   statements: string[];
   logs: LogLine[];
   fetch(path: string, options?: CallOptions): Promise<Response>;
   fetchRequest(request: Request): Promise<Response>;
 }
 
+/** The real app over `db` (instrumented: every statement lands in `statements`). */
 export function instrumentedApp(options: {
-  db: unknown;
+  db: D1Database;
   verifier?: ApiKeyVerifier;
 }): InstrumentedApp {
   const logs: LogLine[] = [];
+  const statements: string[] = [];
+  const db = instrument(options.db, (method, args) => {
+    statements.push(method === "prepare" ? String(args[0]) : method);
+  });
   const app = createCheckedApp({
     log: (line) => logs.push(line),
     ...(options.verifier ? { verifier: options.verifier } : {}),
   });
-  const appEnv = envWith(options.db);
+  const appEnv = envWith(db);
   return {
-    statements: [],
+    statements,
     logs,
     fetch(path, callOptions = {}) {
       return this.fetchRequest(makeRequest(path, callOptions));
@@ -125,13 +130,7 @@ export function instrumentedApp(options: {
   };
 }
 
-/** An app whose D1 records every statement into `app.statements`. */
+/** The real D1 behind an app that accepts exactly `key` (id `keyId`) without a D1 lookup. */
 export function recordingApp(key: string, keyId: number): InstrumentedApp {
-  const statements: string[] = [];
-  const db = instrument(env.DB, (method, args) => {
-    statements.push(method === "prepare" ? String(args[0]) : method);
-  });
-  const app = instrumentedApp({ db, verifier: fixedVerifier(key, keyId) });
-  app.statements = statements;
-  return app;
+  return instrumentedApp({ db: env.DB, verifier: fixedVerifier(key, keyId) });
 }
