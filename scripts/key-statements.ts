@@ -2,6 +2,8 @@
 // --command`, which cannot bind parameters: values are written as SQL literals here,
 // and only here. Free of Node APIs, so the tests run these very statements in workerd
 // (test/keys.test.ts) against the D1 built from migrations/.
+import type { Scope } from "../src/auth/scopes.ts";
+import { formatScopes, parseScopes, SCOPES } from "../src/auth/scopes.ts";
 
 /** A SQL string literal. */
 export function sqlString(value: string): string {
@@ -9,34 +11,112 @@ export function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
+/** An integer (unix seconds, ids) as a SQL literal, or NULL. */
+function sqlInteger(value: number | null): string {
+  return value === null ? "NULL" : String(Math.trunc(value));
+}
+
 /** A key id as typed by a person: digits only, so it can be written into SQL. */
 export function parseKeyId(text: string | undefined): number | undefined {
   return text !== undefined && /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : undefined;
 }
 
-/** Stores a new key's hash; answers its id. `now` in unix seconds. */
+/** The columns every statement that answers keys returns, for `toListedKey`. */
+const KEY_COLUMNS = "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
+
+/**
+ * Stores a new key's hash; answers its row. `now` and `expiresAt` in unix seconds;
+ * no scopes means every scope.
+ */
 export function createKeyStatement(key: {
   keyHash: string;
   prefix: string;
   label: string;
   now: number;
+  scopes?: readonly Scope[];
+  expiresAt?: number | null;
 }): string {
-  return `INSERT INTO api_keys (key_hash, prefix, label, created_at)
-     VALUES (${sqlString(key.keyHash)}, ${sqlString(key.prefix)}, ${sqlString(key.label)}, ${Math.trunc(key.now)})
-     RETURNING id`;
+  const scopes = formatScopes(key.scopes?.length ? key.scopes : SCOPES);
+  return `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at, expires_at)
+     VALUES (${sqlString(key.keyHash)}, ${sqlString(key.prefix)}, ${sqlString(key.label)}, ${sqlString(scopes)}, ${sqlInteger(key.now)}, ${sqlInteger(key.expiresAt ?? null)})
+     RETURNING ${KEY_COLUMNS}`;
 }
 
-export const LIST_KEYS_STATEMENT =
-  "SELECT id, prefix, label, created_at, revoked_at FROM api_keys ORDER BY id";
+export const LIST_KEYS_STATEMENT = `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`;
 
 /** Revokes an active key; answers its id, or no row when there was no active key with that id. */
 export function revokeKeyStatement(id: number, now: number): string {
-  return `UPDATE api_keys SET revoked_at = ${Math.trunc(now)} WHERE id = ${Math.trunc(id)} AND revoked_at IS NULL RETURNING id`;
+  return `UPDATE api_keys SET revoked_at = ${sqlInteger(now)} WHERE id = ${sqlInteger(id)} AND revoked_at IS NULL RETURNING id`;
 }
 
-/** Seeds (or un-revokes) the local development key. Local database only: see scripts/dev.ts. */
+/**
+ * Rotation, as two statements run in this order in one `d1 execute` (one batch):
+ * 1. a new key with the old key's label and scopes, only if the old one is active
+ *    (not revoked, not expired); answers the new row, or none;
+ * 2. the old key then expires `graceSeconds` after `now` (or keeps an earlier expiry),
+ *    only if step 1 stored the new key; answers the old row.
+ * The new key expires at `expiresAt` (null: never).
+ */
+export function rotateKeyStatements(rotation: {
+  oldId: number;
+  keyHash: string;
+  prefix: string;
+  now: number;
+  graceSeconds: number;
+  expiresAt?: number | null;
+}): [insertNew: string, expireOld: string] {
+  const now = sqlInteger(rotation.now);
+  const oldId = sqlInteger(rotation.oldId);
+  const until = sqlInteger(rotation.now + rotation.graceSeconds);
+  return [
+    `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at, expires_at)
+     SELECT ${sqlString(rotation.keyHash)}, ${sqlString(rotation.prefix)}, label, scopes, ${now}, ${sqlInteger(rotation.expiresAt ?? null)}
+     FROM api_keys
+     WHERE id = ${oldId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
+     RETURNING ${KEY_COLUMNS}`,
+    `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ${until}), ${until})
+     WHERE id = ${oldId} AND EXISTS (SELECT 1 FROM api_keys WHERE key_hash = ${sqlString(rotation.keyHash)})
+     RETURNING ${KEY_COLUMNS}`,
+  ];
+}
+
+/**
+ * Seeds (or restores) the local development key with every scope and no expiry.
+ * Local database only: see scripts/dev.ts.
+ */
 export function seedLocalDevKeyStatement(keyHash: string): string {
-  return `INSERT INTO api_keys (key_hash, prefix, label, created_at)
-     VALUES (${sqlString(keyHash)}, 'local-dev', 'local development key (local only)', unixepoch())
-     ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL`;
+  const scopes = sqlString(formatScopes(SCOPES));
+  return `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at)
+     VALUES (${sqlString(keyHash)}, 'local-dev', 'local development key (local only)', ${scopes}, unixepoch())
+     ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, expires_at = NULL, scopes = ${scopes}`;
+}
+
+/** A key as `npm run keys -- list --json` prints it (decisions.md names these fields). */
+export interface ListedKey {
+  id: number;
+  prefix: string;
+  label: string;
+  scopes: Scope[];
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+function isoTime(seconds: unknown): string | null {
+  return typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : null;
+}
+
+/** Maps a row answered by the statements above to its listed form. */
+export function toListedKey(row: Record<string, unknown>): ListedKey {
+  return {
+    id: Number(row.id),
+    prefix: String(row.prefix),
+    label: String(row.label),
+    scopes: parseScopes(String(row.scopes ?? "")),
+    createdAt: isoTime(row.created_at) ?? "",
+    expiresAt: isoTime(row.expires_at),
+    lastUsedAt: isoTime(row.last_used_at),
+    revokedAt: isoTime(row.revoked_at),
+  };
 }

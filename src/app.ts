@@ -1,9 +1,12 @@
 // The app factory: the worker and the tests build the service through it.
 // It owns the error handler, the not-found and method-not-allowed answers, and
 // the order of the cross-cutting middleware.
+import type { MiddlewareHandler } from "hono";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { authenticate } from "./auth/middleware.ts";
+import type { LastUseRecorder } from "./auth/last-use.ts";
+import { createLastUseRecorder } from "./auth/last-use.ts";
+import { authenticate, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
 import { ApiError, errorResponse, toApiError } from "./errors.ts";
@@ -17,13 +20,15 @@ import { consoleLogger, requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import { DOCS_PAGE } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
-import { getPetLifecycle } from "./pets/deprecation.ts";
+import { OPERATIONS } from "./operations.ts";
+import { getPetDeprecationHeaders, getPetSunset } from "./pets/deprecation.ts";
 import { petRoutes } from "./pets/routes.ts";
 
 export interface AppOptions {
   clock?: Clock;
   log?: Logger;
   verifier?: ApiKeyVerifier;
+  lastUse?: LastUseRecorder;
 }
 
 /** Paths that exist, with the methods each allows (HEAD comes with GET). */
@@ -43,7 +48,8 @@ export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? consoleLogger;
   const verifier = options.verifier ?? createApiKeyVerifier(clock);
-  const requireKey = authenticate(verifier);
+  const lastUse = options.lastUse ?? createLastUseRecorder(clock, log);
+  const requireKey = authenticate(verifier, lastUse);
 
   const app = new Hono<AppEnv>();
 
@@ -57,13 +63,27 @@ export function createApp(options: AppOptions = {}) {
     if (c.req.method === "OPTIONS" || PUBLIC_PATHS.has(c.req.path)) return next();
     return requireKey(c, next);
   });
-  app.on("GET", "/v1/pets/:petId", getPetLifecycle);
-  app.use("/v1/*", async (c, next) => {
-    if (c.var.apiKeyId === undefined) return next();
-    await rateLimit(c, async () => {
-      await d1Session(c, next);
-    });
-  });
+  app.on("GET", "/v1/pets/:petId", getPetDeprecationHeaders);
+  // Order under /v1 (decisions.md): 401 above, then 429, then 403, then everything else.
+  const authenticated =
+    (middleware: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> =>
+    async (c, next) =>
+      c.var.apiKeyId === undefined ? next() : middleware(c, next);
+  app.use("/v1/*", authenticated(rateLimit));
+  // Each operation's scope, as the operation table declares it. A method the path
+  // does not have matches no operation here, so it stays a 405 whatever the scopes.
+  for (const op of OPERATIONS) {
+    if (!op.scope) continue;
+    const method = op.method.toUpperCase();
+    const path = `/v1${op.path}`;
+    app.on(
+      method,
+      path.replaceAll(/\{(\w+)\}/g, ":$1"),
+      requireScope(op.scope, `${op.operationId} (${method} ${path})`),
+    );
+  }
+  app.on("GET", "/v1/pets/:petId", getPetSunset);
+  app.use("/v1/*", authenticated(d1Session));
 
   app.get("/", (c) =>
     c.json({

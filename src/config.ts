@@ -26,5 +26,10 @@ export const IDEMPOTENCY_LOCK_SECONDS = 30;
 export const AUTH_CACHE_TTL_MS = 30_000;
 export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 
+/** A key's last use is written at most this often per isolate (decisions.md: within an hour). */
+export const LAST_USE_INTERVAL_MS = 60 * 60 * 1000;
+/** After a failed last-use write, the next use of the key tries again after this long. */
+export const LAST_USE_RETRY_MS = 60 * 1000;
+
 /** Seconds a rate-limited client is told to wait: the binding's window. */
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;

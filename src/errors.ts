@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   invalid_cursor: 400,
   invalid_idempotency_key: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   idempotency_key_in_use: 409,
@@ -35,7 +36,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The `cursor` was not issued by the service, was altered, or belongs to another filter.",
   invalid_idempotency_key:
     "The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII.",
-  unauthorized: "The API key is missing or invalid.",
+  unauthorized: "The API key is missing, invalid, revoked or expired.",
+  insufficient_scope:
+    "The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it.",
   not_found: "The path or the requested animal does not exist.",
   method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
   idempotency_key_in_use: "A request with this `Idempotency-Key` is still being processed.",

@@ -1,6 +1,7 @@
 // The operations of /v1: one object each, read by the router (validation) and by
 // scripts/openapi.ts (the document). Adding a field here documents it there.
 import * as z from "zod/mini";
+import type { Scope } from "./auth/scopes.ts";
 import type { ErrorCode } from "./errors.ts";
 import {
   ListPetsQuerySchema,
@@ -24,7 +25,7 @@ export type HeaderName =
   | "Cache-Control"
   | "x-d1-bookmark";
 
-export interface Operation {
+interface OperationBase {
   operationId: string;
   method: "get" | "post";
   /** Relative to the server URL (which ends in /v1). */
@@ -34,8 +35,6 @@ export interface Operation {
   deprecated?: boolean;
   /** x-stability in the document. */
   stability?: "experimental";
-  /** Public: answered without an API key (`security: []`), outside the rate limit. */
-  public?: boolean;
   query?: z.ZodMiniType;
   params?: z.ZodMiniType;
   body?: z.ZodMiniType;
@@ -55,10 +54,19 @@ export interface Operation {
   alwaysHeaders?: HeaderName[];
 }
 
+/**
+ * An operation is public (answered without an API key, `security: []`, outside the
+ * rate limit) or names the one scope a key needs to call it: the scope middleware
+ * enforces it and the document lists it in the operation's `security`.
+ */
+export type Operation = OperationBase &
+  ({ public: true; scope?: undefined } | { public?: undefined; scope: Scope });
+
 export const listPets: Operation = {
   operationId: "listPets",
   method: "get",
   path: "/pets",
+  scope: "pets:read",
   summary: "List animals",
   description:
     'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
@@ -77,6 +85,7 @@ export const createPet: Operation = {
   operationId: "createPet",
   method: "post",
   path: "/pets",
+  scope: "pets:write",
   summary: "Add an animal",
   description:
     "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
@@ -103,6 +112,7 @@ export const getPet: Operation = {
   operationId: "getPet",
   method: "get",
   path: "/pets/{petId}",
+  scope: "pets:read",
   summary: "Fetch an animal by id (deprecated)",
   description:
     'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`.',
@@ -123,6 +133,7 @@ export const listOrders: Operation = {
   operationId: "listOrders",
   method: "get",
   path: "/store/orders",
+  scope: "orders:read",
   summary: "List store orders (experimental, not implemented)",
   description:
     "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
@@ -184,6 +195,7 @@ export const OPERATIONS = [
 /** Errors any authenticated operation can answer with. */
 export const COMMON_ERRORS: ErrorCode[] = [
   "unauthorized",
+  "insufficient_scope",
   "method_not_allowed",
   "rate_limited",
   "internal_error",

@@ -75,15 +75,19 @@ describe("the Authorization header", () => {
     // A fresh verifier (a new isolate) has no cached entry: revocation is immediate there.
     expect(await revokeKey(id)).toBe(true);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, env)).toBeNull();
+    expect(await verifier.verify(key, env)).toEqual({ ok: false, reason: "unknown" });
   });
 });
 
 describe("the local development key", () => {
   it("is refused outside the local environment even if its hash were in the database", async () => {
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(LOCAL_DEV_KEY, { ...env, ENVIRONMENT: "production" })).toBeNull();
-    expect(await verifier.verify(LOCAL_DEV_KEY, { ...env, ENVIRONMENT: "staging" })).toBeNull();
+    for (const ENVIRONMENT of ["production", "staging"]) {
+      expect(await verifier.verify(LOCAL_DEV_KEY, { ...env, ENVIRONMENT })).toEqual({
+        ok: false,
+        reason: "unknown",
+      });
+    }
   });
 
   it("is not in the test database (only `npm run dev` seeds it, locally)", async () => {

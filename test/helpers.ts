@@ -5,6 +5,7 @@ import { expect } from "vitest";
 import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
 import { type AppOptions, createApp } from "../src/app.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import type { Scope } from "../src/auth/scopes.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import { assertConforms } from "./support/conformance.ts";
 
@@ -12,16 +13,22 @@ export const BASE = "https://petstore.test";
 
 /**
  * Issues a fresh API key into D1 with the very statement `npm run keys -- create`
- * sends through wrangler (scripts/key-statements.ts).
+ * sends through wrangler (scripts/key-statements.ts). No scopes means every scope;
+ * `expiresAt` in unix seconds.
  */
-export async function createKey(label = "test"): Promise<{ key: string; id: number }> {
+export async function createKey(
+  label = "test",
+  options: { scopes?: Scope[]; expiresAt?: number; now?: number } = {},
+): Promise<{ key: string; id: number }> {
   const key = generateApiKey();
   const row = await env.DB.prepare(
     createKeyStatement({
       keyHash: await hashApiKey(key),
       prefix: displayPrefix(key),
       label,
-      now: Math.floor(Date.now() / 1000),
+      now: options.now ?? Math.floor(Date.now() / 1000),
+      ...(options.scopes ? { scopes: options.scopes } : {}),
+      ...(options.expiresAt !== undefined ? { expiresAt: options.expiresAt } : {}),
     }),
   ).first<{ id: number }>();
   if (!row) throw new Error("the create statement returned no id");
@@ -67,8 +74,12 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
 export function createCheckedApp(options: AppOptions = {}) {
   const app = createApp(options);
   return {
-    async fetch(request: Request, appEnv: Env = env): Promise<Response> {
-      const response = await app.fetch(request, appEnv, createExecutionContext());
+    async fetch(
+      request: Request,
+      appEnv: Env = env,
+      ctx: ExecutionContext = createExecutionContext(),
+    ): Promise<Response> {
+      const response = await app.fetch(request, appEnv, ctx);
       await assertConforms(request, response);
       return response;
     },

@@ -12,7 +12,7 @@ import {
   sqlString,
 } from "../scripts/key-statements.ts";
 import { generateApiKey, hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
-import { createApiKeyVerifier } from "../src/auth/verifier.ts";
+import { createApiKeyVerifier, type Verification } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import type { LogLine } from "../src/http/request-context.ts";
 import {
@@ -30,8 +30,16 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A D1 stand-in whose only query (the key lookup) returns `row`. */
-function fakeDb(row: { id: number; key_hash: string } | null) {
+const UNKNOWN = { ok: false, reason: "unknown" };
+
+/** The key id a verification accepted, or null when it refused the key. */
+function keyIdOf(verification: Verification): number | null {
+  return verification.ok ? verification.key.id : null;
+}
+
+/** A D1 stand-in whose only query (the key lookup) returns `row` (every scope, no expiry). */
+function fakeDb(found: { id: number; key_hash: string } | null) {
+  const row = found && { scopes: "pets:read pets:write orders:read", expires_at: null, ...found };
   const queries: unknown[][] = [];
   const db = {
     prepare: (sql: string) => ({
@@ -96,8 +104,8 @@ describe("revocation through the worker", () => {
     expect(await revokeKey(a.id, 1)).toBe(true);
     expect(await revokeKey(a.id, 2)).toBe(false);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(a.key, env)).toBeNull();
-    expect(await verifier.verify(b.key, env)).toBe(b.id);
+    expect(await verifier.verify(a.key, env)).toEqual(UNKNOWN);
+    expect(keyIdOf(await verifier.verify(b.key, env))).toBe(b.id);
   });
 });
 
@@ -116,12 +124,15 @@ describe("the statements of npm run keys and npm run dev (scripts/key-statements
       key_hash: await hashApiKey(key),
       prefix: "psk_x",
       label,
+      scopes: "pets:read pets:write orders:read",
       created_at: 7,
+      expires_at: null,
+      last_used_at: null,
       revoked_at: null,
     });
     expect(JSON.stringify(stored)).not.toContain(key);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, env)).toBe(row?.id);
+    expect(keyIdOf(await verifier.verify(key, env))).toBe(row?.id);
   });
 
   it("revoke answers the id once, then nothing; list shows the revocation time", async () => {
@@ -180,7 +191,7 @@ describe("the verifier", () => {
     const spy = vi.spyOn(crypto.subtle, "timingSafeEqual");
     const { key, id } = await createKey("constant-time");
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, env)).toBe(id);
+    expect(keyIdOf(await verifier.verify(key, env))).toBe(id);
     expect(spy).toHaveBeenCalledTimes(1);
     const [a, b] = spy.mock.calls[0] ?? [];
     const hash = new TextEncoder().encode(await hashApiKey(key));
@@ -195,19 +206,20 @@ describe("the verifier", () => {
     // Same length, last character differs: only the comparison can tell them apart.
     const near = `${hash.slice(0, -1)}${hash.endsWith("0") ? "1" : "0"}`;
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, fakeDb({ id: 7, key_hash: near }).env)).toBeNull();
+    expect(await verifier.verify(key, fakeDb({ id: 7, key_hash: near }).env)).toEqual(UNKNOWN);
     expect(spy).toHaveBeenCalledTimes(1);
     // A hash of another length is refused too (timingSafeEqual needs equal lengths).
-    expect(await verifier.verify(key, fakeDb({ id: 7, key_hash: `${hash}00` }).env)).toBeNull();
+    const longer = fakeDb({ id: 7, key_hash: `${hash}00` });
+    expect(await verifier.verify(key, longer.env)).toEqual(UNKNOWN);
     // And the matching hash is accepted.
-    expect(await verifier.verify(key, fakeDb({ id: 7, key_hash: hash }).env)).toBe(7);
+    expect(keyIdOf(await verifier.verify(key, fakeDb({ id: 7, key_hash: hash }).env))).toBe(7);
   });
 
   it("looks the key up by its SHA-256 hash and never sends the key to the database", async () => {
     const key = "psk_lookup-probe";
     const { env: fake, queries } = fakeDb(null);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, fake)).toBeNull();
+    expect(await verifier.verify(key, fake)).toEqual(UNKNOWN);
     expect(queries).toHaveLength(1);
     expect(queries[0]?.slice(1)).toEqual([await hashApiKey(key)]);
     expect(JSON.stringify(queries)).not.toContain(key);
@@ -219,16 +231,16 @@ describe("the verifier", () => {
     const hash = await hashApiKey(key);
     const valid = fakeDb({ id: 3, key_hash: hash });
     const verifier = createApiKeyVerifier(() => now);
-    expect(await verifier.verify(key, valid.env)).toBe(3);
+    expect(keyIdOf(await verifier.verify(key, valid.env))).toBe(3);
     now += AUTH_CACHE_TTL_MS - 1;
-    expect(await verifier.verify(key, valid.env)).toBe(3);
+    expect(keyIdOf(await verifier.verify(key, valid.env))).toBe(3);
     expect(valid.queries).toHaveLength(1); // served from the cache
     now += 1;
     const revoked = fakeDb(null);
-    expect(await verifier.verify(key, revoked.env)).toBeNull();
+    expect(await verifier.verify(key, revoked.env)).toEqual(UNKNOWN);
     expect(revoked.queries).toHaveLength(1);
     // A refusal is not cached: the key is looked up again next time.
-    expect(await verifier.verify(key, revoked.env)).toBeNull();
+    expect(await verifier.verify(key, revoked.env)).toEqual(UNKNOWN);
     expect(revoked.queries).toHaveLength(2);
   });
 });

@@ -1,13 +1,27 @@
 // Verifies API keys against D1, with a small in-isolate cache so steady-state
-// requests cost no D1 query for auth. Revocation is honoured within the TTL.
+// requests cost no D1 query for auth. Revocation is honoured within the TTL; expiry
+// is exact: a cache entry never outlives the expiry instant its key had when cached.
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS } from "../config.ts";
 import { findActiveApiKeyByHash } from "../db/api-keys.ts";
 import type { Clock } from "../http/clock.ts";
 import { hashApiKey, LOCAL_DEV_KEY } from "./keys.ts";
+import type { Scope } from "./scopes.ts";
+
+/** What the rest of the request knows about the caller's key. */
+export interface VerifiedKey {
+  id: number;
+  scopes: readonly Scope[];
+}
+
+export type Verification =
+  | { ok: true; key: VerifiedKey }
+  /** `unknown`: no such key, or revoked. `expired`: past its expiry instant. */
+  | { ok: false; reason: "unknown" | "expired" };
 
 interface CacheEntry {
-  keyId: number;
-  expiresAt: number;
+  key: VerifiedKey;
+  /** Milliseconds: the earlier of the TTL's end and the key's expiry instant. */
+  until: number;
 }
 
 const encoder = new TextEncoder();
@@ -19,9 +33,10 @@ function sameHash(a: string, b: string): boolean {
 }
 
 export interface ApiKeyVerifier {
-  /** The key's id, or null when the key is unknown or revoked. */
-  verify(key: string, env: Env): Promise<number | null>;
+  verify(key: string, env: Env): Promise<Verification>;
 }
+
+const UNKNOWN: Verification = { ok: false, reason: "unknown" };
 
 export function createApiKeyVerifier(
   clock: Clock,
@@ -34,21 +49,24 @@ export function createApiKeyVerifier(
 
   return {
     async verify(key, env) {
-      if (key === LOCAL_DEV_KEY && env.ENVIRONMENT !== "local") return null;
+      if (key === LOCAL_DEV_KEY && env.ENVIRONMENT !== "local") return UNKNOWN;
       const keyHash = await hashApiKey(key);
       const now = clock();
       const cached = cache.get(keyHash);
-      if (cached && cached.expiresAt > now) return cached.keyId;
+      if (cached && cached.until > now) return { ok: true, key: cached.key };
       cache.delete(keyHash);
 
       const row = await findActiveApiKeyByHash(env.DB, keyHash);
-      if (!row || !sameHash(row.keyHash, keyHash)) return null;
+      if (!row || !sameHash(row.keyHash, keyHash)) return UNKNOWN;
+      const expiresAtMs = row.expiresAt === null ? Number.POSITIVE_INFINITY : row.expiresAt * 1000;
+      if (now >= expiresAtMs) return { ok: false, reason: "expired" };
       if (cache.size >= maxEntries) {
         const oldest = cache.keys().next().value;
         if (oldest !== undefined) cache.delete(oldest);
       }
-      cache.set(keyHash, { keyId: row.id, expiresAt: now + ttlMs });
-      return row.id;
+      const verified: VerifiedKey = { id: row.id, scopes: row.scopes };
+      cache.set(keyHash, { key: verified, until: Math.min(now + ttlMs, expiresAtMs) });
+      return { ok: true, key: verified };
     },
   };
 }

@@ -1,20 +1,58 @@
+import type { Scope } from "../auth/scopes.ts";
+import { parseScopes } from "../auth/scopes.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 
 export interface ActiveApiKey {
   id: number;
   keyHash: string;
+  scopes: Scope[];
+  /** Unix seconds from which the key is refused; null when it never expires. */
+  expiresAt: number | null;
 }
 
+interface ApiKeyRow {
+  id: number;
+  key_hash: string;
+  scopes: string;
+  expires_at: number | null;
+}
+
+/** A key that is not revoked (it may have expired: the caller compares with its clock). */
 export async function findActiveApiKeyByHash(
   db: Queryable,
   keyHash: string,
 ): Promise<ActiveApiKey | null> {
   const row = await d1(() =>
     db
-      .prepare("SELECT id, key_hash FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL")
+      .prepare(
+        "SELECT id, key_hash, scopes, expires_at FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL",
+      )
       .bind(keyHash)
-      .first<{ id: number; key_hash: string }>(),
+      .first<ApiKeyRow>(),
   );
-  return row ? { id: row.id, keyHash: row.key_hash } : null;
+  return row
+    ? {
+        id: row.id,
+        keyHash: row.key_hash,
+        scopes: parseScopes(row.scopes),
+        expiresAt: row.expires_at,
+      }
+    : null;
+}
+
+/**
+ * Records that a key was used at `now` (unix seconds). Never moves the time back, so
+ * isolates writing out of order keep the latest use.
+ */
+export function recordApiKeyUseStatement(
+  db: Queryable,
+  keyId: number,
+  now: number,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      "UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2)",
+    )
+    .bind(keyId, now);
 }

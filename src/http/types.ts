@@ -1,3 +1,4 @@
+import type { Scope } from "../auth/scopes.ts";
 import type { Clock } from "./clock.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
@@ -5,6 +6,8 @@ export interface AppVariables {
   requestId: string;
   /** Set by the auth middleware on every authenticated request. */
   apiKeyId: number;
+  /** The scopes of that key (set with apiKeyId). */
+  apiKeyScopes: readonly Scope[];
   /** The D1 session this request reads and writes through (Sessions API). */
   db: D1DatabaseSession;
   /** The request body as parsed by `jsonBody`, before validation. */

@@ -3,6 +3,7 @@
 // Run at build time by scripts/openapi.ts; the worker serves the JSON it writes,
 // so no isolate pays for generating it. A test rebuilds it and compares.
 import * as z from "zod/mini";
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../auth/scopes.ts";
 import {
   GET_PET_DEPRECATED_AT,
   IDEMPOTENCY_TTL_SECONDS,
@@ -105,7 +106,7 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
   },
   "WWW-Authenticate": {
     description:
-      'RFC 6750: `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent but is not valid.',
+      'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
     required: true,
     schema: { type: "string", pattern: '^Bearer realm="petstore"' },
   },
@@ -125,6 +126,7 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
 /** Headers each error code's answers carry beyond X-Request-Id. */
 const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
   unauthorized: ["WWW-Authenticate"],
+  insufficient_scope: ["WWW-Authenticate"],
   method_not_allowed: ["Allow"],
   rate_limited: ["Retry-After"],
   idempotency_key_in_use: ["Retry-After"],
@@ -246,7 +248,7 @@ function operationObject(op: Operation): Json {
     description: op.description,
     tags: [op.public ? "documentation" : op.path.startsWith("/store") ? "store" : "animals"],
   };
-  if (op.public) object.security = [];
+  object.security = op.scope ? [{ bearerAuth: [op.scope] }] : [];
   if (op.deprecated) object.deprecated = true;
   if (op.stability) object["x-stability"] = op.stability;
   const params = parameters(op);
@@ -273,7 +275,7 @@ export function buildOpenApiDocument(): Json {
       title: "Pet Store API",
       version: "1.0.0",
       description: [
-        "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>`.",
+        "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme).",
         "",
         `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type (415), JSON syntax (400), fields (400).`,
         "",
@@ -301,7 +303,11 @@ export function buildOpenApiDocument(): Json {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
-          description: "API keys start with `psk_`. Keys are issued with `npm run keys -- create`.",
+          description: [
+            "API keys start with `psk_` and are issued with `npm run keys -- create`. Each key carries one or more scopes; each operation's `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.",
+            "",
+            ...SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`),
+          ].join("\n"),
         },
       },
     },

@@ -14,18 +14,26 @@ export const DEPRECATION_HEADERS = {
 } as const;
 
 /**
- * Runs after authentication, before rate limiting and validation, so every
- * getPet answer past the key check (200, 400, 404, 410, 429) carries the headers.
- * From the sunset instant on, the operation answers 410 `gone`.
+ * Runs right after authentication, around the rate limit, the scope check and the
+ * operation, so every getPet answer past the key check (200, 400, 403, 404, 410,
+ * 429) carries the headers.
  */
-export const getPetLifecycle = createMiddleware<AppEnv>(async (c, next) => {
+export const getPetDeprecationHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) c.res.headers.set(name, value);
+});
+
+/**
+ * From the sunset instant on, the operation answers 410 `gone` (after 401, 429 and
+ * 403, like every other answer), not cacheable.
+ */
+export const getPetSunset = createMiddleware<AppEnv>(async (c, next) => {
   if (c.var.clock() >= GET_PET_SUNSET_AT * 1000) {
     throw new ApiError(
       "gone",
       "GET /v1/pets/{petId} was removed on Thu, 05 Dec 2030; use GET /v1/pets with the status filter.",
-      { headers: { ...DEPRECATION_HEADERS, "Cache-Control": "no-store" } },
+      { headers: { "Cache-Control": "no-store" } },
     );
   }
   await next();
-  for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) c.res.headers.set(name, value);
 });

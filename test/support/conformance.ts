@@ -47,6 +47,7 @@ const BASE_PATH = new URL(doc.servers[0]?.url ?? "http://invalid/").pathname.rep
 /** Headers an answer of this status carries wherever it comes from. */
 const ALWAYS_BY_STATUS: Record<number, string[]> = {
   401: ["WWW-Authenticate"],
+  403: ["WWW-Authenticate"],
   405: ["Allow"],
   429: ["Retry-After"],
   503: ["Retry-After"],

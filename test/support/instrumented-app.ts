@@ -2,6 +2,7 @@
 // statement that reaches the database, or fails on purpose. Authentication can be
 // stubbed with the id of a real key, so the database sees only the operation's work.
 import { env } from "cloudflare:workers";
+import { SCOPES } from "../../src/auth/scopes.ts";
 import type { ApiKeyVerifier } from "../../src/auth/verifier.ts";
 import type { LogLine } from "../../src/http/request-context.ts";
 import { type CallOptions, createCheckedApp, makeRequest } from "../helpers.ts";
@@ -90,9 +91,14 @@ export function envWith(db: unknown): Env {
   } as Env;
 }
 
-/** A verifier that accepts exactly `key` as the key with id `keyId`, without D1. */
+/** A verifier that accepts exactly `key` as the key with id `keyId` (all scopes), without D1. */
 export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
-  return { verify: async (token) => (token === key ? keyId : null) };
+  return {
+    verify: async (token) =>
+      token === key
+        ? { ok: true, key: { id: keyId, scopes: SCOPES } }
+        : { ok: false, reason: "unknown" },
+  };
 }
 
 export interface InstrumentedApp {

@@ -1,0 +1,324 @@
+// Key management with the very statements `npm run keys` sends (scripts/key-statements.ts):
+// create with scopes and expiry, rotation with a grace period, `list --json`'s fields;
+// and "last used", written after the response at most once per key per hour per
+// isolate, which neither fails nor delays a request when the write fails or hangs.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import {
+  createKeyStatement,
+  LIST_KEYS_STATEMENT,
+  revokeKeyStatement,
+  rotateKeyStatements,
+  toListedKey,
+} from "../scripts/key-statements.ts";
+import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import { createLastUseRecorder } from "../src/auth/last-use.ts";
+import { LAST_USE_INTERVAL_MS } from "../src/config.ts";
+import type { LogLine } from "../src/http/request-context.ts";
+import { createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
+
+const INVALID = 'Bearer realm="petstore", error="invalid_token"';
+
+async function keyRow(id: number): Promise<Record<string, unknown> | null> {
+  return env.DB.prepare(
+    "SELECT label, scopes, created_at, expires_at, last_used_at, revoked_at FROM api_keys WHERE id = ?1",
+  )
+    .bind(id)
+    .first();
+}
+
+/** Rotates key `oldId` the way `npm run keys -- rotate` does; answers both statements' rows. */
+async function rotate(oldId: number, now: number, graceSeconds: number, expiresAt?: number) {
+  const key = generateApiKey();
+  const [insertNew, expireOld] = rotateKeyStatements({
+    oldId,
+    keyHash: await hashApiKey(key),
+    prefix: displayPrefix(key),
+    now,
+    graceSeconds,
+    ...(expiresAt !== undefined ? { expiresAt } : {}),
+  });
+  // `wrangler d1 execute --command "A; B"` runs the two as one batch, in order.
+  const [inserted, expired] = await env.DB.batch([
+    env.DB.prepare(insertNew),
+    env.DB.prepare(expireOld),
+  ]);
+  return {
+    key,
+    created: (inserted?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>)),
+    old: (expired?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>)),
+  };
+}
+
+/** GET /v1/pets with `key` through an app at a fixed instant (unix seconds). */
+async function listAt(seconds: number, key: string): Promise<Response> {
+  const app = createCheckedApp({ clock: () => seconds * 1000, log: () => {} });
+  return app.fetch(makeRequest("/v1/pets?limit=1", { key }));
+}
+
+describe("create (the statement of `keys create`)", () => {
+  it("stores the scopes given and an expiry instant, and answers the listed row", async () => {
+    const key = generateApiKey();
+    const row = await env.DB.prepare(
+      createKeyStatement({
+        keyHash: await hashApiKey(key),
+        prefix: displayPrefix(key),
+        label: "web",
+        now: 1_900_000_000,
+        scopes: ["orders:read", "pets:read", "pets:read"],
+        expiresAt: 1_900_000_005,
+      }),
+    ).first<Record<string, unknown>>();
+    expect(toListedKey(row ?? {})).toEqual({
+      id: expect.any(Number),
+      prefix: displayPrefix(key),
+      label: "web",
+      scopes: ["pets:read", "orders:read"],
+      createdAt: "2030-03-17T17:46:40.000Z",
+      expiresAt: "2030-03-17T17:46:45.000Z",
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+  });
+});
+
+describe("rotate (the statements of `keys rotate`)", () => {
+  const NOW = 1_950_000_000;
+
+  it("issues a key with the same label and scopes; the old one expires after the grace period", async () => {
+    const old = await createKey("partner-acme", { scopes: ["pets:read", "orders:read"] });
+    const { key, created, old: expired } = await rotate(old.id, NOW, 24 * 3600);
+    expect(created).toEqual([
+      expect.objectContaining({
+        label: "partner-acme",
+        scopes: ["pets:read", "orders:read"],
+        expiresAt: null,
+        revokedAt: null,
+      }),
+    ]);
+    expect(expired).toEqual([
+      expect.objectContaining({
+        id: old.id,
+        expiresAt: new Date((NOW + 24 * 3600) * 1000).toISOString(),
+      }),
+    ]);
+    // During the grace period both keys work; from its end only the new one.
+    for (const k of [old.key, key]) expect((await listAt(NOW + 3600, k)).status).toBe(200);
+    const late = await listAt(NOW + 24 * 3600, old.key);
+    await expectError(late, 401, "unauthorized", /expired/);
+    expect(late.headers.get("WWW-Authenticate")).toBe(INVALID);
+    expect((await listAt(NOW + 24 * 3600, key)).status).toBe(200);
+  });
+
+  it("with --grace 0s refuses the old key at once and the new key works at once", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const old = await createKey("rotate-now", { scopes: ["pets:write"] });
+    const { key, created } = await rotate(old.id, now, 0);
+    expect(created[0]?.scopes).toEqual(["pets:write"]);
+    const refused = await listAt(now, old.key);
+    await expectError(refused, 401, "unauthorized", /expired/);
+    const app = createCheckedApp({ clock: () => now * 1000, log: () => {} });
+    const write = await app.fetch(
+      makeRequest("/v1/pets", { method: "POST", key, json: { name: "Rotated", categoryId: 1 } }),
+    );
+    expect(write.status).toBe(201);
+    await write.body?.cancel();
+  });
+
+  it("keeps an earlier expiry, and the new key may get its own", async () => {
+    const old = await createKey("rotate-early", { expiresAt: NOW + 60 });
+    const { created, old: expired } = await rotate(old.id, NOW, 3600, NOW + 90 * 86_400);
+    expect(expired[0]?.expiresAt).toBe(new Date((NOW + 60) * 1000).toISOString());
+    expect(created[0]?.expiresAt).toBe(new Date((NOW + 90 * 86_400) * 1000).toISOString());
+  });
+
+  it("does nothing for a revoked, an expired or an unknown key", async () => {
+    const revoked = await createKey("rotate-revoked");
+    await env.DB.prepare(revokeKeyStatement(revoked.id, NOW - 10)).run();
+    const expired = await createKey("rotate-expired", { expiresAt: NOW });
+    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys").first<{
+      n: number;
+    }>();
+    for (const id of [revoked.id, expired.id, 987_654_321]) {
+      const result = await rotate(id, NOW, 3600);
+      expect(result.created).toEqual([]);
+      expect(result.old).toEqual([]);
+    }
+    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys").first<{ n: number }>();
+    expect(after?.n).toBe(before?.n);
+    expect((await keyRow(expired.id))?.expires_at).toBe(NOW);
+  });
+});
+
+describe("list --json (LIST_KEYS_STATEMENT through toListedKey)", () => {
+  it("shows every key with exactly the documented fields, times as ISO 8601 or null", async () => {
+    const { id } = await createKey("listed", { scopes: ["pets:read"], expiresAt: 2_000_000_000 });
+    await env.DB.prepare(revokeKeyStatement(id, 1_999_999_999)).run();
+    const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<Record<string, unknown>>();
+    const listed = results.map(toListedKey);
+    const mine = listed.find((k) => k.id === id);
+    expect(Object.keys(mine ?? {})).toEqual([
+      "id",
+      "prefix",
+      "label",
+      "scopes",
+      "createdAt",
+      "expiresAt",
+      "lastUsedAt",
+      "revokedAt",
+    ]);
+    expect(mine).toMatchObject({
+      label: "listed",
+      scopes: ["pets:read"],
+      expiresAt: "2033-05-18T03:33:20.000Z",
+      lastUsedAt: null,
+      revokedAt: "2033-05-18T03:33:19.000Z",
+    });
+    expect(mine?.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+    expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((a, b) => a - b));
+  });
+});
+
+describe("last used", () => {
+  /** An app with a hand-driven clock; each request's waitUntil work is awaited. */
+  function harness(appEnv: Env = env) {
+    let now = 1_960_000_000_000;
+    const logs: LogLine[] = [];
+    const app = createCheckedApp({ clock: () => now, log: (line) => logs.push(line) });
+    return {
+      logs,
+      advance(ms: number) {
+        now += ms;
+      },
+      now: () => now,
+      async get(key: string, db: Env = appEnv): Promise<Response> {
+        const ctx = createExecutionContext();
+        const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), db, ctx);
+        await response.body?.cancel();
+        await waitOnExecutionContext(ctx);
+        return response;
+      },
+    };
+  }
+
+  /** env with a D1 whose `UPDATE api_keys` statements go through `update` instead. */
+  function withUpdate(update: (sql: string) => D1PreparedStatement): {
+    env: Env;
+    updates: string[];
+  } {
+    const updates: string[] = [];
+    const db = new Proxy(env.DB, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (property === "prepare") {
+          return (sql: string) => {
+            if (/^UPDATE api_keys SET last_used_at/.test(sql)) {
+              updates.push(sql);
+              return update(sql);
+            }
+            return target.prepare(sql);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    return { env: { ...env, DB: db }, updates };
+  }
+
+  it("is written after the first use, then at most once an hour per key per isolate", async () => {
+    const { key, id } = await createKey("last-used");
+    const other = await createKey("last-used-other");
+    const counted = withUpdate((sql) => env.DB.prepare(sql));
+    const h = harness(counted.env);
+    expect((await keyRow(id))?.last_used_at).toBeNull();
+
+    await h.get(key);
+    const first = Math.floor(h.now() / 1000);
+    expect((await keyRow(id))?.last_used_at).toBe(first);
+    expect(counted.updates).toHaveLength(1);
+
+    h.advance(LAST_USE_INTERVAL_MS - 1);
+    await h.get(key);
+    await h.get(key);
+    expect(counted.updates).toHaveLength(1); // no write within the hour
+    expect((await keyRow(id))?.last_used_at).toBe(first);
+
+    await h.get(other.key); // another key: its own write
+    expect(counted.updates).toHaveLength(2);
+
+    h.advance(1);
+    await h.get(key);
+    expect(counted.updates).toHaveLength(3);
+    expect((await keyRow(id))?.last_used_at).toBe(Math.floor(h.now() / 1000));
+  });
+
+  it("never moves back when an isolate writes an older time", async () => {
+    const { id } = await createKey("last-used-order");
+    await env.DB.prepare("UPDATE api_keys SET last_used_at = 2000000000 WHERE id = ?1")
+      .bind(id)
+      .run();
+    const recorder = createLastUseRecorder(
+      () => 1_990_000_000_000,
+      () => {},
+    );
+    const ctx = createExecutionContext();
+    recorder.record(id, env, (work) => ctx.waitUntil(work));
+    await waitOnExecutionContext(ctx);
+    expect((await keyRow(id))?.last_used_at).toBe(2_000_000_000);
+  });
+
+  it("a failing write neither fails the request nor is logged with the key; it is retried later", async () => {
+    const { key, id } = await createKey("last-used-fails");
+    const failing = withUpdate(() => {
+      throw new Error("D1_ERROR: database is locked");
+    });
+    const h = harness(failing.env);
+    const response = await h.get(key);
+    expect(response.status).toBe(200);
+    expect(failing.updates).toHaveLength(1);
+    expect(h.logs.filter((l) => l.msg === "last-use write failed")).toEqual([
+      expect.objectContaining({ level: "warn", key_id: id }),
+    ]);
+    expect(JSON.stringify(h.logs)).not.toContain(key);
+    h.advance(60_000);
+    expect((await h.get(key)).status).toBe(200);
+    expect(failing.updates).toHaveLength(2); // tried again a minute later, not an hour
+  });
+
+  it("a rejected write fails nothing either", async () => {
+    const { key } = await createKey("last-used-rejects");
+    const rejecting = withUpdate(
+      () =>
+        ({
+          run: () => Promise.reject(new Error("D1_ERROR: network connection lost")),
+        }) as unknown as D1PreparedStatement,
+    );
+    const h = harness(rejecting.env);
+    expect((await h.get(key)).status).toBe(200);
+    expect(h.logs.some((l) => l.msg === "last-use write failed")).toBe(true);
+  });
+
+  it("a write that never finishes does not hold the answer back", async () => {
+    const { key } = await createKey("last-used-hangs");
+    const hanging = withUpdate(
+      () => ({ run: () => new Promise(() => {}) }) as unknown as D1PreparedStatement,
+    );
+    const app = createCheckedApp({ log: () => {} });
+    // The answer arrives, complete, while the write is still pending (never awaited here).
+    const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), hanging.env);
+    expect(response.status).toBe(200);
+    expect(Array.isArray(await response.json())).toBe(true);
+    expect(hanging.updates).toHaveLength(1);
+  });
+
+  it("is not written for a refused key", async () => {
+    const { key, id } = await createKey("last-used-refused", { expiresAt: 1 });
+    const counted = withUpdate((sql) => env.DB.prepare(sql));
+    const h = harness(counted.env);
+    const response = await h.get(key);
+    expect(response.status).toBe(401);
+    expect(counted.updates).toEqual([]);
+    expect((await keyRow(id))?.last_used_at).toBeNull();
+  });
+});

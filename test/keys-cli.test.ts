@@ -1,0 +1,215 @@
+// The grammar of `npm run keys -- ...` (scripts/key-cli.ts), run here in workerd as the
+// CLI runs it in Node: every wrong flag or value is one UsageError line (the CLI prints
+// it with the usage and exits 2; `npm run e2e` runs the real process), never a crash.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  formatKeyTable,
+  parseDuration,
+  parseKeyArgs,
+  USAGE,
+  UsageError,
+} from "../scripts/key-cli.ts";
+import type { ListedKey } from "../scripts/key-statements.ts";
+import { SCOPES } from "../src/auth/scopes.ts";
+
+const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
+const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
+
+function usageError(argv: string[]): string {
+  try {
+    parseKeyArgs(argv);
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    const message = (err as Error).message;
+    expect(message).not.toContain("\n");
+    return message;
+  }
+  throw new Error(`no UsageError for ${JSON.stringify(argv)}`);
+}
+
+describe("valid commands", () => {
+  it("create: label, repeated scopes, expiry, environment", () => {
+    expect(
+      parseKeyArgs([
+        "create",
+        "--label",
+        "web",
+        "--scope",
+        "pets:read",
+        "--scope=orders:read",
+        "--expires-in",
+        "30d",
+        "--env",
+        "staging",
+      ]),
+    ).toEqual({
+      command: "create",
+      label: "web",
+      scopes: ["pets:read", "orders:read"],
+      expiresInSeconds: 30 * 86_400,
+      env: "staging",
+      persistTo: undefined,
+    });
+  });
+
+  it("create without --scope has every scope and no expiry; the local database by default", () => {
+    expect(parseKeyArgs(["create", "--label=server"])).toEqual({
+      command: "create",
+      label: "server",
+      scopes: [...SCOPES],
+      expiresInSeconds: null,
+      env: undefined,
+      persistTo: undefined,
+    });
+  });
+
+  it("list, list --json, revoke, rotate with and without --grace", () => {
+    expect(parseKeyArgs(["list"])).toMatchObject({ command: "list", json: false });
+    expect(parseKeyArgs(["list", "--json", "--env", "production"])).toMatchObject({
+      command: "list",
+      json: true,
+      env: "production",
+    });
+    expect(parseKeyArgs(["revoke", "7"])).toMatchObject({ command: "revoke", id: 7 });
+    expect(parseKeyArgs(["rotate", "7"])).toMatchObject({
+      command: "rotate",
+      id: 7,
+      graceSeconds: 24 * 3600,
+      expiresInSeconds: null,
+    });
+    expect(parseKeyArgs(["rotate", "--grace", "0s", "12"])).toMatchObject({
+      id: 12,
+      graceSeconds: 0,
+    });
+  });
+
+  it("--help or -h anywhere asks for the usage", () => {
+    expect(parseKeyArgs(["create", "--help"])).toEqual({ command: "help" });
+    expect(parseKeyArgs(["-h"])).toEqual({ command: "help" });
+    expect(USAGE).toMatch(/create --label <label> \[--scope <scope>\]\.\.\. \[--expires-in/);
+    for (const scope of SCOPES) expect(USAGE).toContain(scope);
+  });
+});
+
+describe("wrong input is one clear line", () => {
+  it.each([
+    [[], /a command is needed/],
+    [["frob"], /unknown command "frob"/],
+    [["create"], /create needs --label/],
+    [["create", "--label"], /--label needs a value/],
+    [["create", "--label", "a", "--label", "b"], /--label is given twice/],
+    [["create", "--label", "é"], /printable ASCII/],
+    [
+      ["create", "--label", "x", "--scope", "pets:admin"],
+      /--scope must be one of pets:read, pets:write, orders:read, not "pets:admin"/,
+    ],
+    [["create", "--label", "x", "--scope", "PETS:READ"], /--scope must be one of/],
+    [
+      ["create", "--label", "x", "--expires-in", "5"],
+      /--expires-in must be a positive whole number followed by s, m, h or d/,
+    ],
+    [["create", "--label", "x", "--expires-in", "0s"], /--expires-in must be a positive/],
+    [
+      ["create", "--label", "x", "--expires-in", "-5s"],
+      /--expires-in needs a value|--expires-in must be/,
+    ],
+    [["create", "--label", "x", "--grace", "1h"], /create does not take "--grace"/],
+    [["create", "--label", "x", "extra"], /create takes no "extra"/],
+    [["create", "--label", "x", "-s", "pets:read"], /create does not take "-s"/],
+    [["list", "--json=yes"], /--json takes no value/],
+    [["list", "--scope", "pets:read"], /list does not take "--scope"/],
+    [["list", "--env", "prod"], /--env must be staging or production, not "prod"/],
+    [["revoke"], /revoke needs the key's numeric id/],
+    [["revoke", "abc"], /"abc" is not a key id/],
+    [["revoke", "1", "2"], /revoke takes one key id/],
+    [["rotate", "1 OR 1=1"], /is not a key id/],
+    [["rotate", "3", "--grace", "24"], /--grace must be a whole number followed by s, m, h or d/],
+  ])("%j", (argv, message) => {
+    expect(usageError(argv as string[])).toMatch(message);
+  });
+});
+
+describe(`durations (fast-check, seed ${seed})`, () => {
+  it("n followed by s, m, h or d is n seconds, minutes, hours or days; nothing else parses", () => {
+    const unit = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 999_999_999 }),
+        fc.constantFrom("s", "m", "h", "d"),
+        (n, u) => {
+          expect(parseDuration(`${n}${u}`)).toBe(n * unit[u as keyof typeof unit]);
+        },
+      ),
+      { seed, numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        if (!/^(0|[1-9][0-9]{0,8})[smhd]$/.test(text)) expect(parseDuration(text)).toBeUndefined();
+      }),
+      { seed, numRuns: 300 },
+    );
+  });
+
+  it("any order of create's flags gives the same command", () => {
+    const parts = [
+      ["--label", "web"],
+      ["--scope", "pets:read"],
+      ["--scope", "orders:read"],
+      ["--expires-in", "1h"],
+    ];
+    fc.assert(
+      fc.property(fc.shuffledSubarray(parts, { minLength: parts.length }), (shuffled) => {
+        const result = parseKeyArgs(["create", ...shuffled.flat()]);
+        expect(result).toMatchObject({ label: "web", expiresInSeconds: 3600 });
+        expect(new Set((result as { scopes: string[] }).scopes)).toEqual(
+          new Set(["pets:read", "orders:read"]),
+        );
+      }),
+      { seed, numRuns: 50 },
+    );
+  });
+});
+
+describe("list for people", () => {
+  const key = (over: Partial<ListedKey>): ListedKey => ({
+    id: 1,
+    prefix: "psk_abcdef",
+    label: "web",
+    scopes: ["pets:read"],
+    createdAt: "2026-11-22T10:00:00.000Z",
+    expiresAt: null,
+    lastUsedAt: null,
+    revokedAt: null,
+    ...over,
+  });
+
+  it("aligns one row per key with every column, and marks expired keys", () => {
+    const now = new Date("2026-11-22T12:00:00Z");
+    const table = formatKeyTable(
+      [
+        key({}),
+        key({
+          id: 12,
+          label: "partner-acme",
+          scopes: ["pets:read", "pets:write"],
+          expiresAt: "2026-11-22T11:00:00.000Z",
+          lastUsedAt: "2026-11-22T10:30:00.000Z",
+          revokedAt: "2026-11-22T11:30:00.000Z",
+        }),
+      ],
+      now,
+    ).split("\n");
+    expect(table[0]).toMatch(/^id +prefix +label +scopes +created +expires +last used +revoked$/);
+    expect(table[2]).toMatch(
+      /^1 +psk_abcdef… +web +pets:read +2026-11-22T10:00:00Z +never +never +-$/,
+    );
+    expect(table[3]).toMatch(
+      /^12 +psk_abcdef… +partner-acme +pets:read pets:write +2026-11-22T10:00:00Z +2026-11-22T11:00:00Z \(expired\) +2026-11-22T10:30:00Z +2026-11-22T11:30:00Z$/,
+    );
+    // Columns line up: every row starts its "created" column at the same offset.
+    const offsets = table.filter((_, i) => i !== 1).map((line) => line.search(/created|2026/));
+    expect(new Set(offsets).size).toBe(1);
+    expect(formatKeyTable([], now)).toBe("No keys.");
+  });
+});
