@@ -8,12 +8,16 @@
 //   if (res.ok) for (const pet of await res.json()) console.log(pet.id, pet.name);
 //
 // Error answers (4xx/5xx) are the `Error` object of the OpenAPI document: read them
-// with `readError(res)`.
+// with `readError(res)`. A 403 `insufficient_scope` means the key lacks the scope the
+// operation needs: `requiredScope(res)` names it (from `WWW-Authenticate`).
 import type { ClientResponse } from "hono/client";
 import { hc } from "hono/client";
+import type { Scope } from "./auth/scopes.ts";
+import { isScope } from "./auth/scopes.ts";
 import type { ErrorBody } from "./errors.ts";
 import type { petRoutes } from "./pets/routes.ts";
 
+export type { Scope } from "./auth/scopes.ts";
 export type { ErrorBody } from "./errors.ts";
 export type { NewPet, Pet, PetStatus } from "./pets/schemas.ts";
 
@@ -51,4 +55,18 @@ export async function readError(
 ): Promise<ErrorBody> {
   if (response.ok) throw new Error(`Expected an error answer, got ${response.status}`);
   return (await response.json()) as ErrorBody;
+}
+
+/**
+ * The scope that a 403 `insufficient_scope` answer names in `WWW-Authenticate`
+ * (RFC 6750 section 3.1); undefined for any other answer.
+ */
+export function requiredScope(
+  response: ClientResponse<unknown, number, string> | Response,
+): Scope | undefined {
+  if (response.status !== 403) return undefined;
+  const challenge = response.headers.get("WWW-Authenticate") ?? "";
+  if (!/error="insufficient_scope"/.test(challenge)) return undefined;
+  const scope = /scope="([^"]*)"/.exec(challenge)?.[1];
+  return scope !== undefined && isScope(scope) ? scope : undefined;
 }

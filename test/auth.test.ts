@@ -1,24 +1,42 @@
-// Authentication comes first under /v1: the shared no-key / wrong-key test runs
-// against every operation, and against the 404/405 answers it must precede.
+// Authentication comes first under /v1: the shared no-key / wrong-key / wrong-scope
+// test runs against every operation, and against the 404/405 answers it must precede.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { generateApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
+import { SCOPES } from "../src/auth/scopes.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { call, createKey, expectError, revokeKey } from "./helpers.ts";
 
 const REALM = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
+/**
+ * `scope`: what the operation needs. A key with every other scope gets 403 naming it;
+ * null where no scope applies (an unknown path is 404, a wrong method 405, whatever
+ * the key's scopes).
+ */
 const OPERATIONS = [
-  { name: "listPets", method: "GET", path: "/v1/pets?limit=5" },
-  { name: "createPet", method: "POST", path: "/v1/pets", json: { name: "Rex", categoryId: 1 } },
-  { name: "getPet", method: "GET", path: "/v1/pets/1" },
-  { name: "listOrders", method: "GET", path: "/v1/store/orders" },
+  { name: "listPets", method: "GET", path: "/v1/pets?limit=5", scope: "pets:read" },
+  {
+    name: "createPet",
+    method: "POST",
+    path: "/v1/pets",
+    json: { name: "Rex", categoryId: 1 },
+    scope: "pets:write",
+  },
+  { name: "getPet", method: "GET", path: "/v1/pets/1", scope: "pets:read" },
+  { name: "listOrders", method: "GET", path: "/v1/store/orders", scope: "orders:read" },
   // Auth precedes every other answer: invalid input, unknown paths, wrong methods.
-  { name: "createPet with a bad body", method: "POST", path: "/v1/pets", json: { nope: 1 } },
-  { name: "getPet with a bad id", method: "GET", path: "/v1/pets/abc" },
-  { name: "an unknown path", method: "GET", path: "/v1/cats" },
-  { name: "a wrong method", method: "DELETE", path: "/v1/pets/1" },
+  {
+    name: "createPet with a bad body",
+    method: "POST",
+    path: "/v1/pets",
+    json: { nope: 1 },
+    scope: "pets:write",
+  },
+  { name: "getPet with a bad id", method: "GET", path: "/v1/pets/abc", scope: "pets:read" },
+  { name: "an unknown path", method: "GET", path: "/v1/cats", scope: null },
+  { name: "a wrong method", method: "DELETE", path: "/v1/pets/1", scope: null },
 ] as const;
 
 describe.each(OPERATIONS)("$name ($method $path)", (op) => {
@@ -36,6 +54,27 @@ describe.each(OPERATIONS)("$name ($method $path)", (op) => {
     await expectError(response, 401, "unauthorized", /invalid or revoked/);
     expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
   });
+
+  it(
+    op.scope
+      ? `answers 403 insufficient_scope naming ${op.scope} to a key without it`
+      : "answers a key without any one scope as it answers every key (no 403)",
+    async () => {
+      const scopes = op.scope ? SCOPES.filter((s) => s !== op.scope) : ["orders:read" as const];
+      const { key } = await createKey(`lacks ${op.scope ?? "nothing"}`, { scopes: [...scopes] });
+      const response = await call(op.path, { ...options, key });
+      if (!op.scope) {
+        const status = op.method === "DELETE" ? 405 : 404;
+        await expectError(response, status, status === 405 ? "method_not_allowed" : "not_found");
+        expect(response.headers.get("WWW-Authenticate")).toBeNull();
+        return;
+      }
+      await expectError(response, 403, "insufficient_scope", new RegExp(`"${op.scope}"`));
+      expect(response.headers.get("WWW-Authenticate")).toBe(
+        `${REALM}, error="insufficient_scope", scope="${op.scope}"`,
+      );
+    },
+  );
 });
 
 describe("the Authorization header", () => {

@@ -11,6 +11,8 @@ import {
   type Pet,
   type PetStoreClient,
   readError,
+  requiredScope,
+  type Scope,
 } from "../src/client.ts";
 import { DEPRECATION_HEADERS } from "../src/pets/deprecation.ts";
 import { BASE, createKey, expectDeprecationHeaders } from "./helpers.ts";
@@ -169,6 +171,24 @@ describe("authentication", () => {
       'Bearer realm="petstore", error="invalid_token"',
     );
     expect(await readError(res)).toMatchObject({ code: "unauthorized", status: 401 });
+  });
+
+  it("hands back a 403 insufficient_scope and the scope it names", async () => {
+    const { key } = await createKey("client-read-only", { scopes: ["pets:read"] });
+    const api = createPetStoreClient(BASE, { apiKey: key, fetch: workerFetch });
+    const list = await api.pets.$get({ query: { limit: "1" } });
+    expect(list.status).toBe(200);
+    expect(requiredScope(list)).toBeUndefined();
+    const res = await api.pets.$post({ json: { name: uniqueName(), categoryId: 1 } });
+    expect(res.status).toBe(403);
+    expect(requiredScope(res)).toBe("pets:write");
+    const error: ErrorBody = await readError(res);
+    expect(error).toEqual({
+      code: "insufficient_scope",
+      status: 403,
+      message: expect.stringContaining('"pets:write"'),
+    });
+    expectTypeOf(requiredScope).returns.toEqualTypeOf<Scope | undefined>();
   });
 
   it("adds /v1 to the origin it is given, with or without a trailing slash", async () => {

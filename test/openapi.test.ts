@@ -56,6 +56,32 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.paths["/pets"]?.get?.deprecated).toBeUndefined();
   });
 
+  it("names each operation's scope in its security requirement and documents its 403", async () => {
+    const doc = await served();
+    const security = (path: string, method: string) => doc.paths[path]?.[method]?.security;
+    expect(security("/pets", "get")).toEqual([{ bearerAuth: ["pets:read"] }]);
+    expect(security("/pets", "post")).toEqual([{ bearerAuth: ["pets:write"] }]);
+    expect(security("/pets/{petId}", "get")).toEqual([{ bearerAuth: ["pets:read"] }]);
+    expect(security("/store/orders", "get")).toEqual([{ bearerAuth: ["orders:read"] }]);
+    expect(security("/openapi.json", "get")).toEqual([]);
+    expect(security("/docs", "get")).toEqual([]);
+    for (const [path, method] of [
+      ["/pets", "get"],
+      ["/pets", "post"],
+      ["/pets/{petId}", "get"],
+      ["/store/orders", "get"],
+    ] as const) {
+      const responses = doc.paths[path]?.[method]?.responses as Record<string, unknown>;
+      expect(JSON.stringify(responses["403"]), `${method} ${path}`).toMatch(
+        /insufficient_scope.*#\/components\/headers\/WWW-Authenticate/,
+      );
+    }
+    const scheme = doc.components.securitySchemes.bearerAuth as { description: string };
+    for (const scope of ["pets:read", "pets:write", "orders:read"]) {
+      expect(scheme.description).toMatch(new RegExp(`- \`${scope}\`: \\w`));
+    }
+  });
+
   it("documents every Error code and every header of the contract", async () => {
     const doc = await served();
     const text = JSON.stringify(doc.paths);

@@ -4,6 +4,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../src/auth/keys.ts";
+import type { Scope } from "../src/auth/scopes.ts";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import {
   call,
@@ -37,12 +38,14 @@ async function freshWindow(): Promise<void> {
 }
 
 /** Spends a fresh key's whole allowance; returns the key. */
-async function exhausted(label: string): Promise<{ key: string; id: number }> {
+async function exhausted(label: string, scopes?: Scope[]): Promise<{ key: string; id: number }> {
   await freshWindow();
-  const issued = await createKey(label);
+  const issued = await createKey(label, scopes ? { scopes } : {});
+  // A key without pets:read spends its allowance on 403s: they count too.
+  const expected = !scopes || scopes.includes("pets:read") ? 200 : 403;
   for (let i = 0; i < LIMIT; i++) {
     const response = await call("/v1/pets?limit=1", { key: issued.key });
-    expect(response.status, `request ${i + 1} of ${LIMIT}`).toBe(200);
+    expect(response.status, `request ${i + 1} of ${LIMIT}`).toBe(expected);
     await response.body?.cancel();
   }
   return issued;
@@ -118,6 +121,32 @@ describe("the limit", () => {
       await expectError(await call("/v1/pets"), 401, "unauthorized");
       await expectError(await call("/v1/pets", { key: `${key}x` }), 401, "unauthorized");
     }
+  });
+
+  it("comes before the scope check: a read-only key over its limit gets 429, not 403", async () => {
+    const { key } = await exhausted("read-only-over", ["pets:read"]);
+    await expectRateLimited(
+      await call("/v1/pets", { method: "POST", key, json: { name: "Nope", categoryId: 1 } }),
+    );
+    const getPet = await call(`/v1/pets/${petId}`, {
+      key: (await exhausted("write-only-over", ["pets:write"])).key,
+    });
+    expectDeprecationHeaders(getPet);
+    await expectRateLimited(getPet);
+  });
+
+  it("counts requests refused for their scope", async () => {
+    await freshWindow();
+    const { key } = await createKey("spends-on-403", { scopes: ["pets:read"] });
+    for (let i = 0; i < LIMIT; i++) {
+      const response = await call("/v1/pets", {
+        method: "POST",
+        key,
+        json: { name: "Nope", categoryId: 1 },
+      });
+      await expectError(response, 403, "insufficient_scope");
+    }
+    await expectRateLimited(await call("/v1/pets?limit=1", { key }));
   });
 
   it("does not count the public documentation or OPTIONS", async () => {
