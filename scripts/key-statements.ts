@@ -25,20 +25,40 @@ export function parseKeyId(text: string | undefined): number | undefined {
 const KEY_COLUMNS = "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
 
 /**
- * Stores a new key's hash; answers its row. `now` and `expiresAt` in unix seconds;
- * no scopes means every scope.
+ * "Now" in a statement: the given unix seconds, or the database's clock when the
+ * statement runs (`unixepoch()`), so a lifetime counts from the moment the key is
+ * stored, not from when the CLI started (wrangler takes seconds to get there).
+ */
+function sqlNow(now: number | undefined): string {
+  return now === undefined ? "unixepoch()" : sqlInteger(now);
+}
+
+/** An expiry: absolute unix seconds, or `expiresInSeconds` after `now`; NULL for none. */
+function sqlExpiry(
+  now: string,
+  expiry: { expiresAt?: number | null; expiresInSeconds?: number | null },
+) {
+  if (expiry.expiresInSeconds != null) return `${now} + ${sqlInteger(expiry.expiresInSeconds)}`;
+  return sqlInteger(expiry.expiresAt ?? null);
+}
+
+/**
+ * Stores a new key's hash; answers its row. Times in unix seconds (`now` omitted: the
+ * database's clock); no scopes means every scope.
  */
 export function createKeyStatement(key: {
   keyHash: string;
   prefix: string;
   label: string;
-  now: number;
+  now?: number;
   scopes?: readonly Scope[];
   expiresAt?: number | null;
+  expiresInSeconds?: number | null;
 }): string {
   const scopes = formatScopes(key.scopes?.length ? key.scopes : SCOPES);
+  const now = sqlNow(key.now);
   return `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at, expires_at)
-     VALUES (${sqlString(key.keyHash)}, ${sqlString(key.prefix)}, ${sqlString(key.label)}, ${sqlString(scopes)}, ${sqlInteger(key.now)}, ${sqlInteger(key.expiresAt ?? null)})
+     VALUES (${sqlString(key.keyHash)}, ${sqlString(key.prefix)}, ${sqlString(key.label)}, ${sqlString(scopes)}, ${now}, ${sqlExpiry(now, key)})
      RETURNING ${KEY_COLUMNS}`;
 }
 
@@ -55,22 +75,23 @@ export function revokeKeyStatement(id: number, now: number): string {
  *    (not revoked, not expired); answers the new row, or none;
  * 2. the old key then expires `graceSeconds` after `now` (or keeps an earlier expiry),
  *    only if step 1 stored the new key; answers the old row.
- * The new key expires at `expiresAt` (null: never).
+ * The new key expires as `expiresAt` / `expiresInSeconds` say (neither: never).
  */
 export function rotateKeyStatements(rotation: {
   oldId: number;
   keyHash: string;
   prefix: string;
-  now: number;
+  now?: number;
   graceSeconds: number;
   expiresAt?: number | null;
+  expiresInSeconds?: number | null;
 }): [insertNew: string, expireOld: string] {
-  const now = sqlInteger(rotation.now);
+  const now = sqlNow(rotation.now);
   const oldId = sqlInteger(rotation.oldId);
-  const until = sqlInteger(rotation.now + rotation.graceSeconds);
+  const until = `(${now} + ${sqlInteger(rotation.graceSeconds)})`;
   return [
     `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at, expires_at)
-     SELECT ${sqlString(rotation.keyHash)}, ${sqlString(rotation.prefix)}, label, scopes, ${now}, ${sqlInteger(rotation.expiresAt ?? null)}
+     SELECT ${sqlString(rotation.keyHash)}, ${sqlString(rotation.prefix)}, label, scopes, ${now}, ${sqlExpiry(now, rotation)}
      FROM api_keys
      WHERE id = ${oldId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
      RETURNING ${KEY_COLUMNS}`,

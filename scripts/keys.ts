@@ -77,8 +77,8 @@ switch (args.command) {
           prefix: displayPrefix(key),
           label: args.label,
           scopes: args.scopes,
-          expiresAt: args.expiresInSeconds === null ? null : now + args.expiresInSeconds,
-          now,
+          // Counted by the database from the moment it stores the key.
+          expiresInSeconds: args.expiresInSeconds,
         }),
       )[0],
     );
@@ -99,9 +99,8 @@ switch (args.command) {
         oldId: args.id,
         keyHash: await hashApiKey(key),
         prefix: displayPrefix(key),
-        now,
         graceSeconds: args.graceSeconds,
-        expiresAt: args.expiresInSeconds === null ? null : now + args.expiresInSeconds,
+        expiresInSeconds: args.expiresInSeconds,
       }),
     );
     const [created] = rowsOf(inserted);

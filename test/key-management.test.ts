@@ -29,13 +29,18 @@ async function keyRow(id: number): Promise<Record<string, unknown> | null> {
 }
 
 /** Rotates key `oldId` the way `npm run keys -- rotate` does; answers both statements' rows. */
-async function rotate(oldId: number, now: number, graceSeconds: number, expiresAt?: number) {
+async function rotate(
+  oldId: number,
+  now: number | undefined,
+  graceSeconds: number,
+  expiresAt?: number,
+) {
   const key = generateApiKey();
   const [insertNew, expireOld] = rotateKeyStatements({
     oldId,
     keyHash: await hashApiKey(key),
     prefix: displayPrefix(key),
-    now,
+    ...(now !== undefined ? { now } : {}),
     graceSeconds,
     ...(expiresAt !== undefined ? { expiresAt } : {}),
   });
@@ -81,6 +86,23 @@ describe("create (the statement of `keys create`)", () => {
       revokedAt: null,
     });
   });
+
+  it("counts --expires-in from the moment the database stores the key", async () => {
+    const key = generateApiKey();
+    const before = Math.floor(Date.now() / 1000);
+    const row = await env.DB.prepare(
+      createKeyStatement({
+        keyHash: await hashApiKey(key),
+        prefix: displayPrefix(key),
+        label: "expires-in",
+        expiresInSeconds: 5,
+      }),
+    ).first<{ created_at: number; expires_at: number }>();
+    const after = Math.ceil(Date.now() / 1000);
+    expect(row?.created_at).toBeGreaterThanOrEqual(before);
+    expect(row?.created_at).toBeLessThanOrEqual(after);
+    expect((row?.expires_at ?? 0) - (row?.created_at ?? 0)).toBe(5);
+  });
 });
 
 describe("rotate (the statements of `keys rotate`)", () => {
@@ -114,7 +136,7 @@ describe("rotate (the statements of `keys rotate`)", () => {
   it("with --grace 0s refuses the old key at once and the new key works at once", async () => {
     const now = Math.floor(Date.now() / 1000);
     const old = await createKey("rotate-now", { scopes: ["pets:write"] });
-    const { key, created } = await rotate(old.id, now, 0);
+    const { key, created } = await rotate(old.id, undefined, 0); // the database's clock
     expect(created[0]?.scopes).toEqual(["pets:write"]);
     const refused = await listAt(now, old.key);
     await expectError(refused, 401, "unauthorized", /expired/);
