@@ -202,6 +202,14 @@ describe("keys made without a scope, keys from before scopes, and local-dev-key"
     }
   });
 
+  it("the database refuses a key without any scope", async () => {
+    await expect(
+      env.DB.prepare(
+        "INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at) VALUES ('no-scope', 'p', 'l', ' ', 1)",
+      ).run(),
+    ).rejects.toThrow(/CHECK constraint failed/);
+  });
+
   it("migration 0004 gives every key that existed before it all three scopes, no expiry", async () => {
     // Replays the real migration files on a copy of the table named differently: the
     // schema before 0004, a key stored the way keys were stored then, then 0004 itself.
