@@ -12,6 +12,8 @@ import { createApiKeyVerifier } from "./auth/verifier.ts";
 import { ApiError, errorResponse, toApiError } from "./errors.ts";
 import type { Clock } from "./http/clock.ts";
 import { systemClock } from "./http/clock.ts";
+import type { EdgeCache } from "./http/conditional-read.ts";
+import { conditionalRead } from "./http/conditional-read.ts";
 import { cors } from "./http/cors.ts";
 import { d1Session } from "./http/d1-session.ts";
 import { rateLimit } from "./http/rate-limit.ts";
@@ -29,6 +31,8 @@ export interface AppOptions {
   log?: Logger;
   verifier?: ApiKeyVerifier;
   lastUse?: LastUseRecorder;
+  /** The Cache API of the data center; `caches.default` unless a test injects another. */
+  edgeCache?: () => EdgeCache;
 }
 
 /** Paths that exist, with the methods each allows (HEAD comes with GET). */
@@ -50,6 +54,7 @@ export function createApp(options: AppOptions = {}) {
   const verifier = options.verifier ?? createApiKeyVerifier(clock);
   const lastUse = options.lastUse ?? createLastUseRecorder(clock, log);
   const requireKey = authenticate(verifier, lastUse);
+  const edgeCache = options.edgeCache ?? (() => caches.default);
 
   const app = new Hono<AppEnv>();
 
@@ -84,6 +89,15 @@ export function createApp(options: AppOptions = {}) {
   }
   app.on("GET", "/v1/pets/:petId", getPetSunset);
   app.use("/v1/*", authenticated(d1Session));
+  // ETag, 304 and the edge cache, for the reads the table marks: after 401, 429, 403.
+  for (const op of OPERATIONS) {
+    if (!op.conditional) continue;
+    app.on(
+      "GET",
+      `/v1${op.path.replaceAll(/\{(\w+)\}/g, ":$1")}`,
+      conditionalRead(op.conditional, { cache: edgeCache, log }),
+    );
+  }
 
   app.get("/", (c) =>
     c.json({

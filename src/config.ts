@@ -33,3 +33,13 @@ export const LAST_USE_RETRY_MS = 60 * 1000;
 
 /** Seconds a rate-limited client is told to wait: the binding's window. */
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * Immutable answers (a pet, a full page) are kept in the data center's Cache API this
+ * long at most. The version is part of every cache key: bump it when a representation
+ * changes (a new field), or after a D1 Time Travel restore, so no old answer is served.
+ */
+export const EDGE_CACHE_TTL_SECONDS = 24 * 60 * 60;
+export const EDGE_CACHE_VERSION = 1;
+/** A cache lookup slower than this is abandoned for D1. */
+export const EDGE_CACHE_MATCH_TIMEOUT_MS = 50;

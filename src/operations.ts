@@ -2,7 +2,9 @@
 // scripts/openapi.ts (the document). Adding a field here documents it there.
 import * as z from "zod/mini";
 import type { Scope } from "./auth/scopes.ts";
+import { GET_PET_SUNSET_AT, PAGE_SIZE } from "./config.ts";
 import type { ErrorCode } from "./errors.ts";
+import type { ConditionalRead } from "./http/conditional-read.ts";
 import {
   ListPetsQuerySchema,
   NewPetSchema,
@@ -23,6 +25,7 @@ export type HeaderName =
   | "WWW-Authenticate"
   | "Allow"
   | "Cache-Control"
+  | "ETag"
   | "x-d1-bookmark";
 
 interface OperationBase {
@@ -52,6 +55,11 @@ interface OperationBase {
   errors: ErrorCode[];
   /** Headers every response of the operation carries (e.g. deprecation headers). */
   alwaysHeaders?: HeaderName[];
+  /**
+   * A read with ETag / If-None-Match / 304, whose immutable answers the edge cache may
+   * keep (src/http/conditional-read.ts). The document gains the headers and the 304.
+   */
+  conditional?: ConditionalRead;
 }
 
 /**
@@ -72,6 +80,11 @@ export const listPets: Operation = {
     'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
   query: ListPetsQuerySchema,
   requestHeaders: ["x-d1-bookmark"],
+  conditional: {
+    immutable: "when-next-page",
+    params: Object.keys(ListPetsQuerySchema.shape),
+    defaults: { limit: String(PAGE_SIZE.default) },
+  },
   success: {
     status: 200,
     schema: PetsSchema,
@@ -119,6 +132,7 @@ export const getPet: Operation = {
   deprecated: true,
   params: PetIdParamSchema,
   requestHeaders: ["x-d1-bookmark"],
+  conditional: { immutable: "always", until: GET_PET_SUNSET_AT },
   success: {
     status: 200,
     schema: PetSchema,

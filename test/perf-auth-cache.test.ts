@@ -9,7 +9,7 @@ import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import { createCheckedApp, createKey, expectError, makeRequest, revokeKey } from "./helpers.ts";
-import { recordingDb } from "./support/instrumented-app.ts";
+import { NO_EDGE_CACHE, recordingDb } from "./support/instrumented-app.ts";
 
 /** The real app with a hand-driven clock, over an instrumented D1. */
 function harness(options: { maxEntries?: number } = {}) {
@@ -19,6 +19,8 @@ function harness(options: { maxEntries?: number } = {}) {
   const app = createCheckedApp({
     clock,
     log: () => {},
+    // The auth cache is under test, not the edge cache (which would answer the page).
+    edgeCache: () => NO_EDGE_CACHE,
     ...(options.maxEntries
       ? { verifier: createApiKeyVerifier(clock, { maxEntries: options.maxEntries }) }
       : {}),

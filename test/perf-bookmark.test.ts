@@ -134,7 +134,9 @@ describe("over CORS", () => {
   });
 
   it("listPets and getPet expose x-d1-bookmark to the page's script", async () => {
-    for (const path of ["/v1/pets", `/v1/pets/${pet.id}`]) {
+    // A pet nobody fetched yet, so the answer comes from D1, not from the edge cache.
+    const fresh = await createPetVia(key, { name: "Exposed", categoryId: 3 });
+    for (const path of ["/v1/pets", `/v1/pets/${fresh.id}`]) {
       const response = await call(path, { key, headers: { Origin: ORIGIN } });
       expect(response.status).toBe(200);
       bookmarkOf(response);

@@ -11,7 +11,7 @@ import {
 import { encodeCursor } from "../src/pets/cursor.ts";
 import type { Pet, PetStatus } from "../src/pets/schemas.ts";
 import { BASE, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
-import { instrument } from "./support/instrumented-app.ts";
+import { instrument, NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 /** Pets seeded once for this file (storage is isolated per test file). */
 const PETS = 20_000;
@@ -36,7 +36,8 @@ function rowsReadDb(log: Executed[]): D1Database {
 
 // ------------------------------------------------------------------- fixture
 let key: string;
-const app = createCheckedApp({ log: () => {} });
+// What a page costs D1: the edge cache would answer repeated pages without a query.
+const app = createCheckedApp({ log: () => {}, edgeCache: () => NO_EDGE_CACHE });
 const executed: Executed[] = [];
 const appEnv: Env = { ...env, DB: rowsReadDb(executed) };
 

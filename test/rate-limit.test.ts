@@ -135,6 +135,28 @@ describe("the limit", () => {
     await expectRateLimited(getPet);
   });
 
+  it("comes before any 304 and any answer kept in the edge cache", async () => {
+    // Another key reads both answers first: the pet and the full page are now kept, and
+    // their tags are known.
+    const { key: reader } = await createKey("cache-warmer");
+    const tags: Record<string, string> = {};
+    for (const path of [`/v1/pets/${petId}`, "/v1/pets?limit=1"]) {
+      const warm = await call(path, { key: reader });
+      expect(warm.status).toBe(200);
+      tags[path] = warm.headers.get("ETag") as string;
+      expect(tags[path]).toMatch(/^"/);
+      await warm.body?.cancel();
+    }
+    const { key } = await exhausted("over-conditional");
+    for (const [path, tag] of Object.entries(tags)) {
+      for (const ifNoneMatch of [tag, "*"]) {
+        const response = await call(path, { key, headers: { "If-None-Match": ifNoneMatch } });
+        expect(response.headers.get("ETag")).toBeNull();
+        await expectRateLimited(response);
+      }
+    }
+  });
+
   it("counts requests refused for their scope", async () => {
     await freshWindow();
     const { key } = await createKey("spends-on-403", { scopes: ["pets:read"] });

@@ -11,6 +11,7 @@ import {
   PAGE_SIZE,
 } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
+import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
 import { EXPOSED_HEADERS } from "../http/cors.ts";
 import {
   COMMON_ERRORS,
@@ -112,13 +113,20 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
   },
   Allow: { description: "Methods the path allows.", required: true, schema: { type: "string" } },
   "Cache-Control": {
-    description: "`no-store` on 410 answers.",
+    description:
+      "`private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers.",
     required: true,
-    schema: { type: "string", const: "no-store" },
+    schema: { type: "string", enum: [CLIENT_CACHE_CONTROL, "no-store"] },
+  },
+  ETag: {
+    description:
+      "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
+    required: true,
+    schema: { type: "string", pattern: '^"[A-Za-z0-9_-]{22}"$' },
   },
   "x-d1-bookmark": {
     description:
-      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location.",
+      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
     schema: { type: "string" },
   },
 };
@@ -204,6 +212,16 @@ function parameters(op: Operation): Json[] {
       });
     }
   }
+  if (op.conditional) {
+    result.push({
+      name: "If-None-Match",
+      in: "header",
+      required: false,
+      description:
+        "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
+      schema: { type: "string" },
+    });
+  }
   for (const name of op.requestHeaders ?? []) {
     if (name === "Idempotency-Key") {
       result.push({
@@ -227,18 +245,32 @@ function parameters(op: Operation): Json[] {
   return result;
 }
 
+/** Headers of a conditional read's 200 and 304 answers (src/http/conditional-read.ts). */
+const CONDITIONAL_HEADERS: HeaderName[] = ["ETag", "Cache-Control"];
+
 function operationObject(op: Operation): Json {
   const responses: Json = {};
+  const conditional = op.conditional ? CONDITIONAL_HEADERS : [];
   if (op.success) {
     responses[String(op.success.status)] = {
       description: op.success.description,
       headers: headerObjects(
-        [...op.success.headers, ...(op.alwaysHeaders ?? [])],
+        [...op.success.headers, ...conditional, ...(op.alwaysHeaders ?? [])],
         op.alwaysHeaders,
       ),
       content: {
         [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
       },
+    };
+  }
+  if (op.conditional) {
+    responses["304"] = {
+      description:
+        "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
+      headers: headerObjects(
+        [...conditional, "Link", ...(op.alwaysHeaders ?? []), "x-d1-bookmark"],
+        op.alwaysHeaders,
+      ),
     };
   }
   Object.assign(responses, errorResponses(op));

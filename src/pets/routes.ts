@@ -27,7 +27,12 @@ export const petRoutes = new Hono<AppEnv>()
     const page = await listPets(c.var.db, { afterId, limit, status: query.status });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
-      const next = new URL(c.req.url);
+      // Built from the validated query alone (limit, status, cursor, in that order), so
+      // requests that differ only in parameter order or unknown parameters get the same
+      // answer, and may share one edge-cache entry.
+      const next = new URL("/v1/pets", c.req.url);
+      next.searchParams.set("limit", String(limit));
+      if (query.status) next.searchParams.set("status", query.status);
       next.searchParams.set("cursor", await encodeCursor(last.id, query.status));
       c.header("Link", `<${next.href}>; rel="next"`);
     }

@@ -4,6 +4,7 @@
 import { env } from "cloudflare:workers";
 import { SCOPES } from "../../src/auth/scopes.ts";
 import type { ApiKeyVerifier } from "../../src/auth/verifier.ts";
+import type { EdgeCache } from "../../src/http/conditional-read.ts";
 import type { LogLine } from "../../src/http/request-context.ts";
 import { type CallOptions, createCheckedApp, makeRequest } from "../helpers.ts";
 
@@ -90,6 +91,15 @@ export function envWith(db: unknown): Env {
     TEST_MIGRATIONS: env.TEST_MIGRATIONS,
   } as Env;
 }
+
+/**
+ * An edge cache that keeps nothing: for tests that measure what a read costs D1, which
+ * the real cache would answer from the second request on.
+ */
+export const NO_EDGE_CACHE: EdgeCache = {
+  match: async () => undefined,
+  put: async () => {},
+};
 
 /** A verifier that accepts exactly `key` as the key with id `keyId` (all scopes), without D1. */
 export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {

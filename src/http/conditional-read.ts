@@ -1,0 +1,179 @@
+// Conditional requests and edge caching for the reads that the operation table marks
+// `conditional` (decisions.md, "Conditional requests and edge caching"). One
+// middleware serves them all; it runs after authentication, the rate limit and the
+// scope check (all registered before it in src/app.ts), so no 304 and no cache hit
+// ever skips them.
+//
+// Every 200 gets a strong ETag computed from its body and `Cache-Control: private,
+// no-cache`; an If-None-Match that matches is answered 304. Answers that never change
+// once they exist (a pet; a page that has a next page) are kept in the Workers Cache
+// API of the data center under the normalised request, never under the API key, and
+// served from there without touching D1. The cache failing or hanging only costs the
+// D1 read it would have saved.
+import { createMiddleware } from "hono/factory";
+import {
+  EDGE_CACHE_MATCH_TIMEOUT_MS,
+  EDGE_CACHE_TTL_SECONDS,
+  EDGE_CACHE_VERSION,
+} from "../config.ts";
+import { entityTag, ifNoneMatchMatches } from "./etag.ts";
+import type { Logger } from "./request-context.ts";
+import type { AppEnv } from "./types.ts";
+
+/** What the operation table says about one conditional read. */
+export interface ConditionalRead {
+  /**
+   * Which 200s never change once they exist, and so may be kept: every one (a pet),
+   * or only a page that has a next page (its `Link` carries rel="next").
+   */
+  immutable: "always" | "when-next-page";
+  /** The query parameters that select the answer, in the order the cache key lists them. */
+  params?: readonly string[];
+  /** Values that an absent parameter means (`limit` absent = `limit=20`). */
+  defaults?: Readonly<Record<string, string>>;
+  /** Unix seconds from which no kept answer may be served (getPet's sunset). */
+  until?: number;
+}
+
+/** The Cache API as this module uses it; `caches.default` in production. */
+export type EdgeCache = Pick<Cache, "match" | "put">;
+
+export const CLIENT_CACHE_CONTROL = "private, no-cache";
+
+/**
+ * The handler's headers that belong to the representation, and so are kept with it.
+ * Everything else (the request id, the bookmark, CORS, deprecation headers) is added
+ * per request by the middleware around this one, on hits and misses alike; headers
+ * the Cache API adds on a hit (`CF-Cache-Status`, `Age`, ...) are dropped.
+ */
+const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
+
+/**
+ * The cache key: the origin and path, then only the parameters that select the
+ * answer, in a fixed order, with defaults filled in. Unknown parameters and their
+ * order neither split nor merge entries; `undefined` (no caching) when a selecting
+ * parameter is repeated, which is a 400 anyway.
+ */
+export function cacheKey(url: URL, read: ConditionalRead): string | undefined {
+  const key = new URL(`/_edge/v${EDGE_CACHE_VERSION}${url.pathname}`, url.origin);
+  for (const name of read.params ?? []) {
+    const values = url.searchParams.getAll(name);
+    if (values.length > 1) return undefined;
+    const value = values[0] ?? read.defaults?.[name];
+    if (value !== undefined) key.searchParams.append(name, value);
+  }
+  return key.href;
+}
+
+/** An answer as this module keeps and serves it: representation headers, body, tag. */
+interface Representation {
+  headers: Headers;
+  body: Uint8Array<ArrayBuffer>;
+  etag: string;
+}
+
+async function representationOf(response: Response): Promise<Representation> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  const headers = new Headers();
+  for (const name of REPRESENTATION_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  return { headers, body, etag: await entityTag(body) };
+}
+
+function isImmutable(read: ConditionalRead, rep: Representation): boolean {
+  if (read.immutable === "always") return true;
+  return /;\s*rel="next"/.test(rep.headers.get("Link") ?? "");
+}
+
+/**
+ * What the client gets, the same bytes and headers whether the answer came from D1 or
+ * from the cache: 304 when If-None-Match matches, else the 200.
+ */
+function answer(rep: Representation, ifNoneMatch: string | undefined): Response {
+  const headers = new Headers(rep.headers);
+  headers.set("ETag", rep.etag);
+  headers.set("Cache-Control", CLIENT_CACHE_CONTROL);
+  if (ifNoneMatchMatches(ifNoneMatch, rep.etag)) {
+    // RFC 9110 15.4.5: a 304 has no content; the headers that describe the resource stay.
+    headers.delete("Content-Type");
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(rep.body, { status: 200, headers });
+}
+
+/** `work`'s value, or `undefined` once `ms` have passed (the work is then abandoned). */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => {
+    if (timer !== undefined) clearTimeout(timer);
+  });
+}
+
+export function conditionalRead(
+  read: ConditionalRead,
+  deps: { cache: () => EdgeCache; log: Logger },
+) {
+  const warn = (msg: string, requestId: string, err: unknown) =>
+    deps.log({
+      level: "warn",
+      msg,
+      request_id: requestId,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
+
+  /** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
+  const lookUp = async (key: string, requestId: string) => {
+    try {
+      return await withTimeout(
+        Promise.resolve()
+          .then(() => deps.cache().match(key))
+          .then((kept) => (kept?.status === 200 ? representationOf(kept) : undefined)),
+        EDGE_CACHE_MATCH_TIMEOUT_MS,
+      );
+    } catch (err) {
+      warn("edge cache match failed", requestId, err);
+      return undefined;
+    }
+  };
+
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const now = c.var.clock();
+    // Whole seconds an answer kept now may live: never past `until`. Within a second
+    // of it, nothing kept is served and nothing new is kept.
+    const ttl = Math.min(
+      EDGE_CACHE_TTL_SECONDS,
+      read.until === undefined
+        ? Number.POSITIVE_INFINITY
+        : Math.floor((read.until * 1000 - now) / 1000),
+    );
+    const key = ttl > 0 ? cacheKey(new URL(c.req.url), read) : undefined;
+
+    let rep = key === undefined ? undefined : await lookUp(key, c.var.requestId);
+    if (rep === undefined) {
+      await next();
+      if (c.res.status !== 200) return;
+      rep = await representationOf(c.res);
+      if (key !== undefined && isImmutable(read, rep)) {
+        const kept = new Headers(rep.headers);
+        kept.set("Cache-Control", `public, max-age=${ttl}`);
+        const response = new Response(rep.body, { status: 200, headers: kept });
+        const put = Promise.resolve()
+          .then(() => deps.cache().put(key, response))
+          .catch((err: unknown) => warn("edge cache put failed", c.var.requestId, err));
+        try {
+          c.executionCtx.waitUntil(put);
+        } catch {
+          // No ExecutionContext: the put runs detached and handles its own errors.
+        }
+      }
+    }
+
+    c.res = undefined;
+    c.res = answer(rep, c.req.header("If-None-Match"));
+  });
+}
