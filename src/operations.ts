@@ -23,7 +23,9 @@ export type HeaderName =
   | "WWW-Authenticate"
   | "Allow"
   | "Cache-Control"
-  | "x-d1-bookmark";
+  | "x-d1-bookmark"
+  | "Access-Control-Allow-Origin"
+  | "Access-Control-Expose-Headers";
 
 interface OperationBase {
   operationId: string;
