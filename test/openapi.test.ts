@@ -154,19 +154,3 @@ describe("GET /v1/openapi.json", () => {
     expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
   });
 });
-
-describe("GET /v1/docs", () => {
-  it("is a public HTML reference page built on /v1/openapi.json", async () => {
-    const response = await call("/v1/docs");
-    expect(response.status).toBe(200);
-    expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
-    const html = await response.text();
-    expect(html).toContain('url: "/v1/openapi.json"');
-    expect(html).toMatch(/@scalar\/api-reference@\d+\.\d+\.\d+/);
-  });
-
-  it("answers DELETE with 405, not 401", async () => {
-    const response = await call("/v1/docs", { method: "DELETE" });
-    await expectError(response, 405, "method_not_allowed");
-  });
-});
