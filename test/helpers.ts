@@ -12,6 +12,25 @@ import { assertConforms } from "./support/conformance.ts";
 export const BASE = "https://petstore.test";
 
 /**
+ * decisions.md "Docs and browsers": every response header of the contract that a page on
+ * another origin must be able to read, in the order Access-Control-Expose-Headers lists them.
+ * Written out here (not imported from src/) so that a change to the service's list fails.
+ */
+export const CONTRACT_EXPOSED_HEADERS = [
+  "Link",
+  "Location",
+  "Deprecation",
+  "Sunset",
+  "Retry-After",
+  "Idempotent-Replayed",
+  "X-Request-Id",
+  "x-d1-bookmark",
+  "WWW-Authenticate",
+  "Allow",
+  "ETag",
+];
+
+/**
  * Issues a fresh API key into D1 with the very statement `npm run keys -- create`
  * sends through wrangler (scripts/key-statements.ts). No scopes means every scope;
  * `expiresAt` in unix seconds.

@@ -1,8 +1,10 @@
 // SQL injection (issue 3, item 6): SQL metacharacters and comment sequences in every
 // string input are stored literally or refused; the schema, the other rows and the
-// API keys stay exactly as they were.
+// API keys stay exactly as they were. Every test makes its own key, bystander pets and
+// snapshot (freshStore), so the tests pass alone and in any order
+// (`npx vitest run test/injection.test.ts --sequence.shuffle`).
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, createKey, createPetVia, expectError } from "./helpers.ts";
 import {
   allPetRows,
@@ -35,13 +37,7 @@ const PAYLOADS = [
   "0x27 CHAR(39)",
 ] as const;
 
-let key: string;
-let keyId: number;
-const createdIds = new Set<number>();
-let baselineRows: Record<string, unknown>[];
-let baselineSchema: Record<string, unknown>[];
-let baselineKeys: Record<string, unknown>[];
-
+/** The API keys, without their last use (written after answers, off the request path). */
 async function apiKeyRows() {
   const { results } = await env.DB.prepare(
     "SELECT id, key_hash, prefix, label, created_at, revoked_at FROM api_keys ORDER BY id",
@@ -49,33 +45,53 @@ async function apiKeyRows() {
   return results;
 }
 
-/** The schema, the API keys and every pet this file did not create are unchanged. */
-async function expectDatabaseIntact() {
-  expect(await schemaObjects()).toEqual(baselineSchema);
-  expect(await apiKeyRows()).toEqual(baselineKeys);
-  const rows = await allPetRows();
-  expect(rows.filter((row) => !createdIds.has(row.id as number))).toEqual(baselineRows);
-  expect(rows.every((row) => ["available", "pending", "sold"].includes(row.status as string))).toBe(
-    true,
-  );
-}
-
-beforeAll(async () => {
-  ({ key, id: keyId } = await createKey("injection"));
+/**
+ * What one test needs, made by that test (nothing is shared between tests, so their
+ * order does not matter): its own API key, three bystander pets (one per status), and a
+ * snapshot of the schema, the keys and every pet, to prove afterwards that the hostile
+ * input changed nothing but the pets this test created.
+ */
+async function freshStore() {
+  const { key, id: keyId } = await createKey("injection");
+  const bystanders = [];
   for (const [i, status] of (["available", "pending", "sold"] as const).entries()) {
-    await createPetVia(key, { name: `bystander ${i}`, categoryId: 100 + i, status });
+    bystanders.push(
+      await createPetVia(key, {
+        name: `bystander ${i} ${uniqueName()}`,
+        categoryId: 100 + i,
+        status,
+      }),
+    );
   }
-  baselineRows = await allPetRows();
-  baselineSchema = await schemaObjects();
-  baselineKeys = await apiKeyRows();
-  expect(baselineRows.length).toBeGreaterThanOrEqual(3);
+  const baselineRows = await allPetRows();
+  const baselineSchema = await schemaObjects();
+  const baselineKeys = await apiKeyRows();
   expect(baselineSchema.map((o) => o.name)).toEqual(
     expect.arrayContaining(["pets", "api_keys", "idempotency_keys"]),
   );
-});
+  /** Pets this test created on purpose (the only rows allowed to appear). */
+  const createdIds = new Set<number>();
+  return {
+    key,
+    keyId,
+    bystanders,
+    createdIds,
+    /** The schema, the API keys and every pet this test did not create are unchanged. */
+    async expectIntact() {
+      expect(await schemaObjects()).toEqual(baselineSchema);
+      expect(await apiKeyRows()).toEqual(baselineKeys);
+      const rows = await allPetRows();
+      expect(rows.filter((row) => !createdIds.has(row.id as number))).toEqual(baselineRows);
+      expect(
+        rows.every((row) => ["available", "pending", "sold"].includes(row.status as string)),
+      ).toBe(true);
+    },
+  };
+}
 
 describe("name: stored and returned literally", () => {
   it.each(PAYLOADS)("%s", async (payload) => {
+    const { key, createdIds, expectIntact } = await freshStore();
     const name = `${payload} ${crypto.randomUUID().slice(0, 8)}`;
     const pet = await expectCreated(
       await call("/v1/pets", { method: "POST", key, json: { name, categoryId: 9 } }),
@@ -88,10 +104,11 @@ describe("name: stored and returned literally", () => {
       .bind(pet.id)
       .first<{ name: string }>();
     expect(row?.name).toBe(name);
-    await expectDatabaseIntact();
+    await expectIntact();
   });
 
   it("lists the injected names verbatim, each exactly once", async () => {
+    const { key, createdIds, expectIntact } = await freshStore();
     const names: string[] = [];
     for (const payload of PAYLOADS.slice(0, 5)) {
       const name = `${payload} ${uniqueName("list")}`;
@@ -108,7 +125,7 @@ describe("name: stored and returned literally", () => {
       next = link ? new URL(link).pathname + new URL(link).search : null;
     }
     for (const name of names) expect(seen.filter((n) => n === name)).toHaveLength(1);
-    await expectDatabaseIntact();
+    await expectIntact();
   });
 });
 
@@ -116,6 +133,7 @@ describe("status: refused literally", () => {
   it.each([...PAYLOADS, "available' --", "sold'; --", "pending/**/"])(
     "in a create body: %s",
     async (status) => {
+      const { key, expectIntact } = await freshStore();
       await expectError(
         await call("/v1/pets", {
           method: "POST",
@@ -126,16 +144,17 @@ describe("status: refused literally", () => {
         "validation_failed",
         /"status"/,
       );
-      await expectDatabaseIntact();
+      await expectIntact();
     },
   );
 
   it.each([...PAYLOADS, "available' --", "sold' OR '1'='1"])(
     "in the list query: %s",
     async (status) => {
+      const { key, expectIntact } = await freshStore();
       const response = await call(`/v1/pets?${new URLSearchParams({ status })}`, { key });
       await expectError(response, 400, "invalid_parameter", /"status"/);
-      await expectDatabaseIntact();
+      await expectIntact();
     },
   );
 });
@@ -148,22 +167,25 @@ describe("cursor: refused literally", () => {
       .replace(/=+$/, "");
 
   it.each([...PAYLOADS, ...PAYLOADS.slice(0, 6).map(forged)])("%s", async (cursor) => {
+    const { key, expectIntact } = await freshStore();
     const response = await call(`/v1/pets?${new URLSearchParams({ cursor })}`, { key });
     await expectError(response, 400, "invalid_cursor", /"cursor"/);
-    await expectDatabaseIntact();
+    await expectIntact();
   });
 });
 
 describe("petId: refused literally", () => {
   it.each([...PAYLOADS, "1--", "1/**/", "1;", "1 ", "1'"])("%s", async (petId) => {
+    const { key, expectIntact } = await freshStore();
     const response = await call(`/v1/pets/${encodeURIComponent(petId)}`, { key });
     await expectError(response, 400, "invalid_parameter", /"petId"/);
-    await expectDatabaseIntact();
+    await expectIntact();
   });
 });
 
 describe("Idempotency-Key: stored literally, scoped exactly", () => {
   it.each(PAYLOADS.filter((p) => /^[\x20-\x7e]+$/.test(p)))("%s", async (idempotencyKey) => {
+    const { key, keyId, createdIds, expectIntact } = await freshStore();
     const name = uniqueName("idem");
     const first = await call("/v1/pets", {
       method: "POST",
@@ -191,20 +213,25 @@ describe("Idempotency-Key: stored literally, scoped exactly", () => {
     expect(stored).toEqual([
       { idempotency_key: idempotencyKey, state: "completed", response_body: JSON.stringify(pet) },
     ]);
-    await expectDatabaseIntact();
+    await expectIntact();
   });
 
   it("does not match a key by pattern: 'a' and \"a' OR '1'='1\" are different keys", async () => {
+    const store = await freshStore();
     const base = `k-${crypto.randomUUID()}`;
-    const one = await createPetWithKey(base, uniqueName("k1"));
-    const two = await createPetWithKey(`${base}' OR '1'='1`, uniqueName("k2"));
-    const three = await createPetWithKey(`${base.slice(0, -1)}_`, uniqueName("k3"));
-    const four = await createPetWithKey(`${base.slice(0, -3)}%`, uniqueName("k4"));
+    const one = await createPetWithKey(store, base, uniqueName("k1"));
+    const two = await createPetWithKey(store, `${base}' OR '1'='1`, uniqueName("k2"));
+    const three = await createPetWithKey(store, `${base.slice(0, -1)}_`, uniqueName("k3"));
+    const four = await createPetWithKey(store, `${base.slice(0, -3)}%`, uniqueName("k4"));
     expect(new Set([one, two, three, four].map((p) => p.id)).size).toBe(4);
-    await expectDatabaseIntact();
+    await store.expectIntact();
   });
 
-  async function createPetWithKey(idempotencyKey: string, name: string) {
+  async function createPetWithKey(
+    { key, createdIds }: { key: string; createdIds: Set<number> },
+    idempotencyKey: string,
+    name: string,
+  ) {
     const response = await call("/v1/pets", {
       method: "POST",
       key,
@@ -222,26 +249,47 @@ describe("Authorization: refused literally", () => {
   it.each([...PAYLOADS, "x' OR '1'='1", "' OR 1=1 --", "psk_' OR revoked_at IS NULL --"])(
     "Bearer %s",
     async (token) => {
+      const { expectIntact } = await freshStore();
       const response = await call("/v1/pets", { headers: { Authorization: `Bearer ${token}` } });
       await expectError(response, 401, "unauthorized");
       expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
-      await expectDatabaseIntact();
+      await expectIntact();
     },
   );
 });
 
-describe("the store after all of the above", () => {
+describe("the store after hostile input of every kind", () => {
   it("still serves every bystander pet unchanged", async () => {
-    for (const row of baselineRows) {
-      const response = await call(`/v1/pets/${row.id}`, { key });
+    const { key, bystanders, createdIds, expectIntact } = await freshStore();
+    const payload = PAYLOADS[0];
+    const pet = await createPetVia(key, { name: payload, categoryId: 9 });
+    createdIds.add(pet.id);
+    const send = (path: string) => call(path, { key });
+    await expectError(
+      await send(`/v1/pets?${new URLSearchParams({ status: payload })}`),
+      400,
+      "invalid_parameter",
+    );
+    await expectError(
+      await send(`/v1/pets?${new URLSearchParams({ cursor: payload })}`),
+      400,
+      "invalid_cursor",
+    );
+    await expectError(
+      await send(`/v1/pets/${encodeURIComponent(payload)}`),
+      400,
+      "invalid_parameter",
+    );
+    await expectError(
+      await call("/v1/pets", { headers: { Authorization: `Bearer ${payload}` } }),
+      401,
+      "unauthorized",
+    );
+    for (const bystander of bystanders) {
+      const response = await call(`/v1/pets/${bystander.id}`, { key });
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({
-        id: row.id,
-        name: row.name,
-        categoryId: row.category_id,
-        status: row.status,
-      });
+      expect(await response.json()).toEqual(bystander);
     }
-    await expectDatabaseIntact();
+    await expectIntact();
   });
 });

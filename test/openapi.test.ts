@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../src/errors.ts";
 import { buildOpenApiDocument } from "../src/openapi/document.ts";
-import { call, expectError } from "./helpers.ts";
+import { CONTRACT_EXPOSED_HEADERS, call, expectError } from "./helpers.ts";
 
 type Doc = ReturnType<typeof buildOpenApiDocument> & {
   paths: Record<string, Record<string, Record<string, unknown>>>;
@@ -103,6 +103,37 @@ describe("GET /v1/openapi.json", () => {
     }
   });
 
+  it("describes the CORS headers as header objects on every response, not only in prose", async () => {
+    const doc = await served();
+    expect(doc.components.headers["Access-Control-Allow-Origin"]).toMatchObject({
+      schema: { type: "string" },
+    });
+    expect(doc.components.headers["Access-Control-Expose-Headers"]).toMatchObject({
+      schema: { const: CONTRACT_EXPOSED_HEADERS.join(", ") },
+    });
+    let responses = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(
+          op.responses as Record<string, { headers?: Record<string, { $ref?: string }> }>,
+        )) {
+          responses += 1;
+          for (const name of ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers"]) {
+            expect(response.headers?.[name]?.$ref, `${method} ${path} ${status} ${name}`).toBe(
+              `#/components/headers/${name}`,
+            );
+          }
+        }
+      }
+    }
+    expect(responses).toBeGreaterThan(20);
+    const description = (doc.info as { description: string }).description;
+    expect(description).toMatch(/preflight/);
+    expect(description).toContain(
+      "Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key, If-None-Match, x-d1-bookmark",
+    );
+  });
+
   it("writes the validation rules of the schemas into the document", async () => {
     const doc = await served();
     const params = doc.paths["/pets"]?.get?.parameters as Array<{
@@ -121,21 +152,5 @@ describe("GET /v1/openapi.json", () => {
     const response = await call("/v1/openapi.json", { method: "POST" });
     await expectError(response, 405, "method_not_allowed");
     expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
-  });
-});
-
-describe("GET /v1/docs", () => {
-  it("is a public HTML reference page built on /v1/openapi.json", async () => {
-    const response = await call("/v1/docs");
-    expect(response.status).toBe(200);
-    expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
-    const html = await response.text();
-    expect(html).toContain('url: "/v1/openapi.json"');
-    expect(html).toMatch(/@scalar\/api-reference@\d+\.\d+\.\d+/);
-  });
-
-  it("answers DELETE with 405, not 401", async () => {
-    const response = await call("/v1/docs", { method: "DELETE" });
-    await expectError(response, 405, "method_not_allowed");
   });
 });

@@ -3,7 +3,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { LogLine } from "../src/http/request-context.ts";
-import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
+import {
+  CONTRACT_EXPOSED_HEADERS,
+  call,
+  createCheckedApp,
+  createKey,
+  expectError,
+  makeRequest,
+} from "./helpers.ts";
 
 describe("outside /v1", () => {
   it("GET / is a small public JSON object pointing at the docs", async () => {
@@ -65,47 +72,107 @@ describe("under /v1 with a key", () => {
 });
 
 describe("OPTIONS and CORS", () => {
-  it("answers a preflight without a key: 204, Allow, CORS headers", async () => {
-    const response = await call("/v1/pets", {
+  /** decisions.md: every request header of the contract, sendable from another origin. */
+  const ALLOWED_REQUEST = [
+    "Authorization",
+    "Content-Type",
+    "Idempotency-Key",
+    "If-None-Match",
+    "x-d1-bookmark",
+  ];
+  const ORIGIN = "https://app.example";
+  const list = (value: string | null) => (value ?? "").split(",").map((s) => s.trim());
+
+  function preflight(path: string, method: string, requestHeaders?: string) {
+    return call(path, {
       method: "OPTIONS",
       headers: {
-        Origin: "https://app.example",
-        "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
+        Origin: ORIGIN,
+        "Access-Control-Request-Method": method,
+        ...(requestHeaders ? { "Access-Control-Request-Headers": requestHeaders } : {}),
       },
     });
+  }
+
+  it("answers a preflight without a key: 204, Allow, every request header of the contract", async () => {
+    const response = await preflight(
+      "/v1/pets",
+      "POST",
+      "authorization, content-type, idempotency-key, if-none-match, x-d1-bookmark",
+    );
     expect(response.status).toBe(204);
+    expect(await response.text()).toBe("");
     expect(response.headers.get("Allow")).toBe("GET, HEAD, POST, OPTIONS");
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(response.headers.get("Access-Control-Allow-Methods")).toBe("GET, HEAD, POST, OPTIONS");
-    const allowHeaders = response.headers.get("Access-Control-Allow-Headers") ?? "";
-    for (const h of ["Authorization", "Content-Type", "Idempotency-Key"])
-      expect(allowHeaders).toContain(h);
+    expect(list(response.headers.get("Access-Control-Allow-Headers"))).toEqual(ALLOWED_REQUEST);
+    expect(response.headers.get("Access-Control-Max-Age")).toBe("86400");
     expect(response.headers.get("X-Request-Id")).toBeTruthy();
   });
 
-  it("answers a plain OPTIONS with 204 and Allow", async () => {
+  it("grants a preflight for a method the path lacks, so the page reads the 405 Error and Allow", async () => {
+    const granted = await preflight("/v1/pets/1", "DELETE", "authorization");
+    expect(granted.status).toBe(204);
+    expect(granted.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+    expect(list(granted.headers.get("Access-Control-Allow-Methods"))).toEqual([
+      "GET",
+      "HEAD",
+      "OPTIONS",
+      "DELETE",
+    ]);
+    expect(granted.headers.get("Access-Control-Allow-Origin")).toBe("*");
+
+    // The request the browser then sends: a 405 whose Allow the page can read.
+    const { key } = await createKey();
+    const refused = await call("/v1/pets/1", {
+      method: "DELETE",
+      key,
+      headers: { Origin: ORIGIN },
+    });
+    await expectError(refused, 405, "method_not_allowed", /DELETE/);
+    expect(refused.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+    expect(refused.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(list(refused.headers.get("Access-Control-Expose-Headers"))).toContain("Allow");
+  });
+
+  it("grants no method that is not an HTTP token", async () => {
+    const response = await preflight("/v1/pets", "DE LETE");
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBe("GET, HEAD, POST, OPTIONS");
+  });
+
+  it("answers a plain OPTIONS with 204 and Allow, and no preflight grant", async () => {
     const response = await call("/v1/pets/12", { method: "OPTIONS" });
     expect(response.status).toBe(204);
     expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBeNull();
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBeNull();
   });
 
-  it("exposes the contract's headers, on errors too", async () => {
-    const response = await call("/v1/pets", { headers: { Origin: "https://app.example" } });
+  it("exposes every header of the contract, on errors too (401 with WWW-Authenticate)", async () => {
+    const response = await call("/v1/pets", { headers: { Origin: ORIGIN } });
     await expectError(response, 401, "unauthorized");
+    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="petstore"');
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
-    const exposed = response.headers.get("Access-Control-Expose-Headers") ?? "";
-    for (const h of [
-      "Link",
-      "Location",
-      "Deprecation",
-      "Sunset",
-      "Retry-After",
-      "Idempotent-Replayed",
-      "X-Request-Id",
-    ]) {
-      expect(exposed).toContain(h);
-    }
+    expect(list(response.headers.get("Access-Control-Expose-Headers"))).toEqual(
+      CONTRACT_EXPOSED_HEADERS,
+    );
+  });
+
+  it("exposes them on successes too, and sends no CORS headers without an Origin", async () => {
+    const { key } = await createKey();
+    const withOrigin = await call("/v1/pets?limit=1", { key, headers: { Origin: ORIGIN } });
+    expect(withOrigin.status).toBe(200);
+    expect(Array.isArray(await withOrigin.json())).toBe(true);
+    expect(withOrigin.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(list(withOrigin.headers.get("Access-Control-Expose-Headers"))).toEqual(
+      CONTRACT_EXPOSED_HEADERS,
+    );
+    const without = await call("/v1/pets?limit=1", { key });
+    expect(without.status).toBe(200);
+    expect(await without.json()).toEqual(expect.any(Array));
+    expect(without.headers.get("Access-Control-Allow-Origin")).toBeNull();
+    expect(without.headers.get("Access-Control-Expose-Headers")).toBeNull();
   });
 
   it("honours CORS_ALLOWED_ORIGINS: listed origins are echoed with Vary, others get no grant", async () => {

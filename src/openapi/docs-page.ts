@@ -1,6 +1,53 @@
-// GET /v1/docs: an interactive reference (Scalar, loaded from a CDN at a pinned
-// version) over GET /v1/openapi.json. Nothing of it is bundled into the worker.
+// GET /v1/docs: an interactive reference over GET /v1/openapi.json, loading nothing
+// from another origin (decisions.md "Docs and browsers"). The renderer is the
+// standalone browser build of @scalar/api-reference, pinned in package.json, copied
+// into dist/assets by scripts/docs-assets.ts and served from this origin through the
+// ASSETS binding: none of it is bundled into the worker script. The page's own code
+// is a same-origin file too (src/openapi/docs-init.js), so the CSP needs no inline
+// script, no 'unsafe-eval' and no other origin.
+import type { Context } from "hono";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "../http/types.ts";
+
+/** The pinned renderer; scripts/docs-assets.ts refuses any other installed version. */
 export const SCALAR_VERSION = "1.72.1";
+
+/** Every file of the page lives under /v1/docs (nothing answers outside /v1 but GET /). */
+export const DOCS_ASSETS_PATH = "/v1/docs/assets";
+
+/**
+ * The files scripts/docs-assets.ts writes under dist/assets, by URL path. A versioned
+ * name never changes content, so browsers and shared caches may keep it for a year;
+ * the others are revalidated on every use.
+ */
+export const DOCS_ASSETS = {
+  renderer: {
+    path: `${DOCS_ASSETS_PATH}/scalar-api-reference-${SCALAR_VERSION}.js`,
+    versioned: true,
+  },
+  init: { path: `${DOCS_ASSETS_PATH}/docs-init.js`, versioned: false },
+} as const;
+
+export const IMMUTABLE = "public, max-age=31536000, immutable";
+/** May be stored, but must be revalidated before every use (ETag from the asset store). */
+export const REVALIDATE = "no-cache";
+
+/**
+ * The page's policy: this origin only. Styles may be inline because the renderer
+ * injects its stylesheet at run time; scripts may not. `connect-src 'self'` keeps
+ * "try it" and everything else on this origin.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
 
 export const DOCS_PAGE = `<!doctype html>
 <html lang="en">
@@ -8,12 +55,46 @@ export const DOCS_PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Pet Store API v1 reference</title>
+<link rel="icon" href="data:,">
 </head>
 <body>
 <div id="app"></div>
-<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@${SCALAR_VERSION}"></script>
-<script>Scalar.createApiReference("#app", { url: "/v1/openapi.json" });</script>
 <noscript>The reference needs JavaScript; the raw document is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript>
+<script src="${DOCS_ASSETS.init.path}"></script>
+<script src="${DOCS_ASSETS.renderer.path}"></script>
 </body>
 </html>
 `;
+
+export function docsPage(c: Context<AppEnv>): Response {
+  return c.html(DOCS_PAGE, 200, {
+    "Content-Security-Policy": DOCS_CSP,
+    "Cache-Control": REVALIDATE,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+  });
+}
+
+const VERSIONED = new Set<string>(
+  Object.values(DOCS_ASSETS)
+    .filter((asset) => asset.versioned)
+    .map((asset) => asset.path),
+);
+
+/**
+ * GET/HEAD /v1/docs/assets/*: the file from the ASSETS binding (which answers
+ * If-None-Match with 304), with this service's cache policy; an unknown file is the
+ * usual 404 Error.
+ */
+export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
+  const stored = await c.env.ASSETS.fetch(c.req.raw);
+  if (stored.status === 404) {
+    await stored.body?.cancel();
+    throw new ApiError("not_found", `No such path: ${c.req.path}.`);
+  }
+  // A fetched response's headers are immutable; X-Request-Id and CORS come later.
+  const response = new Response(stored.body, stored);
+  response.headers.set("Cache-Control", VERSIONED.has(c.req.path) ? IMMUTABLE : REVALIDATE);
+  response.headers.set("X-Content-Type-Options", "nosniff");
+  return response;
+}

@@ -12,7 +12,7 @@ import {
 } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
-import { EXPOSED_HEADERS } from "../http/cors.ts";
+import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import {
   COMMON_ERRORS,
   type HeaderName,
@@ -129,7 +129,20 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
       "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
     schema: { type: "string" },
   },
+  "Access-Control-Allow-Origin": {
+    description:
+      "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
+    schema: { type: "string", minLength: 1 },
+  },
+  "Access-Control-Expose-Headers": {
+    description:
+      "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
+    schema: { type: "string", const: EXPOSED_HEADERS.join(", ") },
+  },
 };
+
+/** CORS headers: every response may carry them (when the request has an allowed Origin). */
+const CORS_HEADERS: HeaderName[] = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers"];
 
 /** Headers each error code's answers carry beyond X-Request-Id. */
 const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
@@ -148,7 +161,7 @@ const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
  * with `required: true` (a Reference Object cannot carry `required`).
  */
 function headerObjects(names: HeaderName[], always: HeaderName[] = []): Json {
-  const all: HeaderName[] = ["X-Request-Id", ...names];
+  const all: HeaderName[] = ["X-Request-Id", ...names, ...CORS_HEADERS];
   return Object.fromEntries(
     [...new Set(all)].map((name) => [
       name,
@@ -311,7 +324,9 @@ export function buildOpenApiDocument(): Json {
         "",
         `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type (415), JSON syntax (400), fields (400).`,
         "",
-        `Rate limits apply per API key (429 with \`Retry-After\`). CORS is open to the configured origins; exposed headers: ${EXPOSED_HEADERS.join(", ")}.`,
+        `Rate limits apply per API key (429 with \`Retry-After\`).`,
+        "",
+        `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${EXPOSED_HEADERS.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${ALLOWED_REQUEST_HEADERS.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
         "",
         `Deprecation: \`GET /pets/{petId}\` is deprecated since @${GET_PET_DEPRECATED_AT} (\`Deprecation\` header) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
       ].join("\n"),

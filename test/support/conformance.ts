@@ -10,10 +10,12 @@
 //   - every header the response documents as `required` is present, and every
 //     documented header that is present validates against its schema.
 // Anything else (OPTIONS, a documented path with another method, an unknown path,
-// the public `GET /` outside the document) must still be one of the service's own
-// answers: 204 with `Allow` for OPTIONS, or the Error object with the status its code
-// stands for (`x-error-codes`) and the headers that status always carries.
+// the public `GET /` and the docs page's script files outside the document) must
+// still be one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
+// `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the
+// status its code stands for (`x-error-codes`) and the headers that status always carries.
 import { type OutputUnit, Validator } from "@cfworker/json-schema";
+import { DOCS_ASSETS_PATH } from "../../src/openapi/docs-page.ts";
 import openApiDocument from "../../src/openapi/openapi.json" with { type: "json" };
 
 type Json = Record<string, unknown>;
@@ -205,9 +207,17 @@ async function checkUndocumented(
   }
   const type = mediaType(response);
   if (response.status < 400) {
-    // Only `GET /` (and its HEAD) answers successfully outside the document.
+    // Only `GET /` and the files of the docs page (and their HEAD) answer successfully
+    // outside the document.
     const { pathname } = new URL(request.url);
-    if (pathname !== "/" || !["GET", "HEAD"].includes(request.method)) {
+    const read = ["GET", "HEAD"].includes(request.method);
+    if (read && pathname.startsWith(`${DOCS_ASSETS_PATH}/`)) {
+      if (![200, 304].includes(response.status)) {
+        problems.push(`docs file answered ${response.status}`);
+      } else if (type !== "text/javascript") {
+        problems.push(`docs file answered ${type ?? "(no Content-Type)"}`);
+      }
+    } else if (pathname !== "/" || !read) {
       problems.push(`undocumented success ${response.status} for ${request.method} ${pathname}`);
     } else if (type !== "application/json") {
       problems.push(`GET / answered ${type ?? "(no Content-Type)"}`);

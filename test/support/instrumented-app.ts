@@ -86,6 +86,7 @@ export function envWith(db: unknown): Env {
   return {
     DB: db as D1Database,
     RATE_LIMITER: env.RATE_LIMITER,
+    ASSETS: env.ASSETS,
     ENVIRONMENT: env.ENVIRONMENT,
     CORS_ALLOWED_ORIGINS: env.CORS_ALLOWED_ORIGINS,
     TEST_MIGRATIONS: env.TEST_MIGRATIONS,

@@ -1,0 +1,53 @@
+// npm run docs:assets
+// Writes the files of the reference page (GET /v1/docs) into dist/assets, the
+// [assets] directory of wrangler.toml, at the URL paths src/openapi/docs-page.ts names:
+//   - @scalar/api-reference's standalone browser build (the pinned devDependency),
+//     under a name that carries its version (cached for a year);
+//   - the page's own init script, src/openapi/docs-init.js.
+// Nothing of it is committed (dist/ is git-ignored) and none of it enters the worker
+// script. Run by npm's pre-hooks of dev, test, the deploys, the preview and the
+// dry-runs, so every one of them works on a fresh clone. Quiet unless it fails.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DOCS_ASSETS, SCALAR_VERSION } from "../src/openapi/docs-page.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const outDir = path.join(root, "dist", "assets");
+
+function fail(message: string): never {
+  console.error(`docs:assets: ${message}`);
+  process.exit(1);
+}
+
+const packageDir = path.join(root, "node_modules", "@scalar", "api-reference");
+if (!existsSync(path.join(packageDir, "package.json"))) {
+  fail("@scalar/api-reference is not installed: run npm install.");
+}
+const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as {
+  version: string;
+};
+if (version !== SCALAR_VERSION) {
+  fail(
+    `node_modules holds @scalar/api-reference ${version}, the page expects ${SCALAR_VERSION} (src/openapi/docs-page.ts): run npm install, or change both pins together.`,
+  );
+}
+
+// The build's trailing source-map comment would make devtools ask for a file we do not serve.
+const renderer = readFileSync(
+  path.join(packageDir, "dist", "browser", "standalone.js"),
+  "utf8",
+).replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
+const init = readFileSync(path.join(root, "src", "openapi", "docs-init.js"), "utf8");
+
+const files: Array<[string, string]> = [
+  [DOCS_ASSETS.renderer.path, renderer],
+  [DOCS_ASSETS.init.path, init],
+];
+
+rmSync(outDir, { recursive: true, force: true });
+for (const [urlPath, content] of files) {
+  const file = path.join(outDir, ...urlPath.split("/").filter(Boolean));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content);
+}
