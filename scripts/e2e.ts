@@ -5,24 +5,18 @@
 // with `npm run keys -- revoke <id>` it is refused with 401 within 60 seconds;
 // restricted keys (scopes, expiry, rotation, list --json) through the real CLI.
 // Bounded in time; stops the server (its whole process group) however it ends.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { launchDevServer, runNpmScript } from "./dev-server.ts";
 
 const HOST = "127.0.0.1";
 const PORT = Number(process.env.E2E_PORT ?? 8791);
-const BASE = `http://${HOST}:${PORT}`;
 const LOCAL_DEV_KEY = "local-dev-key";
 /** decisions.md: a revoked key is refused at once or within 60 seconds at most. */
 const REVOCATION_BOUND_MS = 60_000;
-const STARTUP_TIMEOUT_MS = 120_000;
 const TOTAL_TIMEOUT_MS = 300_000;
 
-const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-e2e-"));
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-let server: ChildProcess | undefined;
-let serverLog = "";
+const server = launchDevServer({ host: HOST, port: PORT, name: "petstore-e2e" });
+const BASE = server.base;
+const persistTo = server.persistTo;
 
 function log(message: string): void {
   console.log(`[e2e] ${message}`);
@@ -34,50 +28,11 @@ function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Failure(message);
 }
 
-/** Stops the server's whole process group (npm, node, wrangler, workerd) and waits for it. */
-async function stopServer(): Promise<void> {
-  const child = server;
-  if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-(child.pid as number), signal);
-    } catch {
-      // already gone
-    }
-  };
-  signalGroup("SIGTERM");
-  const timer = setTimeout(() => signalGroup("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-  // Stragglers of the group (workerd) get no second chance.
-  signalGroup("SIGKILL");
-}
-
-async function cleanUp(): Promise<void> {
-  await stopServer();
-  rmSync(persistTo, { recursive: true, force: true });
-}
-
 /** Runs `npm run <args>` to completion; returns its standard output. */
-function npm(args: string[], timeoutMs = 120_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("npm", ["run", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(stdout);
-      else reject(new Failure(`npm run ${args.join(" ")} exited ${code}\n${stdout}${stderr}`));
-    });
-  });
+async function npm(args: string[], timeoutMs = 120_000): Promise<string> {
+  const { code, stdout, stderr } = await runNpmScript(args, { timeoutMs });
+  if (code !== 0) throw new Failure(`npm run ${args.join(" ")} exited ${code}\n${stdout}${stderr}`);
+  return stdout;
 }
 
 async function request(
@@ -111,39 +66,11 @@ function errorCode(json: unknown): unknown {
   return (json as { code?: unknown } | null)?.code;
 }
 
-async function waitForServer(): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    check(
-      server?.exitCode === null,
-      `npm run dev exited early (${server?.exitCode})\n${serverLog}`,
-    );
-    try {
-      const response = await fetch(`${BASE}/`, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Failure(
-    `the server did not answer within ${STARTUP_TIMEOUT_MS / 1000} s\n${serverLog}`,
-  );
-}
-
 async function main(): Promise<void> {
   log(`starting npm run dev on ${BASE}, local D1 in ${persistTo}`);
-  server = spawn(
-    "npm",
-    ["run", "dev", "--", "--ip", HOST, "--port", String(PORT), "--persist-to", persistTo],
-    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  for (const stream of [server.stdout, server.stderr]) {
-    stream?.on("data", (chunk: Buffer) => {
-      serverLog = (serverLog + chunk).slice(-20_000);
-    });
-  }
-  await waitForServer();
+  await server.ready().catch((err: Error) => {
+    throw new Failure(err.message);
+  });
   log("server is up");
 
   // The seeded local key: list, create, fetch.
@@ -387,11 +314,11 @@ async function restrictedKeys(petId: number): Promise<void> {
 
 const watchdog = setTimeout(() => {
   console.error(`[e2e] FAIL: did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
-  void cleanUp().finally(() => process.exit(1));
+  void server.stop().finally(() => process.exit(1));
 }, TOTAL_TIMEOUT_MS);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    void cleanUp().finally(() => process.exit(130));
+    void server.stop().finally(() => process.exit(130));
   });
 }
 
@@ -405,5 +332,5 @@ try {
   process.exitCode = 1;
 } finally {
   clearTimeout(watchdog);
-  await cleanUp();
+  await server.stop();
 }
