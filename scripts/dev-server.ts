@@ -136,3 +136,45 @@ export function runNpmScript(
     });
   });
 }
+
+/** A check of a script that drives the server: reported as its message, without a stack. */
+export class Failure extends Error {}
+
+export function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Failure(message);
+}
+
+/**
+ * Runs `main` within `totalTimeoutMs`, prints `[tag] PASS` or `[tag] FAIL: <reason>`
+ * (a stack only for what is not a Failure; then the server's last output), sets the exit code, and stops the server
+ * however it ends (also on SIGINT/SIGTERM and on the timeout).
+ */
+export async function runAgainst(
+  server: DevServer,
+  tag: string,
+  totalTimeoutMs: number,
+  main: () => Promise<void>,
+): Promise<void> {
+  const watchdog = setTimeout(() => {
+    console.error(`[${tag}] FAIL: did not finish within ${totalTimeoutMs / 1000} s`);
+    void server.stop().finally(() => process.exit(1));
+  }, totalTimeoutMs);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      void server.stop().finally(() => process.exit(130));
+    });
+  }
+  try {
+    await main();
+    console.log(`[${tag}] PASS`);
+    process.exitCode = 0;
+  } catch (err) {
+    console.error(`[${tag}] FAIL: ${err instanceof Error ? err.message : String(err)}`);
+    if (!(err instanceof Failure) && err instanceof Error) console.error(err.stack);
+    console.error(`[${tag}] the server's last output:\n${server.log().slice(-3_000)}`);
+    process.exitCode = 1;
+  } finally {
+    clearTimeout(watchdog);
+    await server.stop();
+  }
+}

@@ -5,7 +5,7 @@
 // with `npm run keys -- revoke <id>` it is refused with 401 within 60 seconds;
 // restricted keys (scopes, expiry, rotation, list --json) through the real CLI.
 // Bounded in time; stops the server (its whole process group) however it ends.
-import { launchDevServer, runNpmScript } from "./dev-server.ts";
+import { check, Failure, launchDevServer, runAgainst, runNpmScript } from "./dev-server.ts";
 
 const HOST = "127.0.0.1";
 const PORT = Number(process.env.E2E_PORT ?? 8791);
@@ -20,12 +20,6 @@ const persistTo = server.persistTo;
 
 function log(message: string): void {
   console.log(`[e2e] ${message}`);
-}
-
-class Failure extends Error {}
-
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Failure(message);
 }
 
 /** Runs `npm run <args>` to completion; returns its standard output. */
@@ -312,25 +306,4 @@ async function restrictedKeys(petId: number): Promise<void> {
   log("a wrong flag answers one line and the usage, exit 2, no stack trace");
 }
 
-const watchdog = setTimeout(() => {
-  console.error(`[e2e] FAIL: did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
-  void server.stop().finally(() => process.exit(1));
-}, TOTAL_TIMEOUT_MS);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    void server.stop().finally(() => process.exit(130));
-  });
-}
-
-try {
-  await main();
-  log("PASS");
-  process.exitCode = 0;
-} catch (err) {
-  console.error(`[e2e] FAIL: ${err instanceof Error ? err.message : String(err)}`);
-  if (!(err instanceof Failure) && err instanceof Error) console.error(err.stack);
-  process.exitCode = 1;
-} finally {
-  clearTimeout(watchdog);
-  await server.stop();
-}
+await runAgainst(server, "e2e", TOTAL_TIMEOUT_MS, main);
