@@ -61,6 +61,15 @@ function step(workflow: Workflow, job: string, name: string): Step {
   return found;
 }
 
+/** Where that step stands in the real workflow's job. */
+function indexOf(file: string, job: string, name: string): number {
+  const workflow = parse(REAL.get(file) as string) as Workflow;
+  return (workflow.jobs[job]?.steps ?? []).indexOf(step(workflow, job, name));
+}
+
+const secretAt = (file: string, path: string) =>
+  `${file}: a secret at ${path}: secrets reach steps only through the step's env (or the wrangler action's with)`;
+
 function remove(workflow: Workflow, job: string, name: string): void {
   const steps = workflow.jobs[job]?.steps as Step[];
   steps.splice(steps.indexOf(step(workflow, job, name)), 1);
@@ -234,9 +243,8 @@ describe("secrets reach steps only through env", () => {
       smoke.run = `SMOKE_API_KEY=${SECRET("STAGING_SMOKE_API_KEY")} npm run smoke -- --base "$STAGING_URL" --write`;
       delete smoke.env;
     });
-    expect(problems).toContain(
-      `${STAGING}: a secret at jobs.deploy.steps.7.run: secrets reach steps only through the step's env (or the wrangler action's with)`,
-    );
+    const smoke = indexOf(STAGING, "deploy", "smoke test staging (read and write)");
+    expect(problems).toContain(secretAt(STAGING, `jobs.deploy.steps.${smoke}.run`));
   });
 
   it("a secret in a job's or the workflow's env, or another action's with", () => {
@@ -247,12 +255,11 @@ describe("secrets reach steps only through env", () => {
         token: SECRET("CLOUDFLARE_API_TOKEN"),
       };
     });
-    const at = (path: string) =>
-      `${STAGING}: a secret at ${path}: secrets reach steps only through the step's env (or the wrangler action's with)`;
+    const previous = indexOf(STAGING, "deploy", "the version to roll back to");
     expect(problems).toEqual([
-      at("jobs.deploy.env.SMOKE_API_KEY"),
-      at("jobs.deploy.steps.4.with.token"),
-      at("env.TOKEN"),
+      secretAt(STAGING, "jobs.deploy.env.SMOKE_API_KEY"),
+      secretAt(STAGING, `jobs.deploy.steps.${previous}.with.token`),
+      secretAt(STAGING, "env.TOKEN"),
     ]);
   });
 

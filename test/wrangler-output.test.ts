@@ -1,10 +1,16 @@
-// The release workflows read two things from wrangler (scripts/wrangler-output.ts): the
-// version serving an environment before a deploy (the one to roll back to), and the id
-// of an uploaded version. The samples follow wrangler 4.164's output: `deployments
-// status --json` prints the deployment object of the Workers API; `versions upload`
-// logs "Worker Version ID: <id>".
+// The release workflows read three things from wrangler (scripts/wrangler-output.ts): the
+// version serving an environment before a deploy (the one to roll back to), the id of an
+// uploaded version, and D1's Time Travel bookmark before the migrations. The samples
+// follow wrangler 4.164's output: `deployments status --json` prints the deployment
+// object of the Workers API; `versions upload` logs "Worker Version ID: <id>";
+// `d1 time-travel info --json` prints the API's `{ bookmark }`.
 import { describe, expect, it } from "vitest";
-import { OutputError, servingVersion, uploadedVersion } from "../scripts/wrangler-output.ts";
+import {
+  OutputError,
+  servingVersion,
+  timeTravelBookmark,
+  uploadedVersion,
+} from "../scripts/wrangler-output.ts";
 
 const OLD = "5b0b5c5e-2f43-4c3a-9b1e-0d6f1c2a3b4c";
 const NEW = "0f6bfa3e-6b2a-4c1d-9e8f-0123456789ab";
@@ -60,7 +66,7 @@ describe("servingVersion (wrangler deployments status --json)", () => {
   });
 
   it("refuses output without a deployment or without a version at 100%", () => {
-    expect(outputError(() => servingVersion(""))).toMatch(/no deployment in the output/);
+    expect(outputError(() => servingVersion(""))).toMatch(/no JSON object in the output/);
     expect(outputError(() => servingVersion("{ not json }"))).toMatch(/is not JSON/);
     expect(outputError(() => servingVersion(deployment([])))).toMatch(/no version serving 100%/);
     expect(
@@ -87,5 +93,22 @@ To deploy this version to production traffic use the command wrangler versions d
     expect(outputError(() => uploadedVersion("--dry-run: exiting now."))).toMatch(/found 0/);
     expect(outputError(() => uploadedVersion(upload("not-a-uuid")))).toMatch(/found 1/);
     expect(outputError(() => uploadedVersion(upload(NEW) + upload(OLD)))).toMatch(/found 2/);
+  });
+});
+
+describe("timeTravelBookmark (wrangler d1 time-travel info DB --json)", () => {
+  const BOOKMARK = "00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683";
+
+  it("answers the bookmark", () => {
+    expect(timeTravelBookmark(JSON.stringify({ bookmark: BOOKMARK }, null, 2))).toBe(BOOKMARK);
+  });
+
+  it("refuses output without a well-formed bookmark", () => {
+    expect(outputError(() => timeTravelBookmark("✘ [ERROR] A request failed"))).toMatch(
+      /no JSON object/,
+    );
+    expect(outputError(() => timeTravelBookmark('{ "bookmark": "yesterday" }'))).toMatch(
+      /no Time Travel bookmark/,
+    );
   });
 });
