@@ -188,6 +188,8 @@ export async function runSmoke(
     init: { key?: boolean; headers?: Record<string, string>; body?: string } = {},
   ): Promise<Answer> {
     const url = new URL(target, options.base);
+    // Every request goes to the deployment under test, and nowhere else.
+    expect(url.origin === options.base, `refused to send a request to ${url.origin}`);
     const headers = new Headers(init.headers);
     if (init.key) headers.set("Authorization", `Bearer ${options.apiKey}`);
     if (options.pin) {
