@@ -4,3 +4,11 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }
+
+/** Vite's import.meta.glob, as the tests use it (vitest transforms it at build time). */
+interface ImportMeta {
+  glob<T>(
+    pattern: string,
+    options: { query: string; import: string; eager: true },
+  ): Record<string, T>;
+}

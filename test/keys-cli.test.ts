@@ -12,20 +12,13 @@ import {
 } from "../scripts/key-cli.ts";
 import type { ListedKey } from "../scripts/key-statements.ts";
 import { SCOPES } from "../src/auth/scopes.ts";
+import { usageErrorOf } from "./support/usage-error.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
 
 function usageError(argv: string[]): string {
-  try {
-    parseKeyArgs(argv);
-  } catch (err) {
-    expect(err).toBeInstanceOf(UsageError);
-    const message = (err as Error).message;
-    expect(message).not.toContain("\n");
-    return message;
-  }
-  throw new Error(`no UsageError for ${JSON.stringify(argv)}`);
+  return usageErrorOf(() => parseKeyArgs(argv), UsageError, JSON.stringify(argv));
 }
 
 describe("valid commands", () => {
