@@ -54,6 +54,8 @@ const SERVER_CPU = 1;
 const LOADGEN_CPU = 0;
 /** D1's maximum database size (developers.cloudflare.com/d1/platform/limits/), in bytes. */
 const D1_MAX_BYTES = 10e9;
+/** D1's storage per account on Workers Paid before a limit increase (same page), in bytes. */
+const ACCOUNT_BYTES = 250e9;
 const RESULTS = path.join(OUT, "capacity.json");
 const DOC = path.join(ROOT, "docs", "scaling.md");
 const START = "<!-- measured:start (written by npm run bench:capacity) -->";
@@ -276,7 +278,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   add(
     "listPets deep page, status=available, from D1",
     (await request(fromD1, `/v1/pets?status=available&cursor=${deepAvailable}`, 200)).statements,
-    "limit + 1 (index entries; each row then read by id)",
+    "limit + 1",
   );
   const last = await encodeCursor(ROWS - 5, undefined);
   add(
@@ -511,20 +513,23 @@ function markdown(r: Report): string {
     `| statements per create: plain / with Idempotency-Key | ${plainStatements} / ${keyedStatements} |`,
     `| one database's create ceiling at 1 ms a statement: plain / with Idempotency-Key | ${f0(1000 / plainStatements)} / ${f0(1000 / keyedStatements)} creates/s |`,
     "",
-    `Load multiples of the measured keyed create rate (${f0(best(keyed))}/s, the best step of the ramp above):`,
+    `Load multiples of the measured keyed create rate (${f0(best(keyed))}/s, the best step of the ramp above), sustained; pets are never deleted, idempotency records live 24 h (plus up to an hour until the hourly purge):`,
     "",
-    "| load | keyed creates/s | primary busy at 1 ms a statement | idempotency records alive (24 h + purge hour) | days until 10 GB |",
-    "|---|---|---|---|---|",
+    "| load | keyed creates/s | primary busy at 1 ms a statement (writer databases needed) | idempotency records alive | one database full after | 10 GB databases filled a year | account's 250 GB full after |",
+    "|---|---|---|---|---|---|---|",
     ...[1, 10, 100, 1000].map((k) => {
       const rate = k * best(keyed);
       const busy = (rate * keyedStatements) / 1000;
       const records = recordsLive(rate);
-      const left = D1_MAX_BYTES - records * s.recordBytes;
-      const days =
-        left <= 0
+      const recordBytes = records * s.recordBytes;
+      const petBytesPerDay = rate * 86400 * s.shortPetBytes;
+      const oneDb =
+        recordBytes >= D1_MAX_BYTES
           ? "never fits: the records alone exceed 10 GB"
-          : f1(left / (rate * 86400 * s.shortPetBytes));
-      return `| ${k}x | ${f0(rate)} | ${f0(busy * 100)}% | ${f0(records)} (${f1((records * s.recordBytes) / 1e9)} GB) | ${days} |`;
+          : `${f1((D1_MAX_BYTES - recordBytes) / petBytesPerDay)} days`;
+      const perYear = (petBytesPerDay * 365 + recordBytes) / D1_MAX_BYTES;
+      const account = `${f1((ACCOUNT_BYTES - recordBytes) / petBytesPerDay)} days`;
+      return `| ${k}x | ${f0(rate)} | ${f0(busy * 100)}% (${Math.ceil(busy)}) | ${f0(records)} (${f1(recordBytes / 1e9)} GB) | ${oneDb} | ${f0(perYear)} | ${account} |`;
     }),
   ];
   return lines.join("\n");
