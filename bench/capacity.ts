@@ -528,7 +528,10 @@ function markdown(r: Report): string {
           ? "never fits: the records alone exceed 10 GB"
           : `${f1((D1_MAX_BYTES - recordBytes) / petBytesPerDay)} days`;
       const perYear = (petBytesPerDay * 365 + recordBytes) / D1_MAX_BYTES;
-      const account = `${f1((ACCOUNT_BYTES - recordBytes) / petBytesPerDay)} days`;
+      const account =
+        recordBytes >= ACCOUNT_BYTES
+          ? "never fits: the records alone exceed 250 GB"
+          : `${f1((ACCOUNT_BYTES - recordBytes) / petBytesPerDay)} days`;
       return `| ${k}x | ${f0(rate)} | ${f0(busy * 100)}% (${Math.ceil(busy)}) | ${f0(records)} (${f1(recordBytes / 1e9)} GB) | ${oneDb} | ${f0(perYear)} | ${account} |`;
     }),
   ];
