@@ -2,8 +2,24 @@
 declare module "autocannon" {
   import type { EventEmitter } from "node:events";
 
+  interface Request {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    /** Called with every answer to this request: the body as a string, the headers by name. */
+    onResponse?: (
+      status: number,
+      body: string,
+      context: unknown,
+      headers: Record<string, string | string[]>,
+    ) => void;
+  }
+
   interface Options {
     url: string;
+    requests?: Request[];
+    /** Replace `[<id>]` in each request (URL, headers, body) with a fresh unique id. */
+    idReplacement?: boolean;
     method?: string;
     headers?: Record<string, string>;
     body?: string;

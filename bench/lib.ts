@@ -1,7 +1,7 @@
 // Shared by the benchmark scripts: paths, the project's wrangler on this Node,
 // the bundle build and its gzip size, CPU pinning, machine facts.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,6 +55,30 @@ export function buildBundle(outdir: string): Bundle {
     gzipKiB: gzipBytes / 1024,
     wranglerSays: /Total Upload:[^\n]*/.exec(output)?.[0].trim(),
   };
+}
+
+/**
+ * `file`'s text around the section that runs from the `start` marker to the `end` marker
+ * (both kept in `section`); undefined when the file or either marker is missing.
+ */
+export function markedSection(
+  file: string,
+  start: string,
+  end: string,
+): { before: string; section: string; after: string } | undefined {
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b <= a) return undefined;
+  const close = b + end.length;
+  return { before: text.slice(0, a), section: text.slice(a, close), after: text.slice(close) };
+}
+
+/** The project's formatter owns markdown too: leaves `file` as `npm run lint` wants it. */
+export function formatMarkdown(file: string): void {
+  spawnSync(path.join(ROOT, "node_modules", ".bin", "biome"), ["format", "--write", file], {
+    stdio: "ignore",
+  });
 }
 
 /** Pins this process (all its threads) to `cpu`; false when taskset is unavailable. */

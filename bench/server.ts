@@ -1,20 +1,22 @@
-// The benchmark's server: one Node process, one workerd, three workers, each on
+// The benchmark's server: one Node process, one workerd, four workers, each on
 // its own direct socket (miniflare's unsafeDirectSockets: as fast as `workerd serve`,
 // without miniflare's front-end worker or wrangler dev's logging):
-//   api    - the built bundle (wrangler deploy --dry-run), wrangler.toml's top-level bindings
+//   api    - the built bundle (wrangler deploy --dry-run), wrangler.toml's top-level bindings,
+//            with miniflare's Cache API (a Durable Object on SQLite): the edge cache works
+//   api-d1 - the same bundle with miniflare's no-op Cache API (as on a workers.dev host):
+//            every read goes to D1, as before the edge cache
 //   static - bare fetch handler answering a static 20-pet JSON array        (baseline a)
 //   raw    - bare fetch handler running listPets' SQL on the same D1, no    (baseline b)
-//            validation, auth or extra headers
+//            validation, auth or extra headers; flags add the API's platform calls
+//            (rate limiter, D1 session, Cache API match): see bench/workers.ts
 // The D1 database (persisted under --state) is created here: migrations, then
 // --pets pets from one recursive-CTE INSERT, then the bench API key's hash.
 // Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM/SIGINT.
 // Run pinned: `taskset -c 1 node bench/server.ts ...` (bench/run.ts does it).
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { unstable_splitSqlQuery } from "wrangler";
-import { ROOT } from "./lib.ts";
+import { addKey, migrate, seedPets } from "./database.ts";
 import { apiWorkerOptions, CF, rawD1WorkerScript, staticWorkerScript } from "./workers.ts";
 
 const { values } = parseArgs({
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     "api-port": { type: "string", default: "8781" },
     "static-port": { type: "string", default: "8782" },
     "raw-port": { type: "string", default: "8783" },
+    "api-d1-port": { type: "string", default: "8785" },
     pets: { type: "string", default: "100000" },
     "key-hash": { type: "string" },
   },
@@ -36,6 +39,27 @@ if (!values.bundle || !values.state || !values["key-hash"]) {
 const HOST = values.host;
 if (HOST !== "127.0.0.1") throw new Error("the benchmark only ever serves on 127.0.0.1");
 const PETS = Number(values.pets);
+
+let problemMinute = -1;
+let problemsThisMinute = 0;
+function reportProblems(log: { timestamp: number; level: string; message: string }): void {
+  const problem =
+    log.level === "error" || log.level === "warn" || /"level":"(error|warn)"/.test(log.message);
+  if (!problem) return;
+  const minute = Math.floor(Date.now() / 60_000);
+  if (minute !== problemMinute) {
+    if (problemsThisMinute > 5) {
+      process.stderr.write(`[server] ... and ${problemsThisMinute - 5} more that minute\n`);
+    }
+    problemMinute = minute;
+    problemsThisMinute = 0;
+  }
+  if (++problemsThisMinute <= 5) {
+    process.stderr.write(
+      `[server ${new Date(log.timestamp).toISOString()}] ${log.level}: ${log.message}\n`,
+    );
+  }
+}
 
 async function main() {
   const api = apiWorkerOptions(path.resolve(values.bundle as string));
@@ -49,13 +73,29 @@ async function main() {
       resourcePersistencePath: path.join(path.resolve(values.state as string), "v3"),
       // Drop the worker's per-request console lines here: printing them would put
       // Node on the server core for every request (production ships them to Workers Logs).
-      handleStructuredLogs: () => {},
+      // Errors and warnings (workerd's own, the API's "level":"error"/"warn" lines, the
+      // raw worker's console.error) go to stderr, the first few of each minute in full.
+      handleStructuredLogs: reportProblems,
+      // An error thrown inside miniflare's own Durable Objects (the D1, rate-limiter and
+      // Cache API emulations) reaches this process, not the worker's logs: say it too.
+      handleUncaughtError: (error: Error) =>
+        reportProblems({
+          timestamp: Date.now(),
+          level: "error",
+          message: `miniflare: ${error.stack ?? error.message}`,
+        }),
       logRequests: false,
       workers: [
         {
           ...api,
           name: "api",
           unsafeDirectSockets: [{ host: HOST, port: Number(values["api-port"]) }],
+        },
+        {
+          ...api,
+          name: "api-d1",
+          cacheAPI: false,
+          unsafeDirectSockets: [{ host: HOST, port: Number(values["api-d1-port"]) }],
         },
         {
           name: "static",
@@ -80,39 +120,9 @@ async function main() {
 
   const started = performance.now();
   const db = await mf.getD1Database("DB", "raw");
-  const existing = await db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pets'")
-    .first();
-  if (!existing) {
-    const dir = path.join(ROOT, "migrations");
-    for (const file of readdirSync(dir)
-      .filter((f) => f.endsWith(".sql"))
-      .sort()) {
-      const statements = unstable_splitSqlQuery(readFileSync(path.join(dir, file), "utf8"));
-      await db.batch(statements.map((sql) => db.prepare(sql)));
-    }
-  }
-  const count = (await db.prepare("SELECT count(*) AS n FROM pets").first<{ n: number }>())?.n ?? 0;
-  if (count < PETS) {
-    await db
-      .prepare(
-        `WITH RECURSIVE n(i) AS (SELECT CAST(?1 AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
-         INSERT INTO pets (name, category_id, status, created_at)
-         SELECT 'pet-' || i, 1 + i % 7,
-                CASE i % 3 WHEN 0 THEN 'sold' WHEN 1 THEN 'available' ELSE 'pending' END,
-                1700000000 + i
-         FROM n`,
-      )
-      .bind(count + 1, PETS)
-      .run();
-  }
-  await db
-    .prepare(
-      `INSERT INTO api_keys (key_hash, prefix, label, created_at) VALUES (?1, 'psk_bench', 'bench', unixepoch())
-       ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL`,
-    )
-    .bind(values["key-hash"])
-    .run();
+  await migrate(db);
+  await seedPets(db, PETS);
+  await addKey(db, values["key-hash"] as string);
   const stats = await db
     .prepare("SELECT count(*) AS pets, max(id) AS maxId FROM pets")
     .first<{ pets: number; maxId: number }>();

@@ -19,6 +19,7 @@ function toPet(row: PetRow): Pet {
 // The primary key serves the first; the (status, id) index serves the second.
 export const LIST_PETS_SQL = `SELECT ${COLUMNS} FROM pets WHERE id > ?1 ORDER BY id LIMIT ?2`;
 export const LIST_PETS_BY_STATUS_SQL = `SELECT ${COLUMNS} FROM pets WHERE status = ?3 AND id > ?1 ORDER BY id LIMIT ?2`;
+export const GET_PET_SQL = `SELECT ${COLUMNS} FROM pets WHERE id = ?1`;
 
 export interface PetPage {
   pets: Pet[];
@@ -45,9 +46,7 @@ export async function listPets(
 }
 
 export async function getPet(db: Queryable, id: number): Promise<Pet | null> {
-  const row = await d1(() =>
-    db.prepare(`SELECT ${COLUMNS} FROM pets WHERE id = ?1`).bind(id).first<PetRow>(),
-  );
+  const row = await d1(() => db.prepare(GET_PET_SQL).bind(id).first<PetRow>());
   return row ? toPet(row) : null;
 }
 

@@ -1,6 +1,8 @@
 // D1 Sessions API: reads may be served by a nearby replica, and the bookmark a
 // client sends back guarantees it sees at least what it saw (or wrote) before.
+// The request's pet store is made here: the one place that knows pets live in one D1.
 import { createMiddleware } from "hono/factory";
+import { d1PetStore } from "../db/pet-store.ts";
 import { ApiError, DatabaseUnavailableError } from "../errors.ts";
 import type { AppEnv } from "./types.ts";
 
@@ -20,8 +22,9 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   } catch (err) {
     throw new DatabaseUnavailableError(err);
   }
-  c.set("db", session);
+  const pets = d1PetStore(session);
+  c.set("pets", pets);
   await next();
-  const bookmark = session.getBookmark();
+  const bookmark = pets.bookmark();
   if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
 });

@@ -1,4 +1,5 @@
 import type { Scope } from "../auth/scopes.ts";
+import type { PetStore } from "../pets/store.ts";
 import type { Clock } from "./clock.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
@@ -8,8 +9,8 @@ export interface AppVariables {
   apiKeyId: number;
   /** The scopes of that key (set with apiKeyId). */
   apiKeyScopes: readonly Scope[];
-  /** The D1 session this request reads and writes through (Sessions API). */
-  db: D1DatabaseSession;
+  /** The pets this request reads and writes: a D1 session's store (src/http/d1-session.ts). */
+  pets: PetStore;
   /** The request body as parsed by `jsonBody`, before validation. */
   jsonBody: unknown;
   clock: Clock;

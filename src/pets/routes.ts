@@ -1,15 +1,9 @@
 // Handlers of the pet operations. Validation happens in the zValidator
-// middleware before them; SQL lives in src/db.
+// middleware before them; storage is the request's PetStore (src/pets/store.ts),
+// `c.var.pets`, and nothing else: SQL lives in src/db.
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { PAGE_SIZE } from "../config.ts";
-import { d1 } from "../db/database.ts";
-import {
-  completeWithInsertedPetStatement,
-  releaseIdempotencyKey,
-  reserveIdempotencyKey,
-} from "../db/idempotency.ts";
-import { createPet, getPet, insertedPet, insertPetStatement, listPets } from "../db/pets.ts";
 import { ApiError } from "../errors.ts";
 import { jsonBody } from "../http/json-body.ts";
 import type { AppEnv } from "../http/types.ts";
@@ -24,7 +18,7 @@ export const petRoutes = new Hono<AppEnv>()
     const query = c.req.valid("query");
     const limit = query.limit ?? PAGE_SIZE.default;
     const afterId = query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status);
-    const page = await listPets(c.var.db, { afterId, limit, status: query.status });
+    const page = await c.var.pets.list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
       // Built from the validated query alone (limit, status, cursor, in that order), so
@@ -41,59 +35,47 @@ export const petRoutes = new Hono<AppEnv>()
   .post("/pets", jsonBody, zValidator("json", NewPetSchema, validationHook), async (c) => {
     const pet = c.req.valid("json");
     const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
-    const now = c.var.clock();
-    const db = c.var.db;
+    const now = Math.floor(c.var.clock() / 1000);
     if (idempotencyKey === undefined) {
-      const created = await createPet(db, pet, Math.floor(now / 1000));
+      const created = await c.var.pets.create(pet, now);
       return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
     }
 
-    const scope = { apiKeyId: c.var.apiKeyId, key: idempotencyKey };
     const fingerprint = await bodyFingerprint(c.var.jsonBody);
-    const reservation = await reserveIdempotencyKey(db, {
-      ...scope,
+    const outcome = await c.var.pets.createIdempotent({
+      apiKeyId: c.var.apiKeyId,
+      key: idempotencyKey,
       fingerprint,
-      now: Math.floor(now / 1000),
+      pet,
+      now,
     });
-    if (reservation.kind === "in_flight") {
+    if (outcome.kind === "in_flight") {
       throw new ApiError(
         "idempotency_key_in_use",
         'A request with this "Idempotency-Key" is still being processed; retry shortly.',
         { headers: { "Retry-After": "1" } },
       );
     }
-    if (reservation.kind === "completed") {
-      if (reservation.fingerprint !== fingerprint) {
+    if (outcome.kind === "completed") {
+      if (outcome.fingerprint !== fingerprint) {
         throw new ApiError(
           "idempotency_key_reused",
           'This "Idempotency-Key" was already used with a different request body.',
         );
       }
       // Only a completed create is stored, so the stored status is its 201.
-      const { status, body, location } = reservation.response;
+      const { status, body, location } = outcome.response;
       return c.json(JSON.parse(body) as Pet, status as 201, {
         Location: location,
         "Idempotent-Replayed": "true",
       });
     }
-    try {
-      // One batch = one transaction: the pet and its idempotency record commit together.
-      const [inserted] = await d1(() =>
-        db.batch([
-          insertPetStatement(db, pet, Math.floor(now / 1000)),
-          completeWithInsertedPetStatement(db, scope),
-        ]),
-      );
-      const created = insertedPet(inserted as D1Result<unknown>);
-      return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
-    } catch (err) {
-      await releaseIdempotencyKey(db, scope).catch(() => {});
-      throw err;
-    }
+    const created = outcome.pet;
+    return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
   })
   .get("/pets/:petId", zValidator("param", PetIdParamSchema, validationHook), async (c) => {
     const { petId } = c.req.valid("param");
-    const pet = await getPet(c.var.db, petId);
+    const pet = await c.var.pets.get(petId);
     if (!pet) throw new ApiError("not_found", `No animal has petId ${petId}.`);
     return c.json(pet, 200);
   });
