@@ -311,6 +311,17 @@ describe("the edge cache keeps immutable answers", () => {
     expect(await snapshot(hit)).toEqual(missed);
   });
 
+  it("the tag is kept with the entry, so a hit does not hash the body again", async () => {
+    const [pet] = await petsOf("sold", 1);
+    const h = edge();
+    const miss = await h.fetch(`/v1/pets/${pet?.id}`);
+    const tag = miss.headers.get("ETag") as string;
+    expect(h.stored.map((r) => r.headers.get("ETag"))).toEqual([tag]);
+    const hit = await h.fetch(`/v1/pets/${pet?.id}`);
+    expect(h.statements).toEqual([]);
+    expect(hit.headers.get("ETag")).toBe(tag);
+  });
+
   it("a 304 on a kept answer runs no statement either", async () => {
     const [pet] = await petsOf("sold", 1);
     const h = edge();

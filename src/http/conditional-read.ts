@@ -72,14 +72,23 @@ interface Representation {
   etag: string;
 }
 
-async function representationOf(response: Response): Promise<Representation> {
+/** The tag computed when an entry was kept, stored with it (`ETag`). */
+const KEPT_TAG = /^"[A-Za-z0-9_-]{22}"$/;
+
+/**
+ * The representation of a handler's answer, or of a kept entry (`kept`): an entry
+ * carries the tag computed when it was kept, so a hit does not hash the body again.
+ */
+async function representationOf(response: Response, kept = false): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
   const headers = new Headers();
   for (const name of REPRESENTATION_HEADERS) {
     const value = response.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  return { headers, body, etag: await entityTag(body) };
+  const stored = kept ? response.headers.get("ETag") : null;
+  const etag = stored !== null && KEPT_TAG.test(stored) ? stored : await entityTag(body);
+  return { headers, body, etag };
 }
 
 function isImmutable(read: ConditionalRead, rep: Representation): boolean {
@@ -132,7 +141,7 @@ export function conditionalRead(
       return await withTimeout(
         Promise.resolve()
           .then(() => deps.cache().match(key))
-          .then((kept) => (kept?.status === 200 ? representationOf(kept) : undefined)),
+          .then((kept) => (kept?.status === 200 ? representationOf(kept, true) : undefined)),
         EDGE_CACHE_MATCH_TIMEOUT_MS,
       );
     } catch (err) {
@@ -160,6 +169,7 @@ export function conditionalRead(
       rep = await representationOf(c.res);
       if (key !== undefined && isImmutable(read, rep)) {
         const kept = new Headers(rep.headers);
+        kept.set("ETag", rep.etag);
         kept.set("Cache-Control", `public, max-age=${ttl}`);
         const response = new Response(rep.body, { status: 200, headers: kept });
         const put = Promise.resolve()
