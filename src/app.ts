@@ -22,7 +22,7 @@ import { consoleLogger, requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import { DOCS_ASSETS_PATH, docsAsset, docsPage } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
-import { OPERATIONS } from "./operations.ts";
+import { OPERATIONS, type Operation } from "./operations.ts";
 import { getPetDeprecationHeaders, getPetSunset } from "./pets/deprecation.ts";
 import { petRoutes } from "./pets/routes.ts";
 
@@ -50,6 +50,9 @@ export const ALLOWED_METHODS: Record<string, string> = {
 const PUBLIC_PATHS = new Set(["/v1/openapi.json", "/v1/docs"]);
 const isPublic = (path: string) =>
   PUBLIC_PATHS.has(path) || path.startsWith(`${DOCS_ASSETS_PATH}/`);
+
+/** The operation's path as Hono routes it: under /v1, `{petId}` as `:petId`. */
+const routePath = (op: Operation) => `/v1${op.path.replaceAll(/\{(\w+)\}/g, ":$1")}`;
 
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
@@ -83,11 +86,10 @@ export function createApp(options: AppOptions = {}) {
   for (const op of OPERATIONS) {
     if (!op.scope) continue;
     const method = op.method.toUpperCase();
-    const path = `/v1${op.path}`;
     app.on(
       method,
-      path.replaceAll(/\{(\w+)\}/g, ":$1"),
-      requireScope(op.scope, `${op.operationId} (${method} ${path})`),
+      routePath(op),
+      requireScope(op.scope, `${op.operationId} (${method} /v1${op.path})`),
     );
   }
   app.on("GET", "/v1/pets/:petId", getPetSunset);
@@ -95,11 +97,7 @@ export function createApp(options: AppOptions = {}) {
   // ETag, 304 and the edge cache, for the reads the table marks: after 401, 429, 403.
   for (const op of OPERATIONS) {
     if (!op.conditional) continue;
-    app.on(
-      "GET",
-      `/v1${op.path.replaceAll(/\{(\w+)\}/g, ":$1")}`,
-      conditionalRead(op.conditional, { cache: edgeCache, log }),
-    );
+    app.on("GET", routePath(op), conditionalRead(op.conditional, { cache: edgeCache, log }));
   }
 
   app.get("/", (c) =>

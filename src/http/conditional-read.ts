@@ -16,7 +16,7 @@ import {
   EDGE_CACHE_TTL_SECONDS,
   EDGE_CACHE_VERSION,
 } from "../config.ts";
-import { entityTag, ifNoneMatchMatches } from "./etag.ts";
+import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
 import type { Logger } from "./request-context.ts";
 import type { AppEnv } from "./types.ts";
 
@@ -72,9 +72,6 @@ interface Representation {
   etag: string;
 }
 
-/** The tag computed when an entry was kept, stored with it (`ETag`). */
-const KEPT_TAG = /^"[A-Za-z0-9_-]{22}"$/;
-
 /**
  * The representation of a handler's answer, or of a kept entry (`kept`): an entry
  * carries the tag computed when it was kept, so a hit does not hash the body again.
@@ -87,7 +84,7 @@ async function representationOf(response: Response, kept = false): Promise<Repre
     if (value !== null) headers.set(name, value);
   }
   const stored = kept ? response.headers.get("ETag") : null;
-  const etag = stored !== null && KEPT_TAG.test(stored) ? stored : await entityTag(body);
+  const etag = stored !== null && ETAG_FORMAT.test(stored) ? stored : await entityTag(body);
   return { headers, body, etag };
 }
 

@@ -1,6 +1,9 @@
 // Entity tags and If-None-Match (RFC 9110 sections 8.8.3 and 13.1.2).
 import { base64url } from "../encoding.ts";
 
+/** What entityTag makes: 128 bits of SHA-256, base64url, quoted (22 characters). */
+export const ETAG_FORMAT = /^"[A-Za-z0-9_-]{22}"$/;
+
 /** A strong entity tag computed from the body: equal bodies, equal tags. */
 export async function entityTag(body: Uint8Array<ArrayBuffer>): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body));

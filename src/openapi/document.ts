@@ -13,6 +13,7 @@ import {
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
 import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
+import { ETAG_FORMAT } from "../http/etag.ts";
 import {
   COMMON_ERRORS,
   type HeaderName,
@@ -122,7 +123,7 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
     description:
       "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
     required: true,
-    schema: { type: "string", pattern: '^"[A-Za-z0-9_-]{22}"$' },
+    schema: { type: "string", pattern: ETAG_FORMAT.source },
   },
   "x-d1-bookmark": {
     description:
