@@ -7,15 +7,18 @@ import type { ListedKey } from "./key-statements.ts";
 import { parseKeyId } from "./key-statements.ts";
 
 export const USAGE = `usage:
-  npm run keys -- create --label <label> [--scope <scope>]... [--expires-in <duration>] [--env <env>]
-  npm run keys -- list [--json] [--env <env>]
-  npm run keys -- rotate <id> [--grace <duration>] [--expires-in <duration>] [--env <env>]
-  npm run keys -- revoke <id> [--env <env>]
+  npm run keys -- create --label <label> [--scope <scope>]... [--expires-in <duration>] [<where>]
+  npm run keys -- list [--json] [<where>]
+  npm run keys -- rotate <id> [--grace <duration>] [--expires-in <duration>] [<where>]
+  npm run keys -- revoke <id> [<where>]
+  npm run keys -- help            (also --help or -h)
 
   <scope>     ${SCOPES.join(", ")} (repeat --scope for several; none given: all three)
   <duration>  a whole number followed by s, m, h or d: 90s, 15m, 12h, 30d
               (--grace defaults to 24h and may be 0s: the old key expires at once)
-  <env>       staging or production (remote, through wrangler); omitted: the local database`;
+  <where>     --env staging|production: that environment's remote database (through wrangler)
+              --persist-to <dir>: the local database kept under <dir> (as wrangler's flag)
+              neither: the local database that \`npm run dev\` uses`;
 
 export class UsageError extends Error {}
 
@@ -67,10 +70,16 @@ const show = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(0
 export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   if (argv.includes("--help") || argv.includes("-h")) return { command: "help" };
   const [command, ...rest] = argv;
+  if (command === "help") {
+    if (rest.length > 0) throw new UsageError(`help takes no ${show(rest[0] as string)}`);
+    return { command: "help" };
+  }
   if (command === undefined)
     throw new UsageError("a command is needed: create, list, rotate or revoke");
   if (!Object.hasOwn(FLAGS, command)) {
-    throw new UsageError(`unknown command ${show(command)}: use create, list, rotate or revoke`);
+    throw new UsageError(
+      `unknown command ${show(command)}: use create, list, rotate, revoke or help`,
+    );
   }
   const allowed: readonly string[] = FLAGS[command as Command];
   const values = new Map<string, string[]>();
@@ -109,7 +118,12 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   if (env !== undefined && env !== "staging" && env !== "production") {
     throw new UsageError(`--env must be staging or production, not ${show(env)}`);
   }
-  const target: Target = { env, persistTo: one("persist-to") };
+  const persistTo = one("persist-to");
+  if (persistTo !== undefined && env !== undefined) {
+    throw new UsageError("--persist-to names a local database; it cannot go with --env");
+  }
+  if (persistTo === "") throw new UsageError("--persist-to needs a directory");
+  const target: Target = { env, persistTo };
   const duration = (name: string, allowZero: boolean): number | null => {
     const text = one(name);
     if (text === undefined) return null;

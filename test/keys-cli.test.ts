@@ -77,9 +77,28 @@ describe("valid commands", () => {
     });
   });
 
-  it("--help or -h anywhere asks for the usage", () => {
+  it("--persist-to DIR and --persist-to=DIR name a local database, on every command", () => {
+    expect(parseKeyArgs(["list", "--persist-to", "/tmp/d1"])).toEqual({
+      command: "list",
+      json: false,
+      env: undefined,
+      persistTo: "/tmp/d1",
+    });
+    expect(parseKeyArgs(["create", "--label", "x", "--persist-to=.wrangler/e2e"])).toMatchObject({
+      command: "create",
+      env: undefined,
+      persistTo: ".wrangler/e2e",
+    });
+    expect(parseKeyArgs(["revoke", "3", "--persist-to=d"])).toMatchObject({ persistTo: "d" });
+    expect(parseKeyArgs(["rotate", "3", "--persist-to", "d"])).toMatchObject({ persistTo: "d" });
+    expect(USAGE).toContain("--persist-to <dir>");
+  });
+
+  it("help, --help or -h anywhere asks for the usage", () => {
+    expect(parseKeyArgs(["help"])).toEqual({ command: "help" });
     expect(parseKeyArgs(["create", "--help"])).toEqual({ command: "help" });
     expect(parseKeyArgs(["-h"])).toEqual({ command: "help" });
+    expect(USAGE).toMatch(/npm run keys -- help/);
     expect(USAGE).toMatch(/create --label <label> \[--scope <scope>\]\.\.\. \[--expires-in/);
     for (const scope of SCOPES) expect(USAGE).toContain(scope);
   });
@@ -88,7 +107,11 @@ describe("valid commands", () => {
 describe("wrong input is one clear line", () => {
   it.each([
     [[], /a command is needed/],
-    [["frob"], /unknown command "frob"/],
+    [["frob"], /unknown command "frob": use create, list, rotate, revoke or help/],
+    [["help", "create"], /help takes no "create"/],
+    [["list", "--persist-to"], /--persist-to needs a value/],
+    [["list", "--persist-to="], /--persist-to needs a directory/],
+    [["list", "--persist-to", "d", "--env", "staging"], /cannot go with --env/],
     [["create"], /create needs --label/],
     [["create", "--label"], /--label needs a value/],
     [["create", "--label", "a", "--label", "b"], /--label is given twice/],
