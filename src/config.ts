@@ -19,9 +19,6 @@ export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5) / 1000;
 /** Idempotency records are kept (and replayed) this long. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
-/** A reservation whose create never finished may be taken over after this long. */
-export const IDEMPOTENCY_LOCK_SECONDS = 30;
-
 /** How long a verified API key stays cached in the isolate (revocation bound). */
 export const AUTH_CACHE_TTL_MS = 30_000;
 export const AUTH_CACHE_MAX_ENTRIES = 1_000;

@@ -15,6 +15,7 @@ import {
   expectError,
   makeRequest,
 } from "./helpers.ts";
+import { idempotencyRecords } from "./support/requests.ts";
 
 const LIMIT = (env as unknown as { TEST_RATE_LIMIT?: number }).TEST_RATE_LIMIT ?? 0;
 
@@ -98,10 +99,7 @@ describe("a key over its limit", () => {
       .bind(name)
       .first<{ n: number }>();
     expect(pets?.n).toBe(0);
-    const records = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM idempotency_keys WHERE idempotency_key = 'limited'",
-    ).first<{ n: number }>();
-    expect(records?.n).toBe(0);
+    expect(await idempotencyRecords("limited")).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 // Helpers shared by the hardening tests: raw bodies, pet checks, D1 snapshots.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { sha256Hex } from "../../src/encoding.ts";
 import { call } from "../helpers.ts";
 
 export interface PetBody {
@@ -57,12 +58,30 @@ export async function schemaObjects(): Promise<Record<string, unknown>[]> {
   return results;
 }
 
-export async function idempotencyRows(apiKeyId: number): Promise<Record<string, unknown>[]> {
+/** An idempotency record as stored (migration 0005), its hashes as lower-case hex. */
+export interface IdempotencyRecord {
+  api_key_id: number;
+  key_hash: string;
+  fingerprint: string;
+  pet_id: number;
+  created_at: number;
+}
+
+/**
+ * The records of Idempotency-Key `idempotencyKey` (found by its SHA-256, as the service
+ * stores it), of API key `apiKeyId` or of any key.
+ */
+export async function idempotencyRecords(
+  idempotencyKey: string,
+  apiKeyId?: number,
+): Promise<IdempotencyRecord[]> {
   const { results } = await env.DB.prepare(
-    "SELECT idempotency_key, state, response_body FROM idempotency_keys WHERE api_key_id = ?1 ORDER BY idempotency_key",
+    `SELECT api_key_id, lower(hex(key_hash)) AS key_hash, lower(hex(fingerprint)) AS fingerprint,
+            pet_id, created_at
+     FROM idempotency_records WHERE key_hash = unhex(?1) AND (?2 IS NULL OR api_key_id = ?2)`,
   )
-    .bind(apiKeyId)
-    .all<Record<string, unknown>>();
+    .bind(await sha256Hex(idempotencyKey), apiKeyId ?? null)
+    .all<IdempotencyRecord>();
   return results;
 }
 
