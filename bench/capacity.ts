@@ -21,7 +21,7 @@ import { DatabaseSync } from "node:sqlite";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { generateApiKey, hashApiKey } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
-import { type Executed, recordingD1 } from "./d1-recorder.ts";
+import { type Executed, Recorder } from "../test/support/instrumentation.ts";
 import { addKey, migrate, seedPets } from "./database.ts";
 import {
   type Endpoint,
@@ -182,9 +182,9 @@ const NO_CACHE: EdgeCache = { match: async () => undefined, put: async () => {} 
 
 async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const createApp = await loadCreateApp();
-  const log: Executed[] = [];
+  const recorder = new Recorder();
   const env = {
-    DB: recordingD1(db, log),
+    DB: recorder.d1(db),
     RATE_LIMITER: { limit: async () => ({ success: true }) },
     ENVIRONMENT: "local",
     CORS_ALLOWED_ORIGINS: "*",
@@ -199,7 +199,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const auth = { Authorization: `Bearer ${key}` };
 
   async function request(app: App, pathname: string, expected: number, init: RequestInit = {}) {
-    log.length = 0;
+    recorder.reset();
     const pending: Array<Promise<unknown>> = [];
     const ctx = {
       waitUntil: (work: Promise<unknown>) => pending.push(work),
@@ -217,7 +217,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
     if (response.status !== expected) {
       throw new Error(`${pathname}: ${response.status}, expected ${expected}: ${body}`);
     }
-    return { response, body, statements: [...log] };
+    return { response, body, statements: recorder.statements() };
   }
 
   const ops: Operation[] = [];

@@ -9,13 +9,14 @@ import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import { createCheckedApp, createKey, expectError, makeRequest, revokeKey } from "./helpers.ts";
-import { NO_EDGE_CACHE, recordingDb } from "./support/instrumented-app.ts";
+import { Recorder } from "./support/instrumentation.ts";
+import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 /** The real app with a hand-driven clock, over an instrumented D1. */
 function harness(options: { maxEntries?: number } = {}) {
   let now = Date.now();
   const clock = () => now;
-  const statements: string[] = [];
+  const recorder = new Recorder();
   const app = createCheckedApp({
     clock,
     log: () => {},
@@ -25,16 +26,16 @@ function harness(options: { maxEntries?: number } = {}) {
       ? { verifier: createApiKeyVerifier(clock, { maxEntries: options.maxEntries }) }
       : {}),
   });
-  const appEnv: Env = { ...env, DB: recordingDb(env.DB, statements) };
+  const appEnv: Env = { ...env, DB: recorder.d1(env.DB) };
   return {
     advance(ms: number) {
       now += ms;
     },
     /** GET /v1/pets with `key`; returns the response and the statements it ran. */
     async list(key: string) {
-      statements.length = 0;
+      recorder.reset();
       const response = await app.fetch(makeRequest("/v1/pets?limit=2", { key }), appEnv);
-      const ran = [...statements];
+      const ran = recorder.sql();
       return {
         response,
         authQueries: ran.filter((s) => /\bFROM api_keys\b/.test(s)).length,
