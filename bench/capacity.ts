@@ -19,7 +19,7 @@ import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import { type Executed, Recorder } from "../test/support/instrumentation.ts";
 import { addKey, migrate, seedPets } from "./database.ts";
@@ -186,6 +186,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const env = {
     DB: recorder.d1(db),
     RATE_LIMITER: { limit: async () => ({ success: true }) },
+    INVALID_KEY_LIMITER: { limit: async () => ({ success: true }) },
     ENVIRONMENT: "local",
     CORS_ALLOWED_ORIGINS: "*",
   } as unknown as Env;
@@ -353,7 +354,7 @@ function saturation(steps: Step[]): { knee: Step; rate: number; best: number } {
 }
 
 async function load(bundle: string, canPin: boolean, scratch: string): Promise<Ramp[]> {
-  const key = generateApiKey();
+  const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
   const state = path.join(scratch, "state-load");
   const { child, ready } = await startServer({
     bundle,
@@ -593,7 +594,7 @@ async function main() {
   try {
     const db = await mf.getD1Database("DB", "probe");
     await migrate(db);
-    const key = generateApiKey();
+    const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
     const keyId = await addKey(db, await hashApiKey(key));
     const empty = await d1Size(db);
     log(`storage: ${f0(ROWS)} pets with short names`);

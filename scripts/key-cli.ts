@@ -1,6 +1,7 @@
 // What a person types after `npm run keys --`, parsed without Node APIs so the tests
 // run this very parser in workerd (test/keys-cli.test.ts). Wrong input becomes one
 // UsageError line; scripts/keys.ts prints it with the usage and exits 2.
+import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
 import { isScope, SCOPES } from "../src/auth/scopes.ts";
 import type { ListedKey } from "./key-statements.ts";
@@ -18,9 +19,30 @@ export const USAGE = `usage:
               (--grace defaults to 24h and may be 0s: the old key expires at once)
   <where>     --env staging|production: that environment's remote database (through wrangler)
               --persist-to <dir>: the local database kept under <dir> (as wrangler's flag)
-              neither: the local database that \`npm run dev\` uses`;
+              neither: the local database that \`npm run dev\` uses
+
+  create and rotate with --env need that environment's key tag secret in the environment
+  variable API_KEY_TAG_SECRET (the value given to \`wrangler secret put API_KEY_TAG_SECRET\`).`;
 
 export class UsageError extends Error {}
+
+/**
+ * The secret that tags the keys `create` and `rotate` issue for `env`: API_KEY_TAG_SECRET
+ * from the CLI's own environment (the same value as the worker's wrangler secret), or,
+ * for the local database, the public local secret the local worker uses without one.
+ * Throws a UsageError for a remote environment without it.
+ */
+export function keyTagSecret(
+  env: "staging" | "production" | undefined,
+  processEnv: Record<string, string | undefined>,
+): string {
+  const given = processEnv.API_KEY_TAG_SECRET;
+  if (given) return given;
+  if (env === undefined) return LOCAL_KEY_TAG_SECRET;
+  throw new UsageError(
+    `issuing a ${env} key needs API_KEY_TAG_SECRET set to ${env}'s key tag secret (the value given to \`wrangler secret put API_KEY_TAG_SECRET --env ${env}\`)`,
+  );
+}
 
 interface Target {
   /** Undefined: the local database. */

@@ -5,12 +5,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   formatKeyTable,
+  keyTagSecret,
   parseDuration,
   parseKeyArgs,
   USAGE,
   UsageError,
 } from "../scripts/key-cli.ts";
 import type { ListedKey } from "../scripts/key-statements.ts";
+import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { SCOPES } from "../src/auth/scopes.ts";
 import { usageErrorOf } from "./support/usage-error.ts";
 
@@ -101,6 +103,25 @@ describe("valid commands", () => {
     expect(USAGE).toMatch(/npm run keys -- help/);
     expect(USAGE).toMatch(/create --label <label> \[--scope <scope>\]\.\.\. \[--expires-in/);
     for (const scope of SCOPES) expect(USAGE).toContain(scope);
+  });
+});
+
+describe("the key tag secret of create and rotate", () => {
+  it("is API_KEY_TAG_SECRET from the environment, or locally the public local one", () => {
+    expect(keyTagSecret(undefined, {})).toBe(LOCAL_KEY_TAG_SECRET);
+    expect(keyTagSecret(undefined, { API_KEY_TAG_SECRET: "mine" })).toBe("mine");
+    expect(keyTagSecret("production", { API_KEY_TAG_SECRET: "prod" })).toBe("prod");
+  });
+
+  it("is required for a remote environment: one clear line naming the wrangler secret", () => {
+    for (const environment of ["staging", "production"] as const) {
+      expect(usageErrorOf(() => keyTagSecret(environment, {}), UsageError, environment)).toMatch(
+        new RegExp(
+          `needs API_KEY_TAG_SECRET .*wrangler secret put API_KEY_TAG_SECRET --env ${environment}`,
+        ),
+      );
+    }
+    expect(USAGE).toMatch(/API_KEY_TAG_SECRET/);
   });
 });
 

@@ -2,11 +2,11 @@
 // every D1 statement and Cache API call it makes is recorded as a trip, with where it
 // went. Authentication can be stubbed with the id of a real key, so the database sees
 // only the operation's work.
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { type AppOptions, createApp } from "../../src/app.ts";
 import { SCOPES } from "../../src/auth/scopes.ts";
-import type { ApiKeyVerifier } from "../../src/auth/verifier.ts";
+import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
 import type { EdgeCache } from "../../src/http/conditional-read.ts";
 import type { LogLine } from "../../src/http/request-context.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
@@ -59,24 +59,30 @@ export interface InstrumentedApp {
 
 /**
  * The real app (one isolate: its memory lives as long as this object) over `db` (the
- * test D1 by default), with `cache` as the location's Cache API (`caches.default` by
- * default); every D1 statement and cache call is recorded. Answers are checked against
- * the OpenAPI document, after the trips are read.
+ * test D1 by default), with `cache` as the location's edge cache (`caches.default` by
+ * default) and `keyCache` as its cache of API key records (the service's named cache by
+ * default: apps made here share it, as the isolates of one location do); every D1
+ * statement and cache call is recorded. Answers are checked against the OpenAPI
+ * document, after the trips are read.
  */
 export function instrumentedApp(
   options: {
     db?: D1Database;
     verifier?: ApiKeyVerifier;
     cache?: EdgeCache;
+    keyCache?: EdgeCache;
     recorder?: Recorder;
   } & Pick<AppOptions, "clock"> = {},
 ): InstrumentedApp {
   const logs: LogLine[] = [];
   const recorder = options.recorder ?? new Recorder();
   const cache = recorder.cache((options.cache ?? caches.default) as Cache);
+  const keyCache = (async () =>
+    recorder.cache((options.keyCache ?? (await caches.open(KEY_CACHE_NAME))) as Cache))();
   const app = createApp({
     log: (line) => logs.push(line),
     edgeCache: () => cache,
+    keyCache: () => keyCache,
     ...(options.verifier ? { verifier: options.verifier } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -86,6 +92,8 @@ export function instrumentedApp(
     const ctx = createExecutionContext();
     const response = await app.fetch(request, appEnv, ctx);
     const trips = recorder.finished();
+    // The work after the answer (cache puts, last-use writes) lands before the next request.
+    await waitOnExecutionContext(ctx);
     await assertConforms(request, response);
     return { response, trips, counts: recorder.counts(trips) };
   };

@@ -89,3 +89,13 @@ export async function idempotencyRecords(
 export function uniqueName(prefix = "pet"): string {
   return `${prefix}-${crypto.randomUUID()}`;
 }
+
+/**
+ * The local rate limiter (miniflare) counts in fixed 60 s windows aligned to the wall
+ * clock: a test that spends an allowance and then expects 429 must not straddle a
+ * window boundary. With less than 5 s left in the window, wait for the next one.
+ */
+export async function freshWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+}
