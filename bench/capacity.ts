@@ -242,7 +242,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const first = await request(cached, "/v1/pets", 200);
   const authStatements = first.statements.filter(on("api_keys"));
   add(
-    "auth, cold cache: key lookup (then cached 30 s per isolate)",
+    "auth, cold cache: key lookup (then kept 30 s per location)",
     authStatements.filter((s) => /^\s*SELECT/i.test(s.sql)),
   );
   add(
