@@ -68,7 +68,8 @@ interface KeyRecord {
 export const KEY_CACHE_NAME = "api-key-verification";
 /** Versioned: a change of KeyRecord's shape starts a new set of entries. */
 const KEY_CACHE_PATH = "/_internal/api-key-verification/v1/";
-const KEY_CACHE_MATCH_TIMEOUT_MS = 50;
+/** A cache call slower than this is given up (it only costs the lookup it would save). */
+const KEY_CACHE_TIMEOUT_MS = 50;
 
 const encoder = new TextEncoder();
 
@@ -183,7 +184,7 @@ export function createApiKeyVerifier(
     try {
       const hit = await withTimeout(
         cache().then((c) => c.match(url)),
-        KEY_CACHE_MATCH_TIMEOUT_MS,
+        KEY_CACHE_TIMEOUT_MS,
       );
       return hit?.ok ? parseRecord(await hit.json()) : undefined;
     } catch (err) {
@@ -192,17 +193,24 @@ export function createApiKeyVerifier(
     }
   };
 
-  const keep = (url: string, record: KeyRecord, now: number, ctx: VerifyContext) => {
+  /**
+   * Puts `record` into the location's cache. A valid key's after the answer (it must not
+   * slow the answer); a refusal's before it, so a client repeating an unknown key after
+   * its answer finds the refusal kept in every isolate of the location.
+   */
+  const keep = async (url: string, record: KeyRecord, now: number, ctx: VerifyContext) => {
     const seconds = Math.ceil((usableUntil(record) - now) / 1000);
     if (seconds <= 0) return;
     const response = new Response(JSON.stringify(record), {
       headers: { "Content-Type": "application/json", "Cache-Control": `max-age=${seconds}` },
     });
-    ctx.afterAnswer(() =>
-      cache()
-        .then((c) => c.put(url, response))
-        .catch((err: unknown) => warn("key cache put failed", err)),
-    );
+    const put = () =>
+      withTimeout(
+        cache().then((c) => c.put(url, response)),
+        KEY_CACHE_TIMEOUT_MS,
+      ).catch((err: unknown) => warn("key cache put failed", err));
+    if (record.key === null) await put();
+    else ctx.afterAnswer(put);
   };
 
   /** True when the client address may go on; counts one invalid key (or lookup) against it. */
@@ -277,7 +285,7 @@ export function createApiKeyVerifier(
       if (!(await withinLimit(ctx))) return { ok: false, reason: "rate_limited" };
       const record = await fromD1(ctx.env, keyHash, format === "tagged", now);
       remember(keyHash, record);
-      keep(url, record, now, ctx);
+      await keep(url, record, now, ctx);
       return answer(record, now);
     },
   };
