@@ -301,13 +301,17 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   add(
     "createPet with a new Idempotency-Key",
     (await request(fromD1, "/v1/pets", 201, { method: "POST", headers: keyed, body })).statements,
-    "reserve, then one batch: insert + complete",
+    "one batch (one round trip): clear an expired record, insert, record, read back",
   );
   const replay = await request(fromD1, "/v1/pets", 201, { method: "POST", headers: keyed, body });
   if (replay.response.headers.get("Idempotent-Replayed") !== "true") {
     throw new Error("the second create with the same key was not a replay");
   }
-  add("createPet replay (same key, same body)", replay.statements, "reserve (no row), read record");
+  add(
+    "createPet replay (same key, same body)",
+    replay.statements,
+    "the same batch: inserts nothing, reads the record and its pet back",
+  );
   return ops;
 }
 
