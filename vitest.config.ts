@@ -1,17 +1,35 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
+import { experimental_readRawConfig } from "wrangler";
 
 /** Runs in its own project, where RATE_LIMITER allows only a few requests a minute. */
 const RATE_LIMIT_TESTS = "test/rate-limit.test.ts";
 /** The low limit of that project (wrangler.toml's local limit is 10,000 a minute). */
 const TEST_RATE_LIMIT = 5;
+/** Runs in its own project, where INVALID_KEY_LIMITER allows only a few invalid keys a minute. */
+const INVALID_KEY_LIMIT_TESTS = "test/invalid-key-limit.test.ts";
+const TEST_INVALID_KEY_LIMIT = 5;
 
 /** miniflare's `ratelimits` option: the [[ratelimits]] entries of wrangler.toml, by binding. */
 type RateLimits = Record<
   string,
   { namespace_id: string; simple: { limit: number; period?: 10 | 60 } }
 >;
+
+/** The [[ratelimits]] of wrangler.toml's top level and of each environment, by environment. */
+function wranglerRateLimits() {
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
+  return {
+    local: rawConfig.ratelimits ?? [],
+    ...Object.fromEntries(
+      Object.entries(rawConfig.env ?? {}).map(([name, env]) => [
+        name,
+        (env as { ratelimits?: unknown[] }).ratelimits ?? [],
+      ]),
+    ),
+  };
+}
 
 // The worker runs inside workerd exactly as wrangler.toml's top level declares it
 // (same compatibility date, flags and bindings); D1 is built from migrations/.
@@ -38,7 +56,7 @@ export default defineConfig(async () => {
           test: {
             name: "worker",
             setupFiles,
-            exclude: [...configDefaults.exclude, RATE_LIMIT_TESTS],
+            exclude: [...configDefaults.exclude, RATE_LIMIT_TESTS, INVALID_KEY_LIMIT_TESTS],
           },
         },
         {
@@ -60,6 +78,29 @@ export default defineConfig(async () => {
             name: "rate-limit",
             setupFiles,
             include: [RATE_LIMIT_TESTS],
+            testTimeout: 15_000,
+          },
+        },
+        {
+          plugins: [
+            worker({
+              ratelimits: {
+                INVALID_KEY_LIMITER: {
+                  namespace_id: "1010",
+                  simple: { limit: TEST_INVALID_KEY_LIMIT, period: 60 },
+                },
+              },
+              // The limit under test, and wrangler.toml's limits per environment as written.
+              bindings: {
+                TEST_INVALID_KEY_LIMIT,
+                TEST_WRANGLER_RATELIMITS: wranglerRateLimits(),
+              },
+            }),
+          ],
+          test: {
+            name: "invalid-key-limit",
+            setupFiles,
+            include: [INVALID_KEY_LIMIT_TESTS],
             testTimeout: 15_000,
           },
         },

@@ -19,9 +19,9 @@ import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
-import { type Executed, recordingD1 } from "./d1-recorder.ts";
+import { type Executed, Recorder } from "../test/support/instrumentation.ts";
 import { addKey, migrate, seedPets } from "./database.ts";
 import {
   type Endpoint,
@@ -90,26 +90,22 @@ async function d1Size(db: D1Database): Promise<number> {
   return (await db.prepare("SELECT count(*) AS n FROM pets").all()).meta.size_after;
 }
 
-const SHAPE_SQL = `SELECT round(avg(length(idempotency_key)), 1) || ' / ' || round(avg(length(fingerprint)), 1)
-  || ' / ' || round(avg(length(response_body)), 1) || ' / ' || round(avg(length(response_location)), 1) AS shape
-  FROM idempotency_keys`;
+const SHAPE_SQL = `SELECT round(avg(length(key_hash)), 1) || ' / ' || round(avg(length(fingerprint)), 1)
+  || ' / ' || round(avg(length(CAST(pet_id AS TEXT))), 1) AS shape
+  FROM idempotency_records`;
 
 async function idempotencyRecords(db: D1Database, keyId: number, n: number): Promise<void> {
-  // The shape the API writes (src/db/idempotency.ts): a client key as long as a UUID and
-  // as random as one; the body's SHA-256 in hex; the stored 201 body and Location of pets
-  // with ids like the table's; creation times rising over the 24 hours a record lives,
-  // in insertion order, as the API writes them.
+  // The shape the API writes (src/db/idempotency.ts): the SHA-256 of the client's key and
+  // of the body (32 bytes each, as random as a digest); pet ids like the table's;
+  // creation times rising over the 24 hours a record lives, in insertion order.
   const { maxId } = (await db
     .prepare("SELECT max(id) AS maxId FROM pets")
     .first<{ maxId: number }>()) ?? { maxId: 0 };
   await db
     .prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
-       INSERT INTO idempotency_keys (api_key_id, idempotency_key, fingerprint, state,
-         response_status, response_body, response_location, created_at, locked_until)
-       SELECT ?1, lower(hex(randomblob(18))), lower(hex(randomblob(32))), 'completed', 201,
-              json_object('id', m.id - i, 'name', 'Capacity', 'categoryId', 1 + i % 7, 'status', 'pending'),
-              '/v1/pets/' || (m.id - i), m.now - 86400 + i * 86400 / m.n, m.now - 86400 + i * 86400 / m.n + 30
+       INSERT INTO idempotency_records (api_key_id, key_hash, fingerprint, pet_id, created_at)
+       SELECT ?1, randomblob(32), randomblob(32), m.id - i, m.now - 86400 + i * 86400 / m.n
        FROM n, (SELECT CAST(?4 AS INTEGER) AS id, CAST(?3 AS INTEGER) AS now, CAST(?2 AS INTEGER) AS n) AS m`,
     )
     .bind(keyId, n, Math.floor(Date.now() / 1000), maxId)
@@ -126,7 +122,7 @@ function dbstat(stateDir: string): Pick<Storage, "pageSize" | "objects"> {
     const objects = sqlite
       .prepare(
         `SELECT name, sum(pgsize) AS bytes, 100.0 * sum(unused) / sum(pgsize) AS unusedPct
-         FROM dbstat WHERE name IN ('pets', 'pets_status_id', 'idempotency_keys', 'idempotency_keys_created_at')
+         FROM dbstat WHERE name IN ('pets', 'pets_status_id', 'idempotency_records', 'idempotency_records_created_at')
          GROUP BY name ORDER BY name`,
       )
       .all() as Array<{ name: string; bytes: number; unusedPct: number }>;
@@ -186,10 +182,11 @@ const NO_CACHE: EdgeCache = { match: async () => undefined, put: async () => {} 
 
 async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const createApp = await loadCreateApp();
-  const log: Executed[] = [];
+  const recorder = new Recorder();
   const env = {
-    DB: recordingD1(db, log),
+    DB: recorder.d1(db),
     RATE_LIMITER: { limit: async () => ({ success: true }) },
+    INVALID_KEY_LIMITER: { limit: async () => ({ success: true }) },
     ENVIRONMENT: "local",
     CORS_ALLOWED_ORIGINS: "*",
   } as unknown as Env;
@@ -203,7 +200,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const auth = { Authorization: `Bearer ${key}` };
 
   async function request(app: App, pathname: string, expected: number, init: RequestInit = {}) {
-    log.length = 0;
+    recorder.reset();
     const pending: Array<Promise<unknown>> = [];
     const ctx = {
       waitUntil: (work: Promise<unknown>) => pending.push(work),
@@ -221,7 +218,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
     if (response.status !== expected) {
       throw new Error(`${pathname}: ${response.status}, expected ${expected}: ${body}`);
     }
-    return { response, body, statements: [...log] };
+    return { response, body, statements: recorder.statements() };
   }
 
   const ops: Operation[] = [];
@@ -245,7 +242,7 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const first = await request(cached, "/v1/pets", 200);
   const authStatements = first.statements.filter(on("api_keys"));
   add(
-    "auth, cold cache: key lookup (then cached 30 s per isolate)",
+    "auth, cold cache: key lookup (then kept 30 s per location)",
     authStatements.filter((s) => /^\s*SELECT/i.test(s.sql)),
   );
   add(
@@ -304,13 +301,17 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   add(
     "createPet with a new Idempotency-Key",
     (await request(fromD1, "/v1/pets", 201, { method: "POST", headers: keyed, body })).statements,
-    "reserve, then one batch: insert + complete",
+    "one batch (one round trip): clear an expired record, insert, record, read back",
   );
   const replay = await request(fromD1, "/v1/pets", 201, { method: "POST", headers: keyed, body });
   if (replay.response.headers.get("Idempotent-Replayed") !== "true") {
     throw new Error("the second create with the same key was not a replay");
   }
-  add("createPet replay (same key, same body)", replay.statements, "reserve (no row), read record");
+  add(
+    "createPet replay (same key, same body)",
+    replay.statements,
+    "the same batch: inserts nothing, reads the record and its pet back",
+  );
   return ops;
 }
 
@@ -357,7 +358,7 @@ function saturation(steps: Step[]): { knee: Step; rate: number; best: number } {
 }
 
 async function load(bundle: string, canPin: boolean, scratch: string): Promise<Ramp[]> {
-  const key = generateApiKey();
+  const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
   const state = path.join(scratch, "state-load");
   const { child, ready } = await startServer({
     bundle,
@@ -501,9 +502,9 @@ function markdown(r: Report): string {
     "|---|---|",
     `| pet, short name (\`pet-<id>\`, 8-10 characters), with its (status, id) index entry | ${f1(s.shortPetBytes)} |`,
     `| pet, 100-character name (the maximum), with its index entry | ${f1(s.longPetBytes)} |`,
-    `| idempotency record (36-character random key, SHA-256 hex fingerprint, stored 201 body and Location), with its created_at index entry | ${f1(s.recordBytes)} |`,
+    `| idempotency record (SHA-256 of the key and of the body, the pet's id, the time), with its created_at index entry | ${f1(s.recordBytes)} |`,
     "",
-    `Record shape (average length of key / fingerprint / body / Location): the API's own record ${s.recordShape.real}; the generated ones ${s.recordShape.generated}. Where the bytes are (SQLite's dbstat, after all inserts: ${f0(2 * s.rows)} pets of both kinds, ${f0(s.rows)} records): ${s.objects.map((o) => `${o.name} ${f0(o.bytes)} bytes (${f0(o.unusedPct)}% unused)`).join("; ")}.`,
+    `Record shape (average bytes of key hash / fingerprint / digits of the pet id): the API's own record ${s.recordShape.real}; the generated ones ${s.recordShape.generated}. Where the bytes are (SQLite's dbstat, after all inserts: ${f0(2 * s.rows)} pets of both kinds, ${f0(s.rows)} records): ${s.objects.map((o) => `${o.name} ${f0(o.bytes)} bytes (${f0(o.unusedPct)}% unused)`).join("; ")}.`,
     "",
     "### Rows read per request (D1's meta.rows_read, every statement of the request)",
     "",
@@ -597,7 +598,7 @@ async function main() {
   try {
     const db = await mf.getD1Database("DB", "probe");
     await migrate(db);
-    const key = generateApiKey();
+    const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
     const keyId = await addKey(db, await hashApiKey(key));
     const empty = await d1Size(db);
     log(`storage: ${f0(ROWS)} pets with short names`);
@@ -617,7 +618,7 @@ async function main() {
       "substr('pet-' || i || '-' || hex(zeroblob(60)), 1, 100)",
     );
     const withLong = await d1Size(db);
-    await db.prepare("DELETE FROM idempotency_keys").run();
+    await db.prepare("DELETE FROM idempotency_records").run();
     const beforeRecords = await d1Size(db);
     await idempotencyRecords(db, keyId, ROWS);
     const withRecords = await d1Size(db);

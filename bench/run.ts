@@ -15,7 +15,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import {
   BadAnswers,
@@ -715,7 +715,7 @@ async function main() {
   const bundle = buildBundle(buildDir);
   log(`bundle: ${(bundle.bytes / 1024).toFixed(1)} KiB, ${bundle.gzipKiB.toFixed(1)} KiB gzip`);
 
-  const key = generateApiKey();
+  const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
   log(`starting the server on CPU ${SERVER_CPU}, seeding ${f0(PETS)} pets`);
   const { child, ready } = await startServer({
     bundle: bundle.file,

@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   const lines = createOutput.trimEnd().split("\n");
   const key = lines.at(-1)?.trim() ?? "";
   check(
-    /^psk_[A-Za-z0-9_-]{43}$/.test(key),
+    /^psk_[A-Za-z0-9_-]{65}$/.test(key),
     `keys create: last line is not a key: ${JSON.stringify(lines.at(-1))}`,
   );
   const id = /Created key id (\d+)/.exec(createOutput)?.[1];
@@ -147,7 +147,7 @@ function keys(...args: string[]): Promise<string> {
 /** The key that `keys create` / `keys rotate` printed alone on its last line, and its id. */
 function issued(output: string, what: string): { key: string; id: string } {
   const key = output.trimEnd().split("\n").at(-1)?.trim() ?? "";
-  check(/^psk_[A-Za-z0-9_-]{43}$/.test(key), `${what}: last line is not a key:\n${output}`);
+  check(/^psk_[A-Za-z0-9_-]{65}$/.test(key), `${what}: last line is not a key:\n${output}`);
   check(output.split(key).length === 2, `${what} prints the key more than once`);
   const id = /(?:Created key|New key) id (\d+)/.exec(output)?.[1];
   check(id !== undefined, `${what}: no key id in\n${output}`);

@@ -1,23 +1,48 @@
 // What a person types after `npm run keys --`, parsed without Node APIs so the tests
 // run this very parser in workerd (test/keys-cli.test.ts). Wrong input becomes one
 // UsageError line; scripts/keys.ts prints it with the usage and exits 2.
+import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
 import { isScope, SCOPES } from "../src/auth/scopes.ts";
 import type { ListedKey } from "./key-statements.ts";
 import { parseKeyId } from "./key-statements.ts";
 
 export const USAGE = `usage:
-  npm run keys -- create --label <label> [--scope <scope>]... [--expires-in <duration>] [--env <env>]
-  npm run keys -- list [--json] [--env <env>]
-  npm run keys -- rotate <id> [--grace <duration>] [--expires-in <duration>] [--env <env>]
-  npm run keys -- revoke <id> [--env <env>]
+  npm run keys -- create --label <label> [--scope <scope>]... [--expires-in <duration>] [<where>]
+  npm run keys -- list [--json] [<where>]
+  npm run keys -- rotate <id> [--grace <duration>] [--expires-in <duration>] [<where>]
+  npm run keys -- revoke <id> [<where>]
+  npm run keys -- help            (also --help or -h)
 
   <scope>     ${SCOPES.join(", ")} (repeat --scope for several; none given: all three)
   <duration>  a whole number followed by s, m, h or d: 90s, 15m, 12h, 30d
               (--grace defaults to 24h and may be 0s: the old key expires at once)
-  <env>       staging or production (remote, through wrangler); omitted: the local database`;
+  <where>     --env staging|production: that environment's remote database (through wrangler)
+              --persist-to <dir>: the local database kept under <dir> (as wrangler's flag)
+              neither: the local database that \`npm run dev\` uses
+
+  create and rotate with --env need that environment's key tag secret in the environment
+  variable API_KEY_TAG_SECRET (the value given to \`wrangler secret put API_KEY_TAG_SECRET\`).`;
 
 export class UsageError extends Error {}
+
+/**
+ * The secret that tags the keys `create` and `rotate` issue for `env`: API_KEY_TAG_SECRET
+ * from the CLI's own environment (the same value as the worker's wrangler secret), or,
+ * for the local database, the public local secret the local worker uses without one.
+ * Throws a UsageError for a remote environment without it.
+ */
+export function keyTagSecret(
+  env: "staging" | "production" | undefined,
+  processEnv: Record<string, string | undefined>,
+): string {
+  const given = processEnv.API_KEY_TAG_SECRET;
+  if (given) return given;
+  if (env === undefined) return LOCAL_KEY_TAG_SECRET;
+  throw new UsageError(
+    `issuing a ${env} key needs API_KEY_TAG_SECRET set to ${env}'s key tag secret (the value given to \`wrangler secret put API_KEY_TAG_SECRET --env ${env}\`)`,
+  );
+}
 
 interface Target {
   /** Undefined: the local database. */
@@ -67,10 +92,16 @@ const show = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(0
 export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   if (argv.includes("--help") || argv.includes("-h")) return { command: "help" };
   const [command, ...rest] = argv;
+  if (command === "help") {
+    if (rest.length > 0) throw new UsageError(`help takes no ${show(rest[0] as string)}`);
+    return { command: "help" };
+  }
   if (command === undefined)
     throw new UsageError("a command is needed: create, list, rotate or revoke");
   if (!Object.hasOwn(FLAGS, command)) {
-    throw new UsageError(`unknown command ${show(command)}: use create, list, rotate or revoke`);
+    throw new UsageError(
+      `unknown command ${show(command)}: use create, list, rotate, revoke or help`,
+    );
   }
   const allowed: readonly string[] = FLAGS[command as Command];
   const values = new Map<string, string[]>();
@@ -109,7 +140,12 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   if (env !== undefined && env !== "staging" && env !== "production") {
     throw new UsageError(`--env must be staging or production, not ${show(env)}`);
   }
-  const target: Target = { env, persistTo: one("persist-to") };
+  const persistTo = one("persist-to");
+  if (persistTo !== undefined && env !== undefined) {
+    throw new UsageError("--persist-to names a local database; it cannot go with --env");
+  }
+  if (persistTo === "") throw new UsageError("--persist-to needs a directory");
+  const target: Target = { env, persistTo };
   const duration = (name: string, allowZero: boolean): number | null => {
     const text = one(name);
     if (text === undefined) return null;

@@ -3,9 +3,16 @@
 // Keys are stored only as SHA-256 hashes; `create` and `rotate` print the new key
 // once, alone on the last line of standard output. Wrong input: one line, the usage,
 // exit code 2. See scripts/key-cli.ts for the grammar and README "Key management".
-import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import { displayPrefix, hashApiKey, issueApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
-import { formatKeyTable, type KeyCommand, parseKeyArgs, USAGE, UsageError } from "./key-cli.ts";
+import {
+  formatKeyTable,
+  type KeyCommand,
+  keyTagSecret,
+  parseKeyArgs,
+  USAGE,
+  UsageError,
+} from "./key-cli.ts";
 import {
   createKeyStatement,
   LIST_KEYS_STATEMENT,
@@ -17,8 +24,15 @@ import {
 import { d1Target, wrangler } from "./wrangler.ts";
 
 let args: KeyCommand;
+/** Issues a key for the target environment (create, rotate). */
+let issue: () => Promise<string>;
 try {
   args = parseKeyArgs(process.argv.slice(2));
+  const secret =
+    args.command === "create" || args.command === "rotate"
+      ? keyTagSecret(args.env, process.env)
+      : "";
+  issue = () => issueApiKey(secret);
 } catch (err) {
   if (!(err instanceof UsageError)) throw err;
   console.error(`error: ${err.message}\n\n${USAGE}`);
@@ -69,7 +83,7 @@ if (!args.env)
 
 switch (args.command) {
   case "create": {
-    const key = generateApiKey();
+    const key = await issue();
     const [created] = rowsOf(
       execute(
         createKeyStatement({
@@ -93,7 +107,7 @@ switch (args.command) {
     break;
   }
   case "rotate": {
-    const key = generateApiKey();
+    const key = await issue();
     const [inserted, expired] = execute(
       ...rotateKeyStatements({
         oldId: args.id,
@@ -116,7 +130,7 @@ switch (args.command) {
     const [result] = execute(revokeKeyStatement(args.id, now));
     if (!result?.results.length) fail(`no active key with id ${args.id} in ${where}`);
     console.log(
-      `Revoked key id ${args.id} in ${where}; it is refused everywhere within ${AUTH_CACHE_TTL_MS / 1000} seconds.`,
+      `Revoked key id ${args.id} in ${where}; it is refused everywhere within ${AUTH_CACHE_TTL_MS / 1000} seconds of the D1 read replicas having the change (docs/keys.md, "Revocation bound").`,
     );
     break;
   }

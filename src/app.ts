@@ -33,6 +33,8 @@ export interface AppOptions {
   lastUse?: LastUseRecorder;
   /** The Cache API of the data center; `caches.default` unless a test injects another. */
   edgeCache?: () => EdgeCache;
+  /** The data center's cache of API key records (src/auth/verifier.ts); a named cache by default. */
+  keyCache?: () => EdgeCache | Promise<EdgeCache>;
 }
 
 /** Paths that exist, with the methods each allows (HEAD comes with GET). */
@@ -57,7 +59,9 @@ const routePath = (op: Operation) => `/v1${op.path.replaceAll(/\{(\w+)\}/g, ":$1
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? consoleLogger;
-  const verifier = options.verifier ?? createApiKeyVerifier(clock);
+  const verifier =
+    options.verifier ??
+    createApiKeyVerifier(clock, { log, ...(options.keyCache ? { cache: options.keyCache } : {}) });
   const lastUse = options.lastUse ?? createLastUseRecorder(clock, log);
   const requireKey = authenticate(verifier, lastUse);
   const edgeCache = options.edgeCache ?? (() => caches.default);

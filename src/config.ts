@@ -19,11 +19,15 @@ export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5) / 1000;
 /** Idempotency records are kept (and replayed) this long. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
-/** A reservation whose create never finished may be taken over after this long. */
-export const IDEMPOTENCY_LOCK_SECONDS = 30;
-
-/** How long a verified API key stays cached in the isolate (revocation bound). */
+/**
+ * How long what D1 said about a valid API key may be used, counted from the D1 read, in
+ * every cache tier together (isolate memory, then the location's Cache API): no tier
+ * restarts the count. With the replica's lag, this is the revocation bound (docs/keys.md).
+ */
 export const AUTH_CACHE_TTL_MS = 30_000;
+/** How long "no such key" (unknown, revoked or expired) may be used, counted the same way. */
+export const AUTH_UNKNOWN_TTL_MS = 10_000;
+/** Entries per isolate, for valid keys and for refused ones (each its own bounded map). */
 export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 
 /** A key's last use is written at most this often per isolate (decisions.md: within an hour). */
@@ -31,7 +35,7 @@ export const LAST_USE_INTERVAL_MS = 60 * 60 * 1000;
 /** After a failed last-use write, the next use of the key tries again after this long. */
 export const LAST_USE_RETRY_MS = 60 * 1000;
 
-/** Seconds a rate-limited client is told to wait: the binding's window. */
+/** Seconds a rate-limited client is told to wait: the binding's window (both limiters). */
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;
 
 /**

@@ -46,7 +46,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   payload_too_large: "The request body is larger than 16,384 bytes.",
   unsupported_media_type: "A request body was sent without `Content-Type: application/json`.",
   idempotency_key_reused: "This `Idempotency-Key` was used with a different request body.",
-  rate_limited: "The API key exceeded its request rate; retry after `Retry-After` seconds.",
+  rate_limited:
+    "The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds.",
   internal_error: "An unexpected error; the request id identifies it in the logs.",
   not_implemented: "The operation exists but its contract is not published yet.",
   service_unavailable: "The database cannot be reached; retry later.",

@@ -2,10 +2,16 @@
 // test runs against every operation, and against the 404/405 answers it must precede.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { generateApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
+import { keyFormat, tagSecrets } from "../src/auth/key-format.ts";
+import {
+  issueApiKey,
+  LOCAL_DEV_KEY,
+  LOCAL_KEY_TAG_SECRET,
+  untaggedApiKey,
+} from "../src/auth/keys.ts";
 import { SCOPES } from "../src/auth/scopes.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
-import { call, createKey, expectError, revokeKey } from "./helpers.ts";
+import { call, createKey, expectError, revokeKey, unknownKey, verifyContext } from "./helpers.ts";
 
 const REALM = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
@@ -50,7 +56,7 @@ describe.each(OPERATIONS)("$name ($method $path)", (op) => {
   });
 
   it("answers 401 invalid_token for a key that does not exist", async () => {
-    const response = await call(op.path, { ...options, key: generateApiKey() });
+    const response = await call(op.path, { ...options, key: await unknownKey() });
     await expectError(response, 401, "unauthorized", /invalid or revoked/);
     expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
   });
@@ -114,7 +120,10 @@ describe("the Authorization header", () => {
     // A fresh verifier (a new isolate) has no cached entry: revocation is immediate there.
     expect(await revokeKey(id)).toBe(true);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, env)).toEqual({ ok: false, reason: "unknown" });
+    expect(await verifier.verify(key, verifyContext(env))).toEqual({
+      ok: false,
+      reason: "unknown",
+    });
   });
 });
 
@@ -122,7 +131,7 @@ describe("the local development key", () => {
   it("is refused outside the local environment even if its hash were in the database", async () => {
     const verifier = createApiKeyVerifier(() => Date.now());
     for (const ENVIRONMENT of ["production", "staging"]) {
-      expect(await verifier.verify(LOCAL_DEV_KEY, { ...env, ENVIRONMENT })).toEqual({
+      expect(await verifier.verify(LOCAL_DEV_KEY, verifyContext({ ...env, ENVIRONMENT }))).toEqual({
         ok: false,
         reason: "unknown",
       });
@@ -136,10 +145,28 @@ describe("the local development key", () => {
 });
 
 describe("issued keys", () => {
-  it("carry the psk_ prefix and at least 128 bits of randomness", () => {
-    const keys = new Set(Array.from({ length: 200 }, generateApiKey));
+  it("carry the psk_ prefix, 256 random bits and a 128-bit tag", async () => {
+    const keys = new Set(
+      await Promise.all(Array.from({ length: 200 }, () => issueApiKey(LOCAL_KEY_TAG_SECRET))),
+    );
     expect(keys.size).toBe(200);
-    for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/); // 32 bytes
+    // 43 characters of 32 random bytes, then 22 of the 16-byte tag.
+    for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}[A-Za-z0-9_-]{22}$/);
+    const randomParts = new Set([...keys].map((k) => k.slice(4, 47)));
+    expect(randomParts.size).toBe(200);
+  });
+
+  it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
+    const { key, id } = await createKey("untagged", { untagged: true });
+    expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+    expect(untaggedApiKey()).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+    const response = await call("/v1/pets?limit=1", { key });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const verifier = createApiKeyVerifier(() => Date.now());
+    expect(await verifier.verify(key, verifyContext(env))).toMatchObject({
+      ok: true,
+      key: { id },
+    });
   });
 
   it("are stored only as SHA-256 hashes", async () => {
@@ -147,5 +174,53 @@ describe("issued keys", () => {
     const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?1").bind(id).first();
     expect(row?.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(row)).not.toContain(key.slice(4));
+  });
+});
+
+describe("the key tag and its secret", () => {
+  it("a tag made with the current or the previous secret passes; any other is invalid", async () => {
+    const secrets = ["current secret", "previous secret"];
+    for (const secret of secrets) {
+      expect(await keyFormat(await issueApiKey(secret), secrets, "production")).toBe("tagged");
+    }
+    expect(await keyFormat(await issueApiKey("another"), secrets, "production")).toBe("invalid");
+    // One character of the random part changed: the tag no longer matches it.
+    const key = await issueApiKey("current secret");
+    const altered = `${key.slice(0, 10)}${key[10] === "A" ? "B" : "A"}${key.slice(11)}`;
+    expect(await keyFormat(altered, secrets, "production")).toBe("invalid");
+    expect(await keyFormat(`${key}x`, secrets, "production")).toBe("invalid");
+    expect(await keyFormat(key.slice(0, -1), secrets, "production")).toBe("invalid");
+  });
+
+  it("keys from before tags and local-dev-key (locally) need no tag; nothing else passes", async () => {
+    expect(await keyFormat(untaggedApiKey(), ["s"], "production")).toBe("untagged");
+    expect(await keyFormat(LOCAL_DEV_KEY, ["s"], "local")).toBe("local-dev");
+    expect(await keyFormat(LOCAL_DEV_KEY, ["s"], "staging")).toBe("invalid");
+    for (const token of ["", "psk_", "psk_short", "Bearer", `psk_${"a".repeat(44)}`]) {
+      expect(await keyFormat(token, ["s"], "local"), token).toBe("invalid");
+    }
+  });
+
+  it("reads the secret (and the previous one) from the environment; locally a public one", () => {
+    const base = { ...env, ENVIRONMENT: "production" } as Env;
+    expect(tagSecrets({ ...base, API_KEY_TAG_SECRET: "a" })).toEqual(["a"]);
+    expect(
+      tagSecrets({ ...base, API_KEY_TAG_SECRET: "a", API_KEY_TAG_SECRET_PREVIOUS: "b" } as Env),
+    ).toEqual(["a", "b"]);
+    expect(tagSecrets({ ...env, ENVIRONMENT: "local" } as Env)).toEqual([LOCAL_KEY_TAG_SECRET]);
+    // A deployed environment without one (wrangler refuses to deploy so): no tag can be
+    // checked, so a tagged key is treated like one from before tags (replica only).
+    expect(tagSecrets(base)).toEqual([]);
+  });
+
+  it("without a secret, a deployed environment still accepts its keys, from a replica only", async () => {
+    const { key, id } = await createKey("no-secret");
+    expect(await keyFormat(key, [], "production")).toBe("untagged");
+    const production = { ...env, ENVIRONMENT: "production" } as Env;
+    const verifier = createApiKeyVerifier(() => Date.now());
+    expect(await verifier.verify(key, verifyContext(production))).toMatchObject({
+      ok: true,
+      key: { id },
+    });
   });
 });

@@ -28,7 +28,7 @@ import {
   makeRequest,
   revokeKey,
 } from "./helpers.ts";
-import { instrument } from "./support/instrumented-app.ts";
+import { Recorder } from "./support/instrumentation.ts";
 
 const ORIGIN = "https://shop.example";
 const ETAG = /^"[A-Za-z0-9_-]{22}"$/;
@@ -73,8 +73,7 @@ interface CacheCall {
 function edge(
   options: { clock?: () => number; cache?: (cache: Cache) => EdgeCache; onMatch?: () => void } = {},
 ) {
-  const statements: string[] = [];
-  const rows: number[] = [];
+  const recorder = new Recorder();
   const calls: CacheCall[] = [];
   const logs: LogLine[] = [];
   const stored: Response[] = [];
@@ -98,23 +97,23 @@ function edge(
     ...(options.clock ? { clock: options.clock } : {}),
     edgeCache: () => (options.cache ? options.cache(cache as Cache) : recording),
   });
-  const db = instrument(
-    env.DB,
-    (method, args) => statements.push(method === "prepare" ? String(args[0]) : method),
-    (_sql, rowsRead) => rows.push(rowsRead ?? 0),
-  );
-  const appEnv: Env = { ...env, DB: db };
+  const appEnv: Env = { ...env, DB: recorder.d1(env.DB) };
   return {
-    statements,
-    rows,
+    /** The SQL of each statement the last request ran (its waitUntil work too). */
+    get statements() {
+      return recorder.sql();
+    },
+    /** D1's rows read for each of those statements. */
+    get rows() {
+      return recorder.statements().map((s) => s.rowsRead);
+    },
     calls,
     logs,
     stored,
     /** One request; its waitUntil work (the cache put, the last-use write) is done on return. */
     async fetch(path: string, callOptions: CallOptions = {}) {
       await opened;
-      statements.length = 0;
-      rows.length = 0;
+      recorder.reset();
       const ctx = createExecutionContext();
       const response = await app.fetch(makeRequest(path, { key, ...callOptions }), appEnv, ctx);
       await waitOnExecutionContext(ctx);

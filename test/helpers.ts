@@ -4,8 +4,15 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
 import { type AppOptions, createApp } from "../src/app.ts";
-import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import {
+  displayPrefix,
+  hashApiKey,
+  issueApiKey,
+  LOCAL_KEY_TAG_SECRET,
+  untaggedApiKey,
+} from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
+import type { VerifyContext } from "../src/auth/verifier.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import { assertConforms } from "./support/conformance.ts";
 
@@ -32,14 +39,15 @@ export const CONTRACT_EXPOSED_HEADERS = [
 
 /**
  * Issues a fresh API key into D1 with the very statement `npm run keys -- create`
- * sends through wrangler (scripts/key-statements.ts). No scopes means every scope;
- * `expiresAt` in unix seconds.
+ * sends through wrangler (scripts/key-statements.ts): tagged with the local tag secret,
+ * as `npm run keys` makes it, or (`untagged`) in the format issued before tags. No
+ * scopes means every scope; `expiresAt` in unix seconds.
  */
 export async function createKey(
   label = "test",
-  options: { scopes?: Scope[]; expiresAt?: number; now?: number } = {},
+  options: { scopes?: Scope[]; expiresAt?: number; now?: number; untagged?: boolean } = {},
 ): Promise<{ key: string; id: number }> {
-  const key = generateApiKey();
+  const key = options.untagged ? untaggedApiKey() : await issueApiKey(LOCAL_KEY_TAG_SECRET);
   const row = await env.DB.prepare(
     createKeyStatement({
       keyHash: await hashApiKey(key),
@@ -61,6 +69,32 @@ export async function createKey(
 export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000)): Promise<boolean> {
   const { results } = await env.DB.prepare(revokeKeyStatement(id, now)).all();
   return results.length === 1;
+}
+
+/** A well-formed key (valid tag) that no database holds. */
+export function unknownKey(): Promise<string> {
+  return issueApiKey(LOCAL_KEY_TAG_SECRET);
+}
+
+/**
+ * What the auth middleware hands the verifier, for tests that call a verifier directly:
+ * `appEnv`, a client address, this test origin, and an afterAnswer that starts the work
+ * at once and keeps it in `pending` (await it to let cache puts land).
+ */
+export function verifyContext(
+  appEnv: Env = env,
+  clientAddress = "192.0.2.1",
+): VerifyContext & { pending: Promise<unknown>[] } {
+  const pending: Promise<unknown>[] = [];
+  return {
+    env: appEnv,
+    clientAddress,
+    origin: BASE,
+    afterAnswer: (work) => {
+      pending.push(work());
+    },
+    pending,
+  };
 }
 
 export interface CallOptions {

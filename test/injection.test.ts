@@ -5,11 +5,12 @@
 // (`npx vitest run test/injection.test.ts --sequence.shuffle`).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../src/encoding.ts";
 import { call, createKey, createPetVia, expectError } from "./helpers.ts";
 import {
   allPetRows,
   expectCreated,
-  idempotencyRows,
+  idempotencyRecords,
   schemaObjects,
   uniqueName,
 } from "./support/requests.ts";
@@ -67,7 +68,7 @@ async function freshStore() {
   const baselineSchema = await schemaObjects();
   const baselineKeys = await apiKeyRows();
   expect(baselineSchema.map((o) => o.name)).toEqual(
-    expect.arrayContaining(["pets", "api_keys", "idempotency_keys"]),
+    expect.arrayContaining(["pets", "api_keys", "idempotency_keys", "idempotency_records"]),
   );
   /** Pets this test created on purpose (the only rows allowed to appear). */
   const createdIds = new Set<number>();
@@ -207,11 +208,13 @@ describe("Idempotency-Key: stored literally, scoped exactly", () => {
     expect(replay.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
     expect(await replay.json()).toEqual(pet);
 
-    const stored = (await idempotencyRows(keyId)).filter(
-      (row) => row.idempotency_key === idempotencyKey,
-    );
-    expect(stored).toEqual([
-      { idempotency_key: idempotencyKey, state: "completed", response_body: JSON.stringify(pet) },
+    // Stored under the key's SHA-256, never as sent, so its text cannot reach any SQL.
+    expect(await idempotencyRecords(idempotencyKey)).toEqual([
+      expect.objectContaining({
+        api_key_id: keyId,
+        key_hash: await sha256Hex(idempotencyKey),
+        pet_id: pet.id,
+      }),
     ]);
     await expectIntact();
   });

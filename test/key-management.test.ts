@@ -12,11 +12,11 @@ import {
   rotateKeyStatements,
   toListedKey,
 } from "../scripts/key-statements.ts";
-import { displayPrefix, generateApiKey, hashApiKey } from "../src/auth/keys.ts";
+import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
 import { createLastUseRecorder } from "../src/auth/last-use.ts";
 import { LAST_USE_INTERVAL_MS } from "../src/config.ts";
 import type { LogLine } from "../src/http/request-context.ts";
-import { createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
+import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } from "./helpers.ts";
 
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
@@ -35,7 +35,7 @@ async function rotate(
   graceSeconds: number,
   expiresAt?: number,
 ) {
-  const key = generateApiKey();
+  const key = await unknownKey();
   const [insertNew, expireOld] = rotateKeyStatements({
     oldId,
     keyHash: await hashApiKey(key),
@@ -64,7 +64,7 @@ async function listAt(seconds: number, key: string): Promise<Response> {
 
 describe("create (the statement of `keys create`)", () => {
   it("stores the scopes given and an expiry instant, and answers the listed row", async () => {
-    const key = generateApiKey();
+    const key = await unknownKey();
     const row = await env.DB.prepare(
       createKeyStatement({
         keyHash: await hashApiKey(key),
@@ -88,7 +88,7 @@ describe("create (the statement of `keys create`)", () => {
   });
 
   it("counts --expires-in from the moment the database stores the key", async () => {
-    const key = generateApiKey();
+    const key = await unknownKey();
     const before = Math.floor(Date.now() / 1000);
     const row = await env.DB.prepare(
       createKeyStatement({

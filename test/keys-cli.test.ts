@@ -5,12 +5,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   formatKeyTable,
+  keyTagSecret,
   parseDuration,
   parseKeyArgs,
   USAGE,
   UsageError,
 } from "../scripts/key-cli.ts";
 import type { ListedKey } from "../scripts/key-statements.ts";
+import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { SCOPES } from "../src/auth/scopes.ts";
 import { usageErrorOf } from "./support/usage-error.ts";
 
@@ -77,18 +79,60 @@ describe("valid commands", () => {
     });
   });
 
-  it("--help or -h anywhere asks for the usage", () => {
+  it("--persist-to DIR and --persist-to=DIR name a local database, on every command", () => {
+    expect(parseKeyArgs(["list", "--persist-to", "/tmp/d1"])).toEqual({
+      command: "list",
+      json: false,
+      env: undefined,
+      persistTo: "/tmp/d1",
+    });
+    expect(parseKeyArgs(["create", "--label", "x", "--persist-to=.wrangler/e2e"])).toMatchObject({
+      command: "create",
+      env: undefined,
+      persistTo: ".wrangler/e2e",
+    });
+    expect(parseKeyArgs(["revoke", "3", "--persist-to=d"])).toMatchObject({ persistTo: "d" });
+    expect(parseKeyArgs(["rotate", "3", "--persist-to", "d"])).toMatchObject({ persistTo: "d" });
+    expect(USAGE).toContain("--persist-to <dir>");
+  });
+
+  it("help, --help or -h anywhere asks for the usage", () => {
+    expect(parseKeyArgs(["help"])).toEqual({ command: "help" });
     expect(parseKeyArgs(["create", "--help"])).toEqual({ command: "help" });
     expect(parseKeyArgs(["-h"])).toEqual({ command: "help" });
+    expect(USAGE).toMatch(/npm run keys -- help/);
     expect(USAGE).toMatch(/create --label <label> \[--scope <scope>\]\.\.\. \[--expires-in/);
     for (const scope of SCOPES) expect(USAGE).toContain(scope);
+  });
+});
+
+describe("the key tag secret of create and rotate", () => {
+  it("is API_KEY_TAG_SECRET from the environment, or locally the public local one", () => {
+    expect(keyTagSecret(undefined, {})).toBe(LOCAL_KEY_TAG_SECRET);
+    expect(keyTagSecret(undefined, { API_KEY_TAG_SECRET: "mine" })).toBe("mine");
+    expect(keyTagSecret("production", { API_KEY_TAG_SECRET: "prod" })).toBe("prod");
+  });
+
+  it("is required for a remote environment: one clear line naming the wrangler secret", () => {
+    for (const environment of ["staging", "production"] as const) {
+      expect(usageErrorOf(() => keyTagSecret(environment, {}), UsageError, environment)).toMatch(
+        new RegExp(
+          `needs API_KEY_TAG_SECRET .*wrangler secret put API_KEY_TAG_SECRET --env ${environment}`,
+        ),
+      );
+    }
+    expect(USAGE).toMatch(/API_KEY_TAG_SECRET/);
   });
 });
 
 describe("wrong input is one clear line", () => {
   it.each([
     [[], /a command is needed/],
-    [["frob"], /unknown command "frob"/],
+    [["frob"], /unknown command "frob": use create, list, rotate, revoke or help/],
+    [["help", "create"], /help takes no "create"/],
+    [["list", "--persist-to"], /--persist-to needs a value/],
+    [["list", "--persist-to="], /--persist-to needs a directory/],
+    [["list", "--persist-to", "d", "--env", "staging"], /cannot go with --env/],
     [["create"], /create needs --label/],
     [["create", "--label"], /--label needs a value/],
     [["create", "--label", "a", "--label", "b"], /--label is given twice/],

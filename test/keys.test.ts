@@ -11,9 +11,9 @@ import {
   seedLocalDevKeyStatement,
   sqlString,
 } from "../scripts/key-statements.ts";
-import { generateApiKey, hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
+import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { createApiKeyVerifier, type Verification } from "../src/auth/verifier.ts";
-import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
+import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
 import type { LogLine } from "../src/http/request-context.ts";
 import {
   createCheckedApp,
@@ -22,7 +22,10 @@ import {
   expectError,
   makeRequest,
   revokeKey,
+  unknownKey,
+  verifyContext,
 } from "./helpers.ts";
+import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 const REVOCATION_BOUND_MS = 60_000; // decisions.md: refused at once or within 60 s at most
 
@@ -37,9 +40,17 @@ function keyIdOf(verification: Verification): number | null {
   return verification.ok ? verification.key.id : null;
 }
 
-/** A D1 stand-in whose only query (the key lookup) returns `row` (every scope, no expiry). */
-function fakeDb(found: { id: number; key_hash: string } | null) {
-  const row = found && { scopes: "pets:read pets:write orders:read", expires_at: null, ...found };
+/**
+ * A D1 stand-in (its sessions are itself) whose only query, the key lookup, returns
+ * `row` (every scope, no expiry, not revoked unless it says so).
+ */
+function fakeDb(found: { id: number; key_hash: string; revoked?: number } | null) {
+  const row = found && {
+    scopes: "pets:read pets:write orders:read",
+    expires_at: null,
+    revoked: 0,
+    ...found,
+  };
   const queries: unknown[][] = [];
   const db = {
     prepare: (sql: string) => ({
@@ -48,6 +59,7 @@ function fakeDb(found: { id: number; key_hash: string } | null) {
         return { first: async () => row };
       },
     }),
+    withSession: () => db,
   };
   return { env: { ...env, DB: db as unknown as D1Database }, queries };
 }
@@ -104,14 +116,14 @@ describe("revocation through the worker", () => {
     expect(await revokeKey(a.id, 1)).toBe(true);
     expect(await revokeKey(a.id, 2)).toBe(false);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(a.key, env)).toEqual(UNKNOWN);
-    expect(keyIdOf(await verifier.verify(b.key, env))).toBe(b.id);
+    expect(await verifier.verify(a.key, verifyContext(env))).toEqual(UNKNOWN);
+    expect(keyIdOf(await verifier.verify(b.key, verifyContext(env)))).toBe(b.id);
   });
 });
 
 describe("the statements of npm run keys and npm run dev (scripts/key-statements.ts)", () => {
   it("create stores only the hash and the label literally, quotes and SQL included", async () => {
-    const key = generateApiKey();
+    const key = await unknownKey();
     const label = "O'Brien'); DROP TABLE api_keys; --";
     const row = await env.DB.prepare(
       createKeyStatement({ keyHash: await hashApiKey(key), prefix: "psk_x", label, now: 7 }),
@@ -132,7 +144,7 @@ describe("the statements of npm run keys and npm run dev (scripts/key-statements
     });
     expect(JSON.stringify(stored)).not.toContain(key);
     const verifier = createApiKeyVerifier(() => Date.now());
-    expect(keyIdOf(await verifier.verify(key, env))).toBe(row?.id);
+    expect(keyIdOf(await verifier.verify(key, verifyContext(env)))).toBe(row?.id);
   });
 
   it("revoke answers the id once, then nothing; list shows the revocation time", async () => {
@@ -187,60 +199,68 @@ describe("the statements of npm run keys and npm run dev (scripts/key-statements
 });
 
 describe("the verifier", () => {
+  /** A verifier over `fakeDb`s only: no Cache API tier, so every miss reaches the fake. */
+  const fromD1Only = (clock: () => number = () => Date.now()) =>
+    createApiKeyVerifier(clock, { cache: () => NO_EDGE_CACHE });
+
   it("compares the stored hash with crypto.subtle.timingSafeEqual", async () => {
-    const spy = vi.spyOn(crypto.subtle, "timingSafeEqual");
     const { key, id } = await createKey("constant-time");
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(keyIdOf(await verifier.verify(key, env))).toBe(id);
-    expect(spy).toHaveBeenCalledTimes(1);
-    const [a, b] = spy.mock.calls[0] ?? [];
+    const verifier = fromD1Only();
+    const spy = vi.spyOn(crypto.subtle, "timingSafeEqual");
+    expect(keyIdOf(await verifier.verify(key, verifyContext(env)))).toBe(id);
+    // Once for the key's tag, once for the stored hash.
+    expect(spy).toHaveBeenCalledTimes(2);
+    const [a, b] = spy.mock.calls[1] ?? [];
     const hash = new TextEncoder().encode(await hashApiKey(key));
     expect(new Uint8Array(a as ArrayBufferLike)).toEqual(hash);
     expect(new Uint8Array(b as ArrayBufferLike)).toEqual(hash);
   });
 
   it("refuses a row whose hash differs from the key's, even when the database returned it", async () => {
-    const spy = vi.spyOn(crypto.subtle, "timingSafeEqual");
-    const key = "psk_constant-time-probe";
+    const key = await unknownKey();
     const hash = await hashApiKey(key);
     // Same length, last character differs: only the comparison can tell them apart.
     const near = `${hash.slice(0, -1)}${hash.endsWith("0") ? "1" : "0"}`;
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, fakeDb({ id: 7, key_hash: near }).env)).toEqual(UNKNOWN);
-    expect(spy).toHaveBeenCalledTimes(1);
+    const verify = (row: { id: number; key_hash: string }) =>
+      fromD1Only().verify(key, verifyContext(fakeDb(row).env));
+    expect(await verify({ id: 7, key_hash: near })).toEqual(UNKNOWN);
     // A hash of another length is refused too (timingSafeEqual needs equal lengths).
-    const longer = fakeDb({ id: 7, key_hash: `${hash}00` });
-    expect(await verifier.verify(key, longer.env)).toEqual(UNKNOWN);
+    expect(await verify({ id: 7, key_hash: `${hash}00` })).toEqual(UNKNOWN);
     // And the matching hash is accepted.
-    expect(keyIdOf(await verifier.verify(key, fakeDb({ id: 7, key_hash: hash }).env))).toBe(7);
+    expect(keyIdOf(await verify({ id: 7, key_hash: hash }))).toBe(7);
   });
 
   it("looks the key up by its SHA-256 hash and never sends the key to the database", async () => {
-    const key = "psk_lookup-probe";
+    const key = await unknownKey();
     const { env: fake, queries } = fakeDb(null);
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, fake)).toEqual(UNKNOWN);
-    expect(queries).toHaveLength(1);
-    expect(queries[0]?.slice(1)).toEqual([await hashApiKey(key)]);
+    expect(await fromD1Only().verify(key, verifyContext(fake))).toEqual(UNKNOWN);
+    // The replica, then (a valid tag: the key may be new) the primary.
+    expect(queries).toHaveLength(2);
+    for (const query of queries) expect(query.slice(1)).toEqual([await hashApiKey(key)]);
     expect(JSON.stringify(queries)).not.toContain(key);
   });
 
-  it("caches a valid key for the TTL only, and never caches a refusal", async () => {
+  it("keeps a valid key for the TTL and a refusal for 10 s, each from its D1 read", async () => {
     let now = 1_000_000;
-    const key = "psk_cache-probe";
+    const key = await unknownKey();
     const hash = await hashApiKey(key);
     const valid = fakeDb({ id: 3, key_hash: hash });
-    const verifier = createApiKeyVerifier(() => now);
-    expect(keyIdOf(await verifier.verify(key, valid.env))).toBe(3);
+    const verifier = fromD1Only(() => now);
+    expect(keyIdOf(await verifier.verify(key, verifyContext(valid.env)))).toBe(3);
     now += AUTH_CACHE_TTL_MS - 1;
-    expect(keyIdOf(await verifier.verify(key, valid.env))).toBe(3);
-    expect(valid.queries).toHaveLength(1); // served from the cache
+    expect(keyIdOf(await verifier.verify(key, verifyContext(valid.env)))).toBe(3);
+    expect(valid.queries).toHaveLength(1); // served from the isolate's memory
     now += 1;
-    const revoked = fakeDb(null);
-    expect(await verifier.verify(key, revoked.env)).toEqual(UNKNOWN);
+    const revoked = fakeDb({ id: 3, key_hash: hash, revoked: 1 });
+    expect(await verifier.verify(key, verifyContext(revoked.env))).toEqual(UNKNOWN);
+    // A revoked key is found on the replica: never asked of the primary.
     expect(revoked.queries).toHaveLength(1);
-    // A refusal is not cached: the key is looked up again next time.
-    expect(await verifier.verify(key, revoked.env)).toEqual(UNKNOWN);
+    // The refusal is remembered for AUTH_UNKNOWN_TTL_MS, then looked up again.
+    now += AUTH_UNKNOWN_TTL_MS - 1;
+    expect(await verifier.verify(key, verifyContext(revoked.env))).toEqual(UNKNOWN);
+    expect(revoked.queries).toHaveLength(1);
+    now += 1;
+    expect(await verifier.verify(key, verifyContext(revoked.env))).toEqual(UNKNOWN);
     expect(revoked.queries).toHaveLength(2);
   });
 });
@@ -300,7 +320,7 @@ describe("logs", () => {
       await run("/v1/pets", { key }, limited),
       await run(`/v1/pets/${pet.id}`, { key }, limited),
       await run("/v1/pets", { key }, broken),
-      await run("/v1/pets", { key: `psk_${"A".repeat(43)}` }, dbDown),
+      await run("/v1/pets", { key: await unknownKey() }, dbDown),
     ];
     expect(statuses).toEqual([
       200, 200, 201, 400, 400, 401, 401, 401, 404, 404, 429, 429, 500, 503,

@@ -1,40 +1,52 @@
-// Issue 4, "cheap auth": a verified key is cached in the isolate (bounded, TTL <= 60 s),
-// so a key's second request costs no D1 query for auth; a revoked key is refused once
-// the TTL has passed. Real D1 throughout, instrumented (every prepared statement is
+// Issue 4, "cheap auth", for the first tier of key verification, the isolate's memory
+// (bounded; a valid key kept at most AUTH_CACHE_TTL_MS, a refusal AUTH_UNKNOWN_TTL_MS):
+// a key's second request costs no D1 query for auth; a revoked key is refused once the
+// TTL has passed. The location's Cache API tier is switched off here (it has its own
+// tests in test/edge-trips.test.ts). Real D1 throughout, instrumented (every statement is
 // counted), with the app's injectable clock standing in for the passage of time.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { generateApiKey } from "../src/auth/keys.ts";
+import { untaggedApiKey } from "../src/auth/keys.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
-import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS } from "../src/config.ts";
+import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import { createCheckedApp, createKey, expectError, makeRequest, revokeKey } from "./helpers.ts";
-import { NO_EDGE_CACHE, recordingDb } from "./support/instrumented-app.ts";
+import {
+  createCheckedApp,
+  createKey,
+  expectError,
+  makeRequest,
+  revokeKey,
+  unknownKey,
+} from "./helpers.ts";
+import { Recorder } from "./support/instrumentation.ts";
+import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 /** The real app with a hand-driven clock, over an instrumented D1. */
 function harness(options: { maxEntries?: number } = {}) {
   let now = Date.now();
   const clock = () => now;
-  const statements: string[] = [];
+  const recorder = new Recorder();
   const app = createCheckedApp({
     clock,
     log: () => {},
-    // The auth cache is under test, not the edge cache (which would answer the page).
+    // The isolate's memory is under test, not the edge cache (which would answer the
+    // page) nor the location's key cache (which would answer for an evicted key).
     edgeCache: () => NO_EDGE_CACHE,
-    ...(options.maxEntries
-      ? { verifier: createApiKeyVerifier(clock, { maxEntries: options.maxEntries }) }
-      : {}),
+    verifier: createApiKeyVerifier(clock, {
+      cache: () => NO_EDGE_CACHE,
+      ...(options.maxEntries ? { maxEntries: options.maxEntries } : {}),
+    }),
   });
-  const appEnv: Env = { ...env, DB: recordingDb(env.DB, statements) };
+  const appEnv: Env = { ...env, DB: recorder.d1(env.DB) };
   return {
     advance(ms: number) {
       now += ms;
     },
     /** GET /v1/pets with `key`; returns the response and the statements it ran. */
     async list(key: string) {
-      statements.length = 0;
+      recorder.reset();
       const response = await app.fetch(makeRequest("/v1/pets?limit=2", { key }), appEnv);
-      const ran = [...statements];
+      const ran = recorder.sql();
       return {
         response,
         authQueries: ran.filter((s) => /\bFROM api_keys\b/.test(s)).length,
@@ -58,9 +70,11 @@ beforeAll(async () => {
 });
 
 describe("the API key cache", () => {
-  it("is bounded, with a TTL of at most 60 s", () => {
+  it("is bounded, with a TTL of at most 60 s, and at most 10 s for a refusal", () => {
     expect(AUTH_CACHE_TTL_MS).toBeGreaterThan(0);
     expect(AUTH_CACHE_TTL_MS).toBeLessThanOrEqual(60_000);
+    expect(AUTH_UNKNOWN_TTL_MS).toBeGreaterThan(0);
+    expect(AUTH_UNKNOWN_TTL_MS).toBeLessThanOrEqual(10_000);
     expect(AUTH_CACHE_MAX_ENTRIES).toBeGreaterThan(0);
     expect(AUTH_CACHE_MAX_ENTRIES).toBeLessThanOrEqual(100_000);
   });
@@ -100,10 +114,15 @@ describe("the API key cache", () => {
     expect(refused.response.headers.get("WWW-Authenticate")).toBe(
       'Bearer realm="petstore", error="invalid_token"',
     );
-    // Refused keys are not cached as valid: still refused, still checked.
+    // The refusal is remembered (never as valid): still refused, not looked up again...
     const again = await h.list(key);
     await expectError(again.response, 401, "unauthorized");
-    expect(again.authQueries).toBe(1);
+    expect(again.authQueries).toBe(0);
+    // ...until AUTH_UNKNOWN_TTL_MS after the lookup that refused it.
+    h.advance(AUTH_UNKNOWN_TTL_MS);
+    const later = await h.list(key);
+    await expectError(later.response, 401, "unauthorized");
+    expect(later.authQueries).toBe(1);
   });
 
   it("re-verifies a still-valid key after the TTL and caches it again", async () => {
@@ -118,13 +137,25 @@ describe("the API key cache", () => {
     expect((await h.list(key)).authQueries).toBe(0);
   });
 
-  it("never caches an unknown key", async () => {
+  it("remembers an unknown key as unknown for at most 10 s", async () => {
     const h = harness();
-    const unknown = generateApiKey();
-    for (let i = 0; i < 2; i++) {
-      const result = await h.list(unknown);
-      await expectError(result.response, 401, "unauthorized");
-      expect(result.authQueries).toBe(1);
+    // A key of the format before tags: looked up on a replica only (one query).
+    const untagged = untaggedApiKey();
+    // A key with a valid tag: it may be seconds old, so the primary is asked too (two).
+    const tagged = await unknownKey();
+    for (const [unknown, lookups] of [
+      [untagged, 1],
+      [tagged, 2],
+    ] as const) {
+      const first = await h.list(unknown);
+      await expectError(first.response, 401, "unauthorized");
+      expect(first.authQueries).toBe(lookups);
+      h.advance(AUTH_UNKNOWN_TTL_MS - 1);
+      const remembered = await h.list(unknown);
+      await expectError(remembered.response, 401, "unauthorized");
+      expect(remembered.authQueries).toBe(0);
+      h.advance(1);
+      expect((await h.list(unknown)).authQueries).toBe(lookups);
     }
   });
 

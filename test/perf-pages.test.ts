@@ -11,7 +11,8 @@ import {
 import { encodeCursor } from "../src/pets/cursor.ts";
 import type { Pet, PetStatus } from "../src/pets/schemas.ts";
 import { BASE, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
-import { instrument, NO_EDGE_CACHE } from "./support/instrumented-app.ts";
+import { Recorder } from "./support/instrumentation.ts";
+import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 /** Pets seeded once for this file (storage is isolated per test file). */
 const PETS = 20_000;
@@ -19,27 +20,13 @@ const PETS = 20_000;
 const statusOf = (id: number): PetStatus =>
   id % 100 === 0 ? "sold" : id % 2 === 0 ? "pending" : "available";
 
-// --------------------------------------------------------------- D1 recording
-interface Executed {
-  sql: string;
-  rowsRead: number | undefined;
-}
-
-/** Real D1, instrumented: every prepared statement that ran lands in `log` with its rows read. */
-function rowsReadDb(log: Executed[]): D1Database {
-  return instrument(
-    env.DB,
-    () => {},
-    (sql, rowsRead) => log.push({ sql, rowsRead }),
-  );
-}
-
 // ------------------------------------------------------------------- fixture
 let key: string;
 // What a page costs D1: the edge cache would answer repeated pages without a query.
 const app = createCheckedApp({ log: () => {}, edgeCache: () => NO_EDGE_CACHE });
-const executed: Executed[] = [];
-const appEnv: Env = { ...env, DB: rowsReadDb(executed) };
+/** Real D1, recorded: every statement that ran, with D1's rows read. */
+const recorder = new Recorder();
+const appEnv: Env = { ...env, DB: recorder.d1(env.DB) };
 
 beforeAll(async () => {
   ({ key } = await createKey("perf-pages"));
@@ -63,11 +50,11 @@ beforeAll(async () => {
 
 /** GET through the real app; returns the page and the D1 statements it ran on `pets`. */
 async function listPage(query: string) {
-  executed.length = 0;
+  recorder.reset();
   const response = await app.fetch(makeRequest(`/v1/pets${query}`, { key }), appEnv);
   const text = await response.text();
   expect(response.status, text).toBe(200);
-  const petQueries = executed.filter((e) => /\bFROM pets\b/.test(e.sql));
+  const petQueries = recorder.statements().filter((e) => /\bFROM pets\b/.test(e.sql));
   return {
     pets: JSON.parse(text) as Pet[],
     next: response.headers.get("Link"),
@@ -152,15 +139,15 @@ describe("rows read per listing page (meta.rows_read)", () => {
   });
 
   it("getPet runs one statement and finds the pet", async () => {
-    executed.length = 0;
-    const pet = await getPetOperation(rowsReadDb(executed), 12_345);
+    recorder.reset();
+    const pet = await getPetOperation(recorder.d1(env.DB), 12_345);
     expect(pet).toEqual({
       id: 12_345,
       name: "pet-12345",
       categoryId: 1 + (12_345 % 7),
       status: statusOf(12_345),
     });
-    expect(executed).toHaveLength(1);
+    expect(recorder.statements()).toHaveLength(1);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   expectError,
   makeRequest,
 } from "./helpers.ts";
+import { freshWindow, idempotencyRecords } from "./support/requests.ts";
 
 const LIMIT = (env as unknown as { TEST_RATE_LIMIT?: number }).TEST_RATE_LIMIT ?? 0;
 
@@ -26,16 +27,6 @@ beforeAll(async () => {
   const { key } = await createKey("rate-limit-setup");
   petId = (await createPetVia(key, { name: "Limited", categoryId: 1 })).id;
 });
-
-/**
- * The local rate limiter (miniflare) counts in fixed 60 s windows aligned to the wall
- * clock: a test that spends an allowance and then expects 429 must not straddle a
- * window boundary. With less than 5 s left in the window, wait for the next one.
- */
-async function freshWindow(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
-}
 
 /** Spends a fresh key's whole allowance; returns the key. */
 async function exhausted(label: string, scopes?: Scope[]): Promise<{ key: string; id: number }> {
@@ -98,10 +89,7 @@ describe("a key over its limit", () => {
       .bind(name)
       .first<{ n: number }>();
     expect(pets?.n).toBe(0);
-    const records = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM idempotency_keys WHERE idempotency_key = 'limited'",
-    ).first<{ n: number }>();
-    expect(records?.n).toBe(0);
+    expect(await idempotencyRecords("limited")).toEqual([]);
   });
 });
 

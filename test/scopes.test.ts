@@ -19,8 +19,9 @@ import {
   expectDeprecationHeaders,
   expectError,
   makeRequest,
+  verifyContext,
 } from "./helpers.ts";
-import { recordingDb } from "./support/instrumented-app.ts";
+import { Recorder } from "./support/instrumentation.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
@@ -307,19 +308,23 @@ describe("expiry is exact (injected clock)", () => {
   it("the cache entry of a key never outlives the key's expiry", async () => {
     const { key, id } = await createKey("expiring-cache", { expiresAt: EXPIRES });
     let now = EXPIRES * 1000 - 5;
-    const statements: string[] = [];
+    const recorder = new Recorder();
     const verifier = createApiKeyVerifier(() => now);
-    const counting = { ...env, DB: recordingDb(env.DB, statements) };
-    expect(await verifier.verify(key, counting)).toEqual({
+    const counting = { ...env, DB: recorder.d1(env.DB) };
+    expect(await verifier.verify(key, verifyContext(counting))).toEqual({
       ok: true,
       key: { id, scopes: [...SCOPES] },
     });
     now = EXPIRES * 1000 - 1;
-    expect((await verifier.verify(key, counting)).ok).toBe(true);
-    expect(statements).toHaveLength(1); // the second answer came from the cache
+    expect((await verifier.verify(key, verifyContext(counting))).ok).toBe(true);
+    expect(recorder.sql()).toHaveLength(1); // the second answer came from the cache
     now = EXPIRES * 1000;
-    expect(await verifier.verify(key, counting)).toEqual({ ok: false, reason: "expired" });
-    expect(statements).toHaveLength(2); // the entry had ended: looked up again, refused
+    expect(await verifier.verify(key, verifyContext(counting))).toEqual({
+      ok: false,
+      reason: "expired",
+    });
+    // Refused at the expiry instant it knew, with no lookup: the entry carries the expiry.
+    expect(recorder.sql()).toHaveLength(1);
   });
 
   it("an expired key is refused by an isolate that never saw it", async () => {

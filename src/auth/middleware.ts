@@ -2,6 +2,7 @@
 // and the scope check that each operation declares in src/operations.ts.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/types.ts";
 import type { LastUseRecorder } from "./last-use.ts";
@@ -27,25 +28,48 @@ export function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder)
       throw unauthorized('Missing API key: send "Authorization: Bearer <API_KEY>".', false);
     }
     const token = BEARER.exec(header)?.[1];
-    if (token === undefined) {
-      if (!/^Bearer(\s|$)/i.test(header)) {
-        throw unauthorized('Authorization must use the Bearer scheme: "Bearer <API_KEY>".', false);
-      }
-      throw unauthorized("The API key is malformed.", true);
+    if (token === undefined && !/^Bearer(\s|$)/i.test(header)) {
+      throw unauthorized('Authorization must use the Bearer scheme: "Bearer <API_KEY>".', false);
     }
-    const verification = await verifier.verify(token, c.env);
+    // The verifier's own work after the answer (cache puts), started once it is built.
+    const later: Array<() => Promise<unknown>> = [];
+    const afterAnswer = () => {
+      for (const work of later.splice(0)) waitUntil(c, work());
+    };
+    // A malformed token is verified too (as no token at all): it is refused without a
+    // lookup, but counts against the address's invalid-key limit like any invalid key.
+    const verification = await verifier.verify(token ?? "", {
+      env: c.env,
+      clientAddress: c.req.header("CF-Connecting-IP") ?? "",
+      origin: new URL(c.req.url).origin,
+      afterAnswer: (work) => later.push(work),
+    });
     if (!verification.ok) {
+      afterAnswer(); // the refusal's answer needs nothing more
+      if (verification.reason === "rate_limited") {
+        throw new ApiError(
+          "rate_limited",
+          "Too many requests with invalid API keys came from this address; retry later.",
+          { headers: { "Retry-After": String(RATE_LIMIT_RETRY_AFTER_SECONDS) } },
+        );
+      }
       throw unauthorized(
-        verification.reason === "expired"
-          ? "The API key has expired."
-          : "The API key is invalid or revoked.",
+        token === undefined
+          ? "The API key is malformed."
+          : verification.reason === "expired"
+            ? "The API key has expired."
+            : "The API key is invalid or revoked.",
         true,
       );
     }
     c.set("apiKeyId", verification.key.id);
     c.set("apiKeyScopes", verification.key.scopes);
-    await next();
-    // After the answer is built; the write (if any) goes to waitUntil, off the answer's path.
+    try {
+      await next();
+    } finally {
+      // After the answer is built; this work goes to waitUntil, off the answer's path.
+      afterAnswer();
+    }
     lastUse.record(verification.key.id, c.env, (work) => waitUntil(c, work));
   });
 }

@@ -3,12 +3,14 @@ import { parseScopes } from "../auth/scopes.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 
-export interface ActiveApiKey {
+export interface StoredApiKey {
   id: number;
   keyHash: string;
   scopes: Scope[];
   /** Unix seconds from which the key is refused; null when it never expires. */
   expiresAt: number | null;
+  /** Whether the key has been revoked (refused for good). */
+  revoked: boolean;
 }
 
 interface ApiKeyRow {
@@ -16,17 +18,21 @@ interface ApiKeyRow {
   key_hash: string;
   scopes: string;
   expires_at: number | null;
+  revoked: number;
 }
 
-/** A key that is not revoked (it may have expired: the caller compares with its clock). */
-export async function findActiveApiKeyByHash(
+/**
+ * The key with this hash, revoked or not (so a caller can tell a revoked key from one
+ * this database does not have yet), or null. Expiry is the caller's to compare.
+ */
+export async function findApiKeyByHash(
   db: Queryable,
   keyHash: string,
-): Promise<ActiveApiKey | null> {
+): Promise<StoredApiKey | null> {
   const row = await d1(() =>
     db
       .prepare(
-        "SELECT id, key_hash, scopes, expires_at FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL",
+        "SELECT id, key_hash, scopes, expires_at, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = ?1",
       )
       .bind(keyHash)
       .first<ApiKeyRow>(),
@@ -37,6 +43,7 @@ export async function findActiveApiKeyByHash(
         keyHash: row.key_hash,
         scopes: parseScopes(row.scopes),
         expiresAt: row.expires_at,
+        revoked: row.revoked === 1,
       }
     : null;
 }

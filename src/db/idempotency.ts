@@ -1,122 +1,107 @@
-// Idempotency records for POST /v1/pets (see migrations/0003).
-import { IDEMPOTENCY_LOCK_SECONDS, IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
+// Idempotency records of POST /v1/pets (migration 0005), in one D1 batch: clear an
+// expired record, insert the pet unless the key is held, record it, read the answer
+// back. A batch is one transaction and one round trip to the primary, so a new key, a
+// replay and a 422 each cost one trip, and concurrent retries with one key create one
+// pet. docs/design.md ("Idempotency in one batch") says what the SQL relies on.
+import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
+import { sha256 } from "../encoding.ts";
+import type { IdempotentCreate, IdempotentCreateRequest } from "../pets/store.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
+import { INSERT_PET_COLUMNS, type PetRow, toPet } from "./pets.ts";
 
-export interface StoredResponse {
-  status: number;
-  body: string;
-  location: string;
-}
-
-export type Reservation =
-  | { kind: "reserved" }
-  | { kind: "in_flight" }
-  | { kind: "completed"; fingerprint: string; response: StoredResponse };
-
-interface IdempotencyRow {
-  fingerprint: string;
-  state: "in_flight" | "completed";
-  response_status: number | null;
-  response_body: string | null;
-  response_location: string | null;
+/** The key's and body's fixed-size forms, as SQL parameters. */
+async function digests(request: IdempotentCreateRequest) {
+  const hex = request.fingerprint;
+  const fingerprint = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < fingerprint.length; i++) {
+    fingerprint[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  }
+  return { keyHash: (await sha256(request.key)).buffer, fingerprint: fingerprint.buffer };
 }
 
 /**
- * Claims `key` for this request, or reports who holds it. A record older than
- * the TTL, or a reservation whose create never finished within the lock time,
- * is taken over. `now` is in seconds.
+ * True while no live record holds the key: none in idempotency_records, and no record of
+ * migration 0003 (kept as sent, `?3`) that is completed or still locked, younger than 24 h.
+ * Parameters: ?1 api key id, ?2 key hash, ?3 key as sent, ?4 expired-before, ?5 now.
  */
-export async function reserveIdempotencyKey(
-  db: Queryable,
-  r: { apiKeyId: number; key: string; fingerprint: string; now: number },
-): Promise<Reservation> {
-  const expiredBefore = r.now - IDEMPOTENCY_TTL_SECONDS;
-  const lockedUntil = r.now + IDEMPOTENCY_LOCK_SECONDS;
-  // One statement: insert, or take over a stale record; RETURNING says whether we won.
-  const won = await d1(() =>
-    db
-      .prepare(
-        `INSERT INTO idempotency_keys (api_key_id, idempotency_key, fingerprint, state, created_at, locked_until)
-         VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5)
-         ON CONFLICT (api_key_id, idempotency_key) DO UPDATE SET
-           fingerprint = excluded.fingerprint, state = 'in_flight', response_status = NULL,
-           response_body = NULL, response_location = NULL, created_at = excluded.created_at,
-           locked_until = excluded.locked_until
-         WHERE idempotency_keys.created_at < ?6
-            OR (idempotency_keys.state = 'in_flight' AND idempotency_keys.locked_until < ?4)
-         RETURNING 1 AS won`,
-      )
-      .bind(r.apiKeyId, r.key, r.fingerprint, r.now, lockedUntil, expiredBefore)
-      .first<{ won: number }>(),
-  );
-  if (won) return { kind: "reserved" };
+const KEY_IS_FREE = `NOT EXISTS (SELECT 1 FROM idempotency_records WHERE api_key_id = ?1 AND key_hash = ?2)
+  AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE api_key_id = ?1 AND idempotency_key = ?3
+    AND created_at >= ?4 AND (state = 'completed' OR locked_until >= ?5))`;
 
-  const row = await d1(() =>
-    db
-      .prepare(
-        `SELECT fingerprint, state, response_status, response_body, response_location
-         FROM idempotency_keys WHERE api_key_id = ?1 AND idempotency_key = ?2`,
-      )
-      .bind(r.apiKeyId, r.key)
-      .first<IdempotencyRow>(),
-  );
-  // Gone between the two statements (a failed create released it): report in flight, retry later.
-  if (!row || row.state === "in_flight") return { kind: "in_flight" };
-  return {
-    kind: "completed",
-    fingerprint: row.fingerprint,
-    response: {
-      status: row.response_status ?? 201,
-      body: row.response_body ?? "",
-      location: row.response_location ?? "",
-    },
-  };
+interface HolderRow extends PetRow {
+  /** 1 when a request of the previous design still holds the key in flight (no pet yet). */
+  in_flight: number;
+  /** 1 when the record was made for an equal JSON body. */
+  same_body: number;
 }
 
 /**
- * Completes a reservation with the pet that the preceding statement of the same
- * batch inserted (`last_insert_rowid()`), so record and pet commit together.
+ * Creates the pet for `request` unless its key is already held; answers the pet the key
+ * now stands for (read back by the same mapping as every pet), or why it cannot.
  */
-export function completeWithInsertedPetStatement(
+export async function createPetIdempotently(
   db: Queryable,
-  r: { apiKeyId: number; key: string },
-): D1PreparedStatement {
-  return db
-    .prepare(
-      `UPDATE idempotency_keys SET
-         state = 'completed',
-         response_status = 201,
-         response_body = (SELECT json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status)
-                          FROM pets WHERE id = last_insert_rowid()),
-         response_location = '/v1/pets/' || last_insert_rowid()
-       WHERE api_key_id = ?1 AND idempotency_key = ?2 AND state = 'in_flight'`,
-    )
-    .bind(r.apiKeyId, r.key);
-}
-
-/** Drops a reservation whose create failed, so nothing of the request remains. */
-export async function releaseIdempotencyKey(
-  db: Queryable,
-  r: { apiKeyId: number; key: string },
-): Promise<void> {
-  await d1(() =>
-    db
-      .prepare(
-        "DELETE FROM idempotency_keys WHERE api_key_id = ?1 AND idempotency_key = ?2 AND state = 'in_flight'",
-      )
-      .bind(r.apiKeyId, r.key)
-      .run(),
+  request: IdempotentCreateRequest,
+): Promise<IdempotentCreate> {
+  const { apiKeyId, key, pet, now } = request;
+  const { keyHash, fingerprint } = await digests(request);
+  const expiredBefore = now - IDEMPOTENCY_TTL_SECONDS;
+  const held = [apiKeyId, keyHash, key, expiredBefore, now] as const;
+  const [, inserted, , readBack] = await d1(() =>
+    db.batch([
+      // A record older than 24 h no longer holds its key.
+      db
+        .prepare(
+          "DELETE FROM idempotency_records WHERE api_key_id = ?1 AND key_hash = ?2 AND created_at < ?3",
+        )
+        .bind(apiKeyId, keyHash, expiredBefore),
+      db
+        .prepare(
+          `INSERT INTO pets (${INSERT_PET_COLUMNS}) SELECT ?6, ?7, ?8, ?5 WHERE ${KEY_IS_FREE}`,
+        )
+        .bind(...held, pet.name, pet.categoryId, pet.status),
+      // The pet just inserted has the largest id (AUTOINCREMENT, inside this transaction).
+      db
+        .prepare(
+          `INSERT INTO idempotency_records (api_key_id, key_hash, fingerprint, pet_id, created_at)
+           SELECT ?1, ?2, ?6, (SELECT max(id) FROM pets), ?5 WHERE ${KEY_IS_FREE}`,
+        )
+        .bind(...held, fingerprint),
+      db
+        .prepare(
+          `SELECT 0 AS legacy, 0 AS in_flight, r.fingerprint = ?3 AS same_body,
+                  p.id, p.name, p.category_id, p.status
+           FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
+           WHERE r.api_key_id = ?1 AND r.key_hash = ?2
+           UNION ALL
+           SELECT 1, k.state = 'in_flight', k.fingerprint = lower(hex(?3)),
+                  p.id, p.name, p.category_id, p.status
+           FROM idempotency_keys k LEFT JOIN pets p
+             ON k.state = 'completed' AND p.id = CAST(substr(k.response_location, 10) AS INTEGER)
+           WHERE k.api_key_id = ?1 AND k.idempotency_key = ?4 AND k.created_at >= ?5
+             AND (k.state = 'completed' OR k.locked_until >= ?6)
+           ORDER BY legacy LIMIT 1`,
+        )
+        .bind(apiKeyId, keyHash, fingerprint, key, expiredBefore, now),
+    ]),
   );
+  const row = (readBack as D1Result<HolderRow> | undefined)?.results[0];
+  if (!row) throw new Error("idempotent create: the batch read back no record");
+  if (row.in_flight) return { kind: "in_flight" };
+  if ((inserted as D1Result).meta.changes === 1) return { kind: "created", pet: toPet(row) };
+  if (!row.same_body) return { kind: "reused" };
+  return { kind: "replayed", pet: toPet(row) };
 }
 
-/** Deletes records older than the TTL; returns how many. `now` is in seconds. */
+/** Deletes records older than the TTL (both generations); returns how many. `now` in seconds. */
 export async function purgeExpiredIdempotencyKeys(db: Queryable, now: number): Promise<number> {
-  const result = await d1(() =>
-    db
-      .prepare("DELETE FROM idempotency_keys WHERE created_at < ?1")
-      .bind(now - IDEMPOTENCY_TTL_SECONDS)
-      .run(),
+  const expiredBefore = now - IDEMPOTENCY_TTL_SECONDS;
+  const results = await d1(() =>
+    db.batch([
+      db.prepare("DELETE FROM idempotency_records WHERE created_at < ?1").bind(expiredBefore),
+      db.prepare("DELETE FROM idempotency_keys WHERE created_at < ?1").bind(expiredBefore),
+    ]),
   );
-  return result.meta.changes;
+  return results.reduce((sum, result) => sum + result.meta.changes, 0);
 }

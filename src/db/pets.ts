@@ -2,7 +2,7 @@ import type { NewPet, Pet, PetStatus } from "../pets/schemas.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 
-interface PetRow {
+export interface PetRow {
   id: number;
   name: string;
   category_id: number;
@@ -10,8 +10,11 @@ interface PetRow {
 }
 
 const COLUMNS = "id, name, category_id, status";
+/** What a create writes, in this order: the new pet's fields, then its creation time. */
+export const INSERT_PET_COLUMNS = "name, category_id, status, created_at";
 
-function toPet(row: PetRow): Pet {
+/** The one mapping from a stored row to the Pet of every answer (created, replayed, read). */
+export function toPet(row: PetRow): Pet {
   return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
 }
 
@@ -50,27 +53,15 @@ export async function getPet(db: Queryable, id: number): Promise<Pet | null> {
   return row ? toPet(row) : null;
 }
 
-/** The INSERT of a new pet, as a statement so it can join a batch (transaction). */
-export function insertPetStatement(
-  db: Queryable,
-  pet: NewPet,
-  createdAt: number,
-): D1PreparedStatement {
-  return db
-    .prepare(
-      `INSERT INTO pets (name, category_id, status, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING ${COLUMNS}`,
-    )
-    .bind(pet.name, pet.categoryId, pet.status, createdAt);
-}
-
-/** Maps the result of `insertPetStatement` to the created pet. */
-export function insertedPet(result: D1Result<unknown>): Pet {
-  const row = (result as D1Result<PetRow>).results[0];
+export async function createPet(db: Queryable, pet: NewPet, createdAt: number): Promise<Pet> {
+  const row = await d1(() =>
+    db
+      .prepare(
+        `INSERT INTO pets (${INSERT_PET_COLUMNS}) VALUES (?1, ?2, ?3, ?4) RETURNING ${COLUMNS}`,
+      )
+      .bind(pet.name, pet.categoryId, pet.status, createdAt)
+      .first<PetRow>(),
+  );
   if (!row) throw new Error("INSERT ... RETURNING returned no row");
   return toPet(row);
-}
-
-export async function createPet(db: Queryable, pet: NewPet, createdAt: number): Promise<Pet> {
-  const result = await d1(() => insertPetStatement(db, pet, createdAt).all<PetRow>());
-  return insertedPet(result);
 }

@@ -110,7 +110,7 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
 }
 
 /** `work`'s value, or `undefined` once `ms` have passed (the work is then abandoned). */
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), ms);

@@ -242,7 +242,7 @@ function parameters(op: Operation): Json[] {
         name,
         in: "header",
         required: false,
-        description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response; another body is 422; while the first is in flight, 409.`,
+        description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. 409 is rare: only while a request with the key that an earlier version of the service accepted is still being processed.`,
         // 255 characters, or 257 with the quotes of a structured-field string.
         schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x20-\\x7E]+$" },
       });

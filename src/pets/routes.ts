@@ -2,6 +2,7 @@
 // middleware before them; storage is the request's PetStore (src/pets/store.ts),
 // `c.var.pets`, and nothing else: SQL lives in src/db.
 import { zValidator } from "@hono/zod-validator";
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { PAGE_SIZE } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -12,6 +13,14 @@ import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { bodyFingerprint, parseIdempotencyKey } from "./idempotency.ts";
 import type { Pet } from "./schemas.ts";
 import { ListPetsQuerySchema, NewPetSchema, PetIdParamSchema } from "./schemas.ts";
+
+/** The 201 of a create, first answer or replay alike: the pet, and where it lives. */
+function created(c: Context<AppEnv>, pet: Pet, replayed = false) {
+  return c.json(pet, 201, {
+    Location: `/v1/pets/${pet.id}`,
+    ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
+  });
+}
 
 export const petRoutes = new Hono<AppEnv>()
   .get("/pets", zValidator("query", ListPetsQuerySchema, validationHook), async (c) => {
@@ -36,16 +45,12 @@ export const petRoutes = new Hono<AppEnv>()
     const pet = c.req.valid("json");
     const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
     const now = Math.floor(c.var.clock() / 1000);
-    if (idempotencyKey === undefined) {
-      const created = await c.var.pets.create(pet, now);
-      return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
-    }
+    if (idempotencyKey === undefined) return created(c, await c.var.pets.create(pet, now));
 
-    const fingerprint = await bodyFingerprint(c.var.jsonBody);
     const outcome = await c.var.pets.createIdempotent({
       apiKeyId: c.var.apiKeyId,
       key: idempotencyKey,
-      fingerprint,
+      fingerprint: await bodyFingerprint(c.var.jsonBody),
       pet,
       now,
     });
@@ -56,22 +61,13 @@ export const petRoutes = new Hono<AppEnv>()
         { headers: { "Retry-After": "1" } },
       );
     }
-    if (outcome.kind === "completed") {
-      if (outcome.fingerprint !== fingerprint) {
-        throw new ApiError(
-          "idempotency_key_reused",
-          'This "Idempotency-Key" was already used with a different request body.',
-        );
-      }
-      // Only a completed create is stored, so the stored status is its 201.
-      const { status, body, location } = outcome.response;
-      return c.json(JSON.parse(body) as Pet, status as 201, {
-        Location: location,
-        "Idempotent-Replayed": "true",
-      });
+    if (outcome.kind === "reused") {
+      throw new ApiError(
+        "idempotency_key_reused",
+        'This "Idempotency-Key" was already used with a different request body.',
+      );
     }
-    const created = outcome.pet;
-    return c.json(created, 201, { Location: `/v1/pets/${created.id}` });
+    return created(c, outcome.pet, outcome.kind === "replayed");
   })
   .get("/pets/:petId", zValidator("param", PetIdParamSchema, validationHook), async (c) => {
     const { petId } = c.req.valid("param");

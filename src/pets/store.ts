@@ -2,7 +2,6 @@
 // implements it (src/db/pet-store.ts); a sharded store is another implementation of
 // this interface, chosen where the request's store is made (src/http/d1-session.ts).
 // docs/scaling.md says what a sharded one must provide.
-import type { StoredResponse } from "../db/idempotency.ts";
 import type { NewPet, Pet, PetStatus } from "./schemas.ts";
 
 /** One keyset page: the pets after `afterId` in ascending id order. */
@@ -12,13 +11,27 @@ export interface PetPageResult {
   hasMore: boolean;
 }
 
+/** A create under an Idempotency-Key. `now` in unix seconds. */
+export interface IdempotentCreateRequest {
+  apiKeyId: number;
+  /** The Idempotency-Key as the client meant it (after unquoting). */
+  key: string;
+  /** Hex SHA-256 of the body's canonical JSON: equal JSON values, equal fingerprints. */
+  fingerprint: string;
+  pet: NewPet;
+  now: number;
+}
+
 /** The outcome of a create under an Idempotency-Key. */
 export type IdempotentCreate =
+  /** This request created `pet`. */
   | { kind: "created"; pet: Pet }
-  /** Another request with this key is still being processed. */
-  | { kind: "in_flight" }
-  /** A completed create holds the key: its body's fingerprint and its stored answer. */
-  | { kind: "completed"; fingerprint: string; response: StoredResponse };
+  /** An earlier request with this key and an equal body created `pet`. */
+  | { kind: "replayed"; pet: Pet }
+  /** An earlier request with this key had another body. */
+  | { kind: "reused" }
+  /** A request with this key is still being processed and has no pet yet. */
+  | { kind: "in_flight" };
 
 export interface PetStore {
   list(page: {
@@ -30,17 +43,11 @@ export interface PetStore {
   /** `createdAt` in unix seconds. */
   create(pet: NewPet, createdAt: number): Promise<Pet>;
   /**
-   * Claims the key for this request, then creates the pet and completes the key's record
-   * in one transaction, so a retry with the same key finds either nothing or both; or
-   * reports who holds the key. `now` in unix seconds.
+   * Creates the pet and the key's record together (both or neither), unless a record
+   * younger than 24 hours holds the key; then answers what that record stands for.
+   * Concurrent calls with one key create at most one pet.
    */
-  createIdempotent(request: {
-    apiKeyId: number;
-    key: string;
-    fingerprint: string;
-    pet: NewPet;
-    now: number;
-  }): Promise<IdempotentCreate>;
+  createIdempotent(request: IdempotentCreateRequest): Promise<IdempotentCreate>;
   /** The consistency token the client gets back (`x-d1-bookmark`), if any. */
   bookmark(): string | null;
 }

@@ -1,97 +1,17 @@
-// The real app (createApp) over an instrumented D1 binding: it records every
-// statement that reaches the database, or fails on purpose. Authentication can be
-// stubbed with the id of a real key, so the database sees only the operation's work.
+// The real app (createApp) over instrumented platform calls (test/support/instrumentation.ts):
+// every D1 statement and Cache API call it makes is recorded as a trip, with where it
+// went. Authentication can be stubbed with the id of a real key, so the database sees
+// only the operation's work.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { type AppOptions, createApp } from "../../src/app.ts";
 import { SCOPES } from "../../src/auth/scopes.ts";
-import type { ApiKeyVerifier } from "../../src/auth/verifier.ts";
+import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
 import type { EdgeCache } from "../../src/http/conditional-read.ts";
 import type { LogLine } from "../../src/http/request-context.ts";
-import { type CallOptions, createCheckedApp, makeRequest } from "../helpers.ts";
-
-type AnyDb = D1Database | D1DatabaseSession;
-export type DbHook = (method: "prepare" | "batch" | "exec", args: unknown[]) => void;
-/** Sees the SQL of each prepared statement once it ran, with D1's `meta.rows_read`. */
-export type ResultHook = (sql: string, rowsRead: number | undefined) => void;
-
-/** A prepared statement that reports each run to `onResult` (rows_read for `all`/`run`). */
-function reportingStatement(
-  statement: D1PreparedStatement,
-  sql: string,
-  onResult: ResultHook,
-): D1PreparedStatement {
-  return new Proxy(statement, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target) as unknown;
-      if (property === "bind") {
-        return (...values: unknown[]) => reportingStatement(target.bind(...values), sql, onResult);
-      }
-      if (property === "all" || property === "run") {
-        return async () => {
-          const result = await (target[property] as () => Promise<D1Result>).call(target);
-          onResult(sql, result.meta.rows_read);
-          return result;
-        };
-      }
-      if (property === "first" || property === "raw") {
-        return async (...args: unknown[]) => {
-          const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
-          onResult(sql, undefined);
-          return result;
-        };
-      }
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
-/**
- * Wraps a D1 database or session (and the sessions it opens): `hook` sees every
- * statement before D1 does; `onResult`, when given, sees each prepared statement's
- * SQL and rows read after it ran.
- */
-export function instrument<T extends AnyDb>(target: T, hook: DbHook, onResult?: ResultHook): T {
-  return new Proxy(target, {
-    get(t, property) {
-      const value = Reflect.get(t, property, t) as unknown;
-      if (property === "withSession") {
-        return (constraint?: string) =>
-          instrument(
-            (t as D1Database).withSession(constraint as D1SessionConstraint),
-            hook,
-            onResult,
-          );
-      }
-      if (property === "prepare" || property === "batch" || property === "exec") {
-        return (...args: unknown[]) => {
-          hook(property, args);
-          const made = (value as (...a: unknown[]) => unknown).apply(t, args);
-          return property === "prepare" && onResult
-            ? reportingStatement(made as D1PreparedStatement, String(args[0]), onResult)
-            : made;
-        };
-      }
-      return typeof value === "function" ? value.bind(t) : value;
-    },
-  });
-}
-
-/** Records the SQL of every prepared statement into `sql`. */
-export function recordingDb<T extends AnyDb>(db: T, sql: string[]): T {
-  return instrument(db, (method, args) => {
-    if (method === "prepare") sql.push(String(args[0]));
-  });
-}
-
-export function envWith(db: unknown): Env {
-  return {
-    DB: db as D1Database,
-    RATE_LIMITER: env.RATE_LIMITER,
-    ASSETS: env.ASSETS,
-    ENVIRONMENT: env.ENVIRONMENT,
-    CORS_ALLOWED_ORIGINS: env.CORS_ALLOWED_ORIGINS,
-    TEST_MIGRATIONS: env.TEST_MIGRATIONS,
-  } as Env;
-}
+import { type CallOptions, makeRequest } from "../helpers.ts";
+import { assertConforms } from "./conformance.ts";
+import { type Place, Recorder, type Trip } from "./instrumentation.ts";
 
 /**
  * An edge cache that keeps nothing: for tests that measure what a read costs D1, which
@@ -112,38 +32,84 @@ export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
   };
 }
 
+/** `env` with its D1 binding recorded by `recorder`. */
+export function recordedEnv(recorder: Recorder, db: D1Database = env.DB): Env {
+  return { ...env, DB: recorder.d1(db) };
+}
+
+/** What one request did: its answer, and the trips the answer waited for. */
+export interface Exchange {
+  response: Response;
+  /** The trips that had finished when the answer was handed back. */
+  trips: Trip[];
+  /** Those trips counted by place. */
+  counts: Record<Place, number>;
+}
+
 export interface InstrumentedApp {
-  /** Statements that reached D1: the SQL text of each prepared one, or "batch" / "exec". */
-  statements: string[];
+  recorder: Recorder;
+  /** The SQL of every statement D1 ran since the last request began (waitUntil work too). */
+  readonly statements: string[];
   logs: LogLine[];
   fetch(path: string, options?: CallOptions): Promise<Response>;
   fetchRequest(request: Request): Promise<Response>;
+  /** One request, and what its answer waited for; its waitUntil work then runs to the end. */
+  exchange(path: string, options?: CallOptions): Promise<Exchange>;
 }
 
-/** The real app over `db` (instrumented: every statement lands in `statements`). */
-export function instrumentedApp(options: {
-  db: D1Database;
-  verifier?: ApiKeyVerifier;
-}): InstrumentedApp {
+/**
+ * The real app (one isolate: its memory lives as long as this object) over `db` (the
+ * test D1 by default), with `cache` as the location's edge cache (`caches.default` by
+ * default) and `keyCache` as its cache of API key records (the service's named cache by
+ * default: apps made here share it, as the isolates of one location do); every D1
+ * statement and cache call is recorded. Answers are checked against the OpenAPI
+ * document, after the trips are read.
+ */
+export function instrumentedApp(
+  options: {
+    db?: D1Database;
+    verifier?: ApiKeyVerifier;
+    cache?: EdgeCache;
+    keyCache?: EdgeCache;
+    recorder?: Recorder;
+  } & Pick<AppOptions, "clock"> = {},
+): InstrumentedApp {
   const logs: LogLine[] = [];
-  const statements: string[] = [];
-  const db = instrument(options.db, (method, args) => {
-    statements.push(method === "prepare" ? String(args[0]) : method);
-  });
-  const app = createCheckedApp({
+  const recorder = options.recorder ?? new Recorder();
+  const cache = recorder.cache((options.cache ?? caches.default) as Cache);
+  const keyCache = (async () =>
+    recorder.cache((options.keyCache ?? (await caches.open(KEY_CACHE_NAME))) as Cache))();
+  const app = createApp({
     log: (line) => logs.push(line),
+    edgeCache: () => cache,
+    keyCache: () => keyCache,
     ...(options.verifier ? { verifier: options.verifier } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
-  const appEnv = envWith(db);
+  const appEnv = recordedEnv(recorder, options.db ?? env.DB);
+  const exchange = async (request: Request): Promise<Exchange> => {
+    recorder.reset();
+    const ctx = createExecutionContext();
+    const response = await app.fetch(request, appEnv, ctx);
+    const trips = recorder.finished();
+    // The work after the answer (cache puts, last-use writes) lands before the next request.
+    await waitOnExecutionContext(ctx);
+    await assertConforms(request, response);
+    return { response, trips, counts: recorder.counts(trips) };
+  };
   return {
-    statements,
+    recorder,
+    get statements() {
+      return recorder.sql();
+    },
     logs,
     fetch(path, callOptions = {}) {
       return this.fetchRequest(makeRequest(path, callOptions));
     },
     async fetchRequest(request) {
-      return app.fetch(request, appEnv);
+      return (await exchange(request)).response;
     },
+    exchange: (path, callOptions = {}) => exchange(makeRequest(path, callOptions)),
   };
 }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the hardening tests: raw bodies, pet checks, D1 snapshots.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { sha256Hex } from "../../src/encoding.ts";
 import { call } from "../helpers.ts";
 
 export interface PetBody {
@@ -57,16 +58,44 @@ export async function schemaObjects(): Promise<Record<string, unknown>[]> {
   return results;
 }
 
-export async function idempotencyRows(apiKeyId: number): Promise<Record<string, unknown>[]> {
+/** An idempotency record as stored (migration 0005), its hashes as lower-case hex. */
+export interface IdempotencyRecord {
+  api_key_id: number;
+  key_hash: string;
+  fingerprint: string;
+  pet_id: number;
+  created_at: number;
+}
+
+/**
+ * The records of Idempotency-Key `idempotencyKey` (found by its SHA-256, as the service
+ * stores it), of API key `apiKeyId` or of any key.
+ */
+export async function idempotencyRecords(
+  idempotencyKey: string,
+  apiKeyId?: number,
+): Promise<IdempotencyRecord[]> {
   const { results } = await env.DB.prepare(
-    "SELECT idempotency_key, state, response_body FROM idempotency_keys WHERE api_key_id = ?1 ORDER BY idempotency_key",
+    `SELECT api_key_id, lower(hex(key_hash)) AS key_hash, lower(hex(fingerprint)) AS fingerprint,
+            pet_id, created_at
+     FROM idempotency_records WHERE key_hash = unhex(?1) AND (?2 IS NULL OR api_key_id = ?2)`,
   )
-    .bind(apiKeyId)
-    .all<Record<string, unknown>>();
+    .bind(await sha256Hex(idempotencyKey), apiKeyId ?? null)
+    .all<IdempotencyRecord>();
   return results;
 }
 
 /** A name nobody else uses, to find "our" rows in a shared table. */
 export function uniqueName(prefix = "pet"): string {
   return `${prefix}-${crypto.randomUUID()}`;
+}
+
+/**
+ * The local rate limiter (miniflare) counts in fixed 60 s windows aligned to the wall
+ * clock: a test that spends an allowance and then expects 429 must not straddle a
+ * window boundary. With less than 5 s left in the window, wait for the next one.
+ */
+export async function freshWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
 }

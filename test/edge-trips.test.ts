@@ -1,0 +1,288 @@
+// Issue 15, "Trips at the floor": per request, the trips its answer waits for, to the D1
+// primary, to a read replica and to the location's Cache API, counted by the one
+// instrumentation (test/support/instrumentation.ts) around the real app, the real local
+// D1 and the real Cache API. Work handed to waitUntil (last-use writes, cache puts) does
+// not count. One test per row of the issue's table; a change that adds a trip fails here.
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { rotateKeyStatements } from "../scripts/key-statements.ts";
+import {
+  displayPrefix,
+  hashApiKey,
+  issueApiKey,
+  LOCAL_KEY_TAG_SECRET,
+  untaggedApiKey,
+} from "../src/auth/keys.ts";
+import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
+import type { Pet } from "../src/pets/schemas.ts";
+import { createKey, createPetVia, expectError, revokeKey, unknownKey } from "./helpers.ts";
+import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-app.ts";
+
+let key: string;
+/** A page that has a next page (so the edge cache keeps it), and a pet. */
+const PAGE = "/v1/pets?status=sold&limit=2";
+/** The last page of a listing: never kept, so always read from D1. */
+const LAST_PAGE = "/v1/pets?status=pending&limit=100";
+let pet: Pet;
+
+beforeAll(async () => {
+  ({ key } = await createKey("edge-trips"));
+  for (let i = 0; i < 3; i++) {
+    pet = (await createPetVia(key, { name: `sold-${i}`, categoryId: 1, status: "sold" })) as Pet;
+  }
+});
+
+/** Trips of an answer, by place. */
+const trips = (primary: number, replica: number, cache: number) => ({ primary, replica, cache });
+
+/** A hand-driven clock, shared by the isolates of one test. */
+function handClock(start = Date.now()) {
+  let now = start;
+  return {
+    clock: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+/** An isolate that has verified `key` already (its memory is warm). */
+async function warmIsolate(): Promise<InstrumentedApp> {
+  const app = instrumentedApp();
+  const { response } = await app.exchange("/v1/pets?limit=1&status=sold", { key });
+  expect(response.status).toBe(200);
+  return app;
+}
+
+const ONE_PRIMARY = { primary: 1, replica: 0, cache: 0 };
+
+describe("createPet", () => {
+  it("waits for exactly one trip, to the primary", async () => {
+    const app = await warmIsolate();
+    const { response, counts } = await app.exchange("/v1/pets", {
+      method: "POST",
+      key,
+      json: { name: "trip-plain", categoryId: 1 },
+    });
+    expect(response.status).toBe(201);
+    expect(counts).toEqual(ONE_PRIMARY);
+  });
+
+  it("with a new Idempotency-Key, its replay and a 422: one primary trip each", async () => {
+    const app = await warmIsolate();
+    const idem = `trip-${crypto.randomUUID()}`;
+    const post = (categoryId: number) =>
+      app.exchange("/v1/pets", {
+        method: "POST",
+        key,
+        headers: { "Idempotency-Key": idem },
+        json: { name: "trip-keyed", categoryId },
+      });
+
+    const created = await post(1);
+    expect(created.response.status).toBe(201);
+    expect(created.response.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(created.counts).toEqual(ONE_PRIMARY);
+    // The one trip is one batch: the whole transaction.
+    expect(created.trips[0]?.statements).toHaveLength(4);
+
+    const replay = await post(1);
+    expect(replay.response.status).toBe(201);
+    expect(replay.response.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await replay.response.json()).toEqual(await created.response.json());
+    expect(replay.counts).toEqual(ONE_PRIMARY);
+
+    const reused = await post(2);
+    expect(reused.response.status).toBe(422);
+    expect(await reused.response.json()).toMatchObject({ code: "idempotency_key_reused" });
+    expect(reused.counts).toEqual(ONE_PRIMARY);
+  });
+
+  it("counts what the answer waited for, not the work after it (a control)", async () => {
+    // A fresh isolate's first request also writes the key's last use, after the answer:
+    // the write is recorded, but it had not finished when the answer was handed back.
+    const app = instrumentedApp();
+    const pet = await createPetVia(key, { name: "trip-control", categoryId: 2 });
+    const { response, counts } = await app.exchange(`/v1/pets/${pet.id}`, { key });
+    expect(response.status).toBe(200);
+    const lastUse = app.recorder.trips.filter((t) => /^UPDATE api_keys/.test(t.what));
+    expect(lastUse).toHaveLength(1);
+    expect(counts.primary + counts.replica + counts.cache).toBeLessThan(app.recorder.trips.length);
+  });
+});
+
+describe("reads", () => {
+  it("a cached getPet or page, on an isolate that never saw the key: no primary, no replica", async () => {
+    // The location has answered both before (edge cache) and verified the key (key cache).
+    const first = instrumentedApp();
+    for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
+      expect((await first.exchange(path, { key })).response.status).toBe(200);
+    }
+    for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
+      const { response, counts } = await instrumentedApp().exchange(path, { key });
+      expect(response.status).toBe(200);
+      // The key's record and the answer, both from the location's Cache API.
+      expect(counts).toEqual(trips(0, 0, 2));
+    }
+  });
+
+  it("a cached read of a key the location has not verified yet: one replica trip, no primary", async () => {
+    const { key: fresh } = await createKey("edge-trips-fresh");
+    expect((await instrumentedApp().exchange(PAGE, { key })).response.status).toBe(200);
+    const {
+      response,
+      counts,
+      trips: made,
+    } = await instrumentedApp().exchange(PAGE, {
+      key: fresh,
+    });
+    expect(response.status).toBe(200);
+    expect(counts).toEqual(trips(0, 1, 2));
+    expect(made.find((t) => t.place === "replica")?.what).toMatch(/FROM api_keys/);
+  });
+
+  it("a cached read on a warm isolate: no primary, no replica", async () => {
+    const app = await warmIsolate();
+    await app.exchange(PAGE, { key });
+    const { response, counts } = await app.exchange(PAGE, { key });
+    expect(response.status).toBe(200);
+    expect(counts).toEqual(trips(0, 0, 1));
+  });
+
+  it("a listPets cache miss: one replica trip, no primary", async () => {
+    const app = await warmIsolate();
+    const { response, counts, trips: made } = await app.exchange(LAST_PAGE, { key });
+    expect(response.status).toBe(200);
+    expect(counts).toEqual(trips(0, 1, 1));
+    expect(made.find((t) => t.place === "replica")?.what).toMatch(/FROM pets/);
+  });
+});
+
+describe("hostile tokens", () => {
+  it.each([
+    ["random text", () => "not-a-key"],
+    ["the old prefix on a random string", () => "psk_hello"],
+    ["a well-shaped key with a forged tag", () => `psk_${"A".repeat(43)}${"B".repeat(22)}`],
+    [
+      "a key tagged with another environment's secret",
+      () => issueApiKey(`not ${LOCAL_KEY_TAG_SECRET}`),
+    ],
+  ])("%s: refused with no trip of any kind, not even after the answer", async (_what, token) => {
+    const app = instrumentedApp();
+    const { response } = await app.exchange(PAGE, { key: await token() });
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      'Bearer realm="petstore", error="invalid_token"',
+    );
+    expect(app.recorder.trips).toEqual([]);
+  });
+
+  it.each([
+    ["an unknown key of the format before tags", () => Promise.resolve(untaggedApiKey()), 0],
+    ["an unknown key with a valid tag", unknownKey, 1],
+  ] as const)(
+    "%s: looked up at most once per location in any 10 s",
+    async (_what, makeKey, primaryLookups) => {
+      const unknown = await makeKey();
+      const time = handClock();
+      const isolates = Array.from({ length: 3 }, () => instrumentedApp({ clock: time.clock }));
+
+      const first = await isolates[0]?.exchange(PAGE, { key: unknown });
+      await expectError(first?.response as Response, 401, "unauthorized");
+      // Never the primary for a token only an outsider could make; a key with our tag
+      // may be seconds old and missing on the replica, so the primary is asked once. The
+      // refusal is put into the location's cache before the 401 leaves (the second trip
+      // to the cache), so every isolate knows it by the time the client can repeat it.
+      expect(first?.counts).toEqual(trips(primaryLookups, 1, 2));
+
+      // 30 more requests spread over the 10 s, on every isolate of the location: not one
+      // D1 statement, before or after their answers.
+      let statements = 0;
+      for (let i = 0; i < 30; i++) {
+        time.advance((AUTH_UNKNOWN_TTL_MS - 1) / 30);
+        const app = isolates[i % 3] as InstrumentedApp;
+        const { response } = await app.exchange(PAGE, { key: unknown });
+        await expectError(response, 401, "unauthorized");
+        statements += app.recorder.trips.filter((t) => t.place !== "cache").length;
+      }
+      expect(statements).toBe(0);
+
+      time.advance(1);
+      const again = await isolates[1]?.exchange(PAGE, { key: unknown });
+      expect(again?.counts).toEqual(trips(primaryLookups, 1, 2));
+    },
+  );
+});
+
+describe("revocation across the tiers", () => {
+  /** The key's D1 read at `time`, then `isolates` that hold it in memory or find it cached. */
+  async function verifiedEverywhere(label: string) {
+    const issued = await createKey(label);
+    const time = handClock();
+    const reader = instrumentedApp({ clock: time.clock });
+    expect((await reader.exchange(PAGE, { key: issued.key })).response.status).toBe(200);
+    return { ...issued, time, reader };
+  }
+
+  it(`a revoked key is accepted at most ${AUTH_CACHE_TTL_MS / 1000} s after the D1 read, by every tier together`, async () => {
+    const { key: revoked, id, time, reader } = await verifiedEverywhere("edge-trips-revoked");
+    expect(await revokeKey(id)).toBe(true);
+    // Just before the bound: the reader's memory, and another isolate from the Cache API,
+    // still accept it (a record read back from the cache keeps its D1 read's instant).
+    time.advance(AUTH_CACHE_TTL_MS - 1_000);
+    const late = instrumentedApp({ clock: time.clock });
+    for (const app of [reader, late]) {
+      const { response, counts } = await app.exchange(PAGE, { key: revoked });
+      expect(response.status).toBe(200);
+      expect(counts.primary + counts.replica).toBe(0);
+    }
+    // At the bound every isolate refuses it, the one that got its copy a second ago too:
+    // no tier extends the age of what it got from another.
+    time.advance(1_000);
+    for (const app of [reader, late, instrumentedApp({ clock: time.clock })]) {
+      const { response, counts } = await app.exchange(PAGE, { key: revoked });
+      await expectError(response, 401, "unauthorized", /invalid or revoked/);
+      expect(counts.primary).toBe(0);
+    }
+    expect(AUTH_CACHE_TTL_MS).toBeLessThanOrEqual(30_000);
+  });
+
+  it("an expiry brought forward by `rotate --grace 0s` reaches every isolate within the same bound", async () => {
+    const { key: rotated, id, time, reader } = await verifiedEverywhere("edge-trips-rotated");
+    // The statements of `npm run keys -- rotate <id> --grace 0s`: the old key expires now.
+    const next = await unknownKey();
+    const statements = rotateKeyStatements({
+      oldId: id,
+      keyHash: await hashApiKey(next),
+      prefix: displayPrefix(next),
+      now: Math.floor(time.clock() / 1000),
+      graceSeconds: 0,
+    });
+    await env.DB.batch(statements.map((sql) => env.DB.prepare(sql)));
+    time.advance(AUTH_CACHE_TTL_MS - 1);
+    expect((await reader.exchange(PAGE, { key: rotated })).response.status).toBe(200);
+    time.advance(1);
+    for (const app of [reader, instrumentedApp({ clock: time.clock })]) {
+      const { response } = await app.exchange(PAGE, { key: rotated });
+      await expectError(response, 401, "unauthorized", /expired/);
+    }
+  });
+
+  it("an expiry known when the key was read is exact in every tier", async () => {
+    const time = handClock();
+    const expiresAt = Math.floor(time.clock() / 1000) + 5;
+    const { key: expiring } = await createKey("edge-trips-expiring", { expiresAt });
+    const reader = instrumentedApp({ clock: time.clock });
+    expect((await reader.exchange(PAGE, { key: expiring })).response.status).toBe(200);
+    time.advance(expiresAt * 1000 - time.clock() - 1);
+    for (const app of [reader, instrumentedApp({ clock: time.clock })]) {
+      expect((await app.exchange(PAGE, { key: expiring })).response.status).toBe(200);
+    }
+    time.advance(1);
+    for (const app of [reader, instrumentedApp({ clock: time.clock })]) {
+      const { response, counts } = await app.exchange(PAGE, { key: expiring });
+      await expectError(response, 401, "unauthorized", /expired/);
+      expect(counts.primary + counts.replica).toBe(0);
+    }
+  });
+});

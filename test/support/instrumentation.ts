@@ -1,0 +1,187 @@
+// The one instrumentation of the platform's far calls, shared by the trip-count tests
+// (in workerd), npm run bench:edge (inside the benchmark's worker) and npm run
+// bench:capacity (in Node, over miniflare's D1). A Recorder wraps a D1 binding and a
+// Cache API object: every call that would leave the worker is a Trip, classed by where
+// it goes, with D1's own accounting (rows read and written), and optionally delayed to
+// stand for the distance to it. Free of Node and Workers imports, so it runs in both.
+//
+// Where a D1 call goes, as D1 routes it
+// (developers.cloudflare.com/d1/best-practices/read-replication/):
+//   - the binding itself (no session), or a "first-primary" session: the primary;
+//   - any statement that writes, and a batch holding one, in any session: the primary
+//     ("all write queries are still forwarded to the primary database instance");
+//   - any other read in a session ("first-unconstrained" or a bookmark): a replica.
+//
+// What an answer waited for: the trips that had finished when the response was handed
+// back (`finished()`, read at that moment). Work given to waitUntil after the answer
+// (last-use writes, cache puts) starts at the end of the request and completes on a
+// later turn of the event loop, so it is not among them.
+
+export type Place = "primary" | "replica" | "cache";
+
+export interface Trip {
+  place: Place;
+  /** The SQL (one entry per statement, a batch's joined by "; "), or "match <url>" etc. */
+  what: string;
+  /** The statements of a D1 call (one, or a batch's), with D1's own accounting once done. */
+  statements: Executed[];
+  done: boolean;
+}
+
+export interface Executed {
+  sql: string;
+  rowsRead: number;
+  rowsWritten: number;
+}
+
+/** Milliseconds each trip to a place waits before it runs (the distance to it). */
+export type Delays = Partial<Record<Place, number>>;
+
+/** The Cache API methods the service uses. */
+export type CacheLike = Pick<Cache, "match" | "put" | "delete">;
+
+type Row = Record<string, unknown>;
+
+const WRITES = /^\s*(?:WITH\b[\s\S]*?\b)?(?:INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b/i;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class Recorder {
+  readonly trips: Trip[] = [];
+
+  /** Mutable: a benchmark may change the delays between request classes. */
+  delays: Delays;
+
+  constructor(delays: Delays = {}) {
+    this.delays = delays;
+  }
+
+  reset(): void {
+    this.trips.length = 0;
+  }
+
+  /** The trips that have finished: what an answer handed back now has waited for. */
+  finished(): Trip[] {
+    return this.trips.filter((t) => t.done);
+  }
+
+  /** How many finished trips went to each place. */
+  counts(trips: Trip[] = this.finished()): Record<Place, number> {
+    const counts = { primary: 0, replica: 0, cache: 0 };
+    for (const trip of trips) counts[trip.place] += 1;
+    return counts;
+  }
+
+  /** Every statement sent to D1 (a batch's one by one), finished or not, in order. */
+  statements(): Executed[] {
+    return this.trips.flatMap((t) => t.statements);
+  }
+
+  /** The SQL of every statement sent to D1, in order. */
+  sql(): string[] {
+    return this.statements().map((s) => s.sql);
+  }
+
+  /** Runs `work` as one trip to `place` (sending `sqls` to D1), after that place's delay. */
+  async trip<T>(
+    place: Place,
+    what: string,
+    sqls: string[],
+    work: (trip: Trip) => Promise<T>,
+  ): Promise<T> {
+    const statements = sqls.map((sql) => ({ sql, rowsRead: 0, rowsWritten: 0 }));
+    const trip: Trip = { place, what, statements, done: false };
+    this.trips.push(trip);
+    const delay = this.delays[place] ?? 0;
+    if (delay > 0) await sleep(delay);
+    try {
+      return await work(trip);
+    } finally {
+      trip.done = true;
+    }
+  }
+
+  /** `cache`, every call recorded as a trip to the location's cache. */
+  cache<C extends CacheLike>(cache: C): C {
+    const url = (key: RequestInfo | URL) => (key instanceof Request ? key.url : String(key));
+    const wrapped: CacheLike = {
+      match: (key, options) =>
+        this.trip("cache", `match ${url(key)}`, [], () => cache.match(key, options)),
+      put: (key, response) =>
+        this.trip("cache", `put ${url(key)}`, [], () => cache.put(key, response)),
+      delete: (key, options) =>
+        this.trip("cache", `delete ${url(key)}`, [], () => cache.delete(key, options)),
+    };
+    return wrapped as C;
+  }
+
+  /** `db` (a binding, or a session of one), every call recorded as a trip. */
+  d1<T extends D1Database>(db: T): T {
+    return this.database(db, "primary") as unknown as T;
+  }
+
+  private database(db: D1Database | D1DatabaseSession, reads: Place) {
+    /** The real statement behind each statement handed out, and its SQL. */
+    const real = new WeakMap<object, { statement: D1PreparedStatement; sql: string }>();
+    const placeOf = (sqls: string[]): Place =>
+      sqls.some((s) => WRITES.test(s)) ? "primary" : reads;
+    const note = (trip: Trip, i: number, result: D1Result) => {
+      const executed = trip.statements[i];
+      if (!executed) return;
+      executed.rowsRead = result.meta?.rows_read ?? 0;
+      executed.rowsWritten = result.meta?.rows_written ?? 0;
+    };
+
+    const statementOf = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
+      // Every run is all(), whatever was asked: only all() hands back D1's meta.
+      const all = () =>
+        this.trip(placeOf([sql]), sql, [sql], async (trip) => {
+          const result = await statement.all<Row>();
+          note(trip, 0, result);
+          return result;
+        });
+      const wrapped = {
+        bind: (...values: unknown[]) => statementOf(statement.bind(...values), sql),
+        all,
+        run: all,
+        async first(column?: string) {
+          const row = (await all()).results[0] ?? null;
+          return column === undefined || row === null ? row : (row[column] ?? null);
+        },
+        async raw() {
+          return (await all()).results.map((row) => Object.values(row));
+        },
+      };
+      real.set(wrapped, { statement, sql });
+      return wrapped as unknown as D1PreparedStatement;
+    };
+
+    const wrapped = {
+      prepare: (sql: string) => statementOf(db.prepare(sql), sql),
+      batch: (statements: D1PreparedStatement[]) => {
+        const inner = statements.map((s) => real.get(s));
+        const sqls = inner.map((x) => x?.sql ?? "?");
+        return this.trip(placeOf(sqls), sqls.join("; "), sqls, async (trip) => {
+          const results = await db.batch(
+            inner.map((x, i) => x?.statement ?? (statements[i] as D1PreparedStatement)),
+          );
+          results.forEach((result, i) => {
+            note(trip, i, result);
+          });
+          return results;
+        });
+      },
+      exec: (sql: string) => this.trip("primary", sql, [sql], () => (db as D1Database).exec(sql)),
+      withSession: (constraint?: string) =>
+        this.database(
+          // miniflare's D1 as Node sees it has no sessions: it is its own session there.
+          typeof (db as D1Database).withSession === "function"
+            ? (db as D1Database).withSession(constraint as D1SessionConstraint)
+            : db,
+          constraint === "first-primary" ? "primary" : "replica",
+        ),
+      getBookmark: () => (db as D1DatabaseSession).getBookmark?.() ?? null,
+    };
+    return wrapped;
+  }
+}
