@@ -115,7 +115,7 @@ async function appFetch(page: Page, url: string, request: AppRequest = {}): Prom
   );
 }
 
-function describe(seen: Seen): string {
+function describeSeen(seen: Seen): string {
   return seen.networkError
     ? `network error ${seen.networkError}`
     : `${seen.status} ${JSON.stringify(seen.headers)} ${seen.text.slice(0, 300)}`;
@@ -124,10 +124,10 @@ function describe(seen: Seen): string {
 /** An Error answer as the contract shapes it, read from the other origin. */
 function expectError(seen: Seen, status: number, code: string): void {
   const body = seen.json as { code?: unknown; status?: unknown; message?: unknown } | null;
-  check(seen.status === status, `expected ${status} ${code}, got ${describe(seen)}`);
+  check(seen.status === status, `expected ${status} ${code}, got ${describeSeen(seen)}`);
   check(
     seen.headers["content-type"]?.startsWith("application/json"),
-    `${status}: not JSON: ${describe(seen)}`,
+    `${status}: not JSON: ${describeSeen(seen)}`,
   );
   check(
     body?.code === code && body.status === status && typeof body.message === "string",
@@ -159,14 +159,14 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
     const name = `browser pet ${Date.now()}`;
     const first = await create(name, { "Idempotency-Key": idempotencyKey });
     const pet = first.json as Pet;
-    check(first.status === 201, `create: ${describe(first)}`);
+    check(first.status === 201, `create: ${describeSeen(first)}`);
     check(pet.name === name && pet.status === "available", `create: body ${first.text}`);
-    check(first.headers.location === `/v1/pets/${pet.id}`, `Location: ${describe(first)}`);
-    check(first.headers["x-d1-bookmark"], `x-d1-bookmark is not readable: ${describe(first)}`);
+    check(first.headers.location === `/v1/pets/${pet.id}`, `Location: ${describeSeen(first)}`);
+    check(first.headers["x-d1-bookmark"], `x-d1-bookmark is not readable: ${describeSeen(first)}`);
     check(!first.headers["idempotent-replayed"], "the first answer says it is a replay");
     const replay = await create(name, { "Idempotency-Key": idempotencyKey });
-    check(replay.status === 201, `replay: ${describe(replay)}`);
-    check(replay.headers["idempotent-replayed"] === "true", `replay: ${describe(replay)}`);
+    check(replay.status === 201, `replay: ${describeSeen(replay)}`);
+    check(replay.headers["idempotent-replayed"] === "true", `replay: ${describeSeen(replay)}`);
     check(replay.headers.location === first.headers.location, "replay: another Location");
     check(replay.text === first.text, `replay: another body ${replay.text}`);
     created.push(pet);
@@ -176,7 +176,7 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
   await step('listPets: Link rel="next" followed to the last page', async () => {
     for (const n of [1, 2, 3]) {
       const more = await create(`browser page pet ${n} ${Date.now()}`);
-      check(more.status === 201, `create: ${describe(more)}`);
+      check(more.status === 201, `create: ${describeSeen(more)}`);
       created.push(more.json as Pet);
     }
     const ids: number[] = [];
@@ -184,12 +184,15 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
     let pages = 0;
     while (url && pages < 50) {
       const seen = await appFetch(page, url, { key: LOCAL_DEV_KEY });
-      check(seen.status === 200 && Array.isArray(seen.json), `page: ${describe(seen)}`);
+      check(seen.status === 200 && Array.isArray(seen.json), `page: ${describeSeen(seen)}`);
       const pets = seen.json as Pet[];
       check(pets.length <= 2, `page of ${pets.length} pets with limit=2`);
       ids.push(...pets.map((p) => p.id));
       const next = /<([^>]+)>;\s*rel="next"/.exec(seen.headers.link ?? "")?.[1];
-      check(next || pages > 0, `the first page has no readable Link rel="next": ${describe(seen)}`);
+      check(
+        next || pages > 0,
+        `the first page has no readable Link rel="next": ${describeSeen(seen)}`,
+      );
       url = next ? new URL(next, api).href : undefined;
       pages += 1;
     }
@@ -209,13 +212,16 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
   await step("getPet: the deprecation headers are readable", async () => {
     check(pet, "no pet was created");
     const seen = await appFetch(page, `${api}/v1/pets/${pet.id}`, { key: LOCAL_DEV_KEY });
-    check(seen.status === 200 && seen.text === JSON.stringify(pet), `getPet: ${describe(seen)}`);
-    check(/^@\d+$/.test(seen.headers.deprecation ?? ""), `Deprecation: ${describe(seen)}`);
-    check(seen.headers.sunset === "Thu, 05 Dec 2030 00:00:00 GMT", `Sunset: ${describe(seen)}`);
+    check(
+      seen.status === 200 && seen.text === JSON.stringify(pet),
+      `getPet: ${describeSeen(seen)}`,
+    );
+    check(/^@\d+$/.test(seen.headers.deprecation ?? ""), `Deprecation: ${describeSeen(seen)}`);
+    check(seen.headers.sunset === "Thu, 05 Dec 2030 00:00:00 GMT", `Sunset: ${describeSeen(seen)}`);
     const link = seen.headers.link ?? "";
     check(
       link.includes('</v1/pets>; rel="successor-version"') && link.includes('rel="deprecation"'),
-      `Link: ${describe(seen)}`,
+      `Link: ${describeSeen(seen)}`,
     );
     return undefined;
   });
@@ -225,13 +231,13 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
     expectError(none, 401, "unauthorized");
     check(
       none.headers["www-authenticate"] === 'Bearer realm="petstore"',
-      `WWW-Authenticate: ${describe(none)}`,
+      `WWW-Authenticate: ${describeSeen(none)}`,
     );
     const wrong = await appFetch(page, `${api}/v1/pets`, { key: "psk_not-a-key" });
     expectError(wrong, 401, "unauthorized");
     check(
       wrong.headers["www-authenticate"]?.includes('error="invalid_token"'),
-      `WWW-Authenticate: ${describe(wrong)}`,
+      `WWW-Authenticate: ${describeSeen(wrong)}`,
     );
     return undefined;
   });
@@ -242,7 +248,7 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
       key: LOCAL_DEV_KEY,
     });
     expectError(seen, 405, "method_not_allowed");
-    check(seen.headers.allow === "GET, HEAD, OPTIONS", `Allow: ${describe(seen)}`);
+    check(seen.headers.allow === "GET, HEAD, OPTIONS", `Allow: ${describeSeen(seen)}`);
     return undefined;
   });
 
@@ -283,7 +289,7 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
 
   await step("403: a read-only key reads, and cannot create", async () => {
     const read = await appFetch(page, `${api}/v1/pets?limit=1`, { key: webKey });
-    check(read.status === 200 && Array.isArray(read.json), `read: ${describe(read)}`);
+    check(read.status === 200 && Array.isArray(read.json), `read: ${describeSeen(read)}`);
     const seen = await appFetch(page, `${api}/v1/pets`, {
       method: "POST",
       key: webKey,
@@ -294,7 +300,7 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
     check(
       seen.headers["www-authenticate"] ===
         'Bearer realm="petstore", error="insufficient_scope", scope="pets:write"',
-      `WWW-Authenticate: ${describe(seen)}`,
+      `WWW-Authenticate: ${describeSeen(seen)}`,
     );
     return undefined;
   });
@@ -302,22 +308,25 @@ async function webAppFlows(page: Page, api: string, webKey: string): Promise<voi
   await step("ETag: revalidation with If-None-Match answers 304", async () => {
     for (const url of [`${api}/v1/pets/${pet?.id ?? 1}`, `${api}/v1/pets?limit=1`]) {
       const first = await appFetch(page, url, { key: LOCAL_DEV_KEY });
-      check(first.status === 200, `${url}: ${describe(first)}`);
+      check(first.status === 200, `${url}: ${describeSeen(first)}`);
       const etag = first.headers.etag;
-      check(etag !== undefined && /^"[A-Za-z0-9_-]{22}"$/.test(etag), `ETag: ${describe(first)}`);
+      check(
+        etag !== undefined && /^"[A-Za-z0-9_-]{22}"$/.test(etag),
+        `ETag: ${describeSeen(first)}`,
+      );
       check(
         first.headers["cache-control"] === "private, no-cache",
-        `Cache-Control: ${describe(first)}`,
+        `Cache-Control: ${describeSeen(first)}`,
       );
       const again = await appFetch(page, url, {
         key: LOCAL_DEV_KEY,
         headers: { "If-None-Match": `"other", W/${etag}` },
       });
-      check(again.status === 304, `If-None-Match: ${describe(again)}`);
+      check(again.status === 304, `If-None-Match: ${describeSeen(again)}`);
       check(again.text === "", "304 with a body");
-      check(again.headers.etag === etag, `304: ETag ${describe(again)}`);
+      check(again.headers.etag === etag, `304: ETag ${describeSeen(again)}`);
       // The headers that describe the answer stay readable on the 304.
-      check(again.headers.link === first.headers.link, `304: Link ${describe(again)}`);
+      check(again.headers.link === first.headers.link, `304: Link ${describeSeen(again)}`);
     }
     return undefined;
   });
