@@ -15,8 +15,10 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { median, quantileSorted } from "simple-statistics";
 import { generateApiKey, hashApiKey } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import {
   BadAnswers,
   type Endpoint,
@@ -33,18 +35,15 @@ import {
   BUNDLE_BUDGET_KIB,
   type Bundle,
   buildBundle,
-  formatMarkdown,
   hasTaskset,
   type Machine,
   machine,
-  markedSection,
-  median,
   OUT,
-  percentile,
   pinned,
   pinSelf,
   ROOT,
   STARTUP_BUDGET_MS,
+  writeMeasured,
 } from "./lib.ts";
 import { BENCH_PET_ID } from "./workers.ts";
 
@@ -59,8 +58,6 @@ const PORTS = { api: 8781, static: 8782, raw: 8783, startup: 8784, apiD1: 8785 }
 const SERVER_CPU = 1;
 const LOADGEN_CPU = 0;
 const DOC = path.join(ROOT, "docs", "performance.md");
-const NOTES_START = "<!-- notes:start (kept by npm run bench) -->";
-const NOTES_END = "<!-- notes:end -->";
 const startedAt = performance.now();
 
 function log(message: string) {
@@ -69,7 +66,6 @@ function log(message: string) {
 }
 
 // ------------------------------------------------------------------ endpoints
-type Pet = { id: number; name: string; categoryId: number; status: string };
 
 function expectPage(body: string, first: number, status?: string): void {
   const pets = JSON.parse(body) as Pet[];
@@ -562,83 +558,6 @@ function markdown(r: Results): string {
   return lines.join("\n");
 }
 
-function writeDoc(r: Results): void {
-  const notes =
-    markedSection(DOC, NOTES_START, NOTES_END)?.section ??
-    `${NOTES_START}\n## Notes\n\n(Hand-written analysis goes here; npm run bench keeps this section.)\n${NOTES_END}`;
-  const doc = `# Performance at the edge
-
-This file is rewritten by \`npm run bench\` (bench/run.ts); only the Notes section at the
-end is kept from one run to the next. The figures are local: workerd with a local D1
-(SQLite on this machine), so they compare the API with baselines on the same runtime;
-they do not predict production latency. Capacity (creates a second, bytes per row, rows
-read per request) is measured by \`npm run bench:capacity\` into docs/scaling.md.
-
-## How to run
-
-\`\`\`sh
-npm install
-npm run bench          # the last run took ${Math.round(r.seconds)} s on ${r.machine.cpus} cores; writes this file
-npm run bench:size     # the bundle-size check alone (CI): fails above ${BUNDLE_BUDGET_KIB} KiB gzip
-\`\`\`
-
-Knobs: \`BENCH_PAIRS\` (${DEFAULTS.pairs}), \`BENCH_SLICE_SECONDS\` (${DEFAULTS.sliceSeconds}), \`BENCH_CONNECTIONS\` (${DEFAULTS.connections}),
-\`BENCH_STARTUP_PAIRS\` (${DEFAULTS.startupPairs}). Needs Linux \`taskset\` for pinning (util-linux); without it
-the run still completes and says it was not pinned. Ports ${PORTS.api}-${PORTS.apiD1} on 127.0.0.1;
-scratch files in \`bench/.out/\` (git-ignored).
-
-## What it measures
-
-- **Server**: \`bench/server.ts\`, pinned to CPU ${SERVER_CPU}: one Node process running miniflare
-  (the version wrangler uses), one workerd, four workers on direct sockets
-  (\`unsafeDirectSockets\`: no front-end worker, no \`wrangler dev\`, which is 13-45x slower).
-  The API as deployed (\`wrangler deploy --dry-run\` bundle, wrangler.toml's top-level
-  bindings, rate limiter kept in the path with an unreachable limit, per-request log lines
-  discarded by the host) runs twice: with miniflare's Cache API (the edge cache works: the
-  "hit" and "304" rows) and with miniflare's no-op Cache API, as on a \`workers.dev\` host,
-  so that every read goes to D1 (the "from D1" rows, as before the edge cache). Baselines:
-  (a) a bare worker answering a static 20-pet JSON array, and (b) a bare worker running
-  listPets' SQL (\`LIST_PETS_SQL\` from src/db/pets.ts) on the same D1 with no validation,
-  auth or headers. Its variants add only the per-request platform calls the API makes:
-  (b+) the rate-limiter call and the D1 session (with its bookmark), (b+l) the limiter
-  alone, (b+s) the session alone; (b+h), (b+hf) the limiter, the session and, instead of
-  the query, a Cache API match and a read of the kept body (page 1, or one pet), which is
-  what the API does on a hit; (b+n) the same answering 304 when If-None-Match equals the
-  kept entry's ETag. Locally the limiter and the Cache API are emulated by miniflare with
-  Durable Objects on SQLite (a call costs about as much as a D1 query), so their cost here
-  says little about production. D1 is created fresh with ${f0(PETS)} pets (one
-  recursive-CTE INSERT) and one API key.
-- **Load**: autocannon (npm), in bench/run.ts pinned to CPU ${LOADGEN_CPU}, ${CONNECTIONS} connections, no
-  compression. Each comparison X/Y runs as pairs of slices back to back, alternating
-  the order (Y X, X Y, ...), after one warm-up slice per endpoint; a ratio is the median
-  of the pairs' throughput ratios, with its range. Every answer is checked: its status,
-  and on the hit rows that it came from the cache (no \`x-d1-bookmark\`: a hit runs no
-  query, so its D1 session has no bookmark to hand out; the raw worker says
-  \`x-raw-cache: hit\`). Before any load, a hit is checked byte-identical (body and ETag)
-  to the same answer read from D1. A pair with a wrong answer is reported with the
-  answers' status and body, checked again and run once more; a comparison whose pair
-  fails twice is reported here as not measured, and the run goes on (and exits 1).
-- (c) \`GET /v1/pets\`; (c') \`GET /v1/pets?status=available\`; (d) \`GET /v1/pets?cursor=…\` after
-  id ${f0(DEEP_AFTER)}; (d') the same with \`status=available\`, compared with (c'); (e) \`POST /v1/pets\`;
-  (f) \`GET /v1/pets/${BENCH_PET_ID}\`; (c hit) and (f hit) the same as (c) and (f) answered from the
-  edge cache; (c 304) (c hit) with \`If-None-Match\` set to the page's current ETag. All with a
-  valid key. The 304 row is a cache hit: page 1 has a next page, so the API keeps it, and a
-  304 is then the kept answer's tag compared with the request's (the API re-hashes the kept
-  body for it); a 304 for a page that is never kept (the last page) costs a D1 read instead.
-- Absolute figures on a shared machine drift 15-30% between runs; ratios taken back to
-  back repeat within a few percent. Read the ratios.
-
-## Latest run
-
-${markdown(r)}
-
-${notes}
-`;
-  mkdirSync(path.dirname(DOC), { recursive: true });
-  writeFileSync(DOC, doc);
-  formatMarkdown(DOC);
-}
-
 // ---------------------------------------------------------------- measuring
 /**
  * One comparison: PAIRS pairs of slices in ABBA order. A pair with a bad answer is said
@@ -795,16 +714,16 @@ async function main() {
     afterLoad,
     endpoints: Object.values(eps).map((e) => {
       const slices = all.filter((s) => s.endpoint === e.id);
-      const latencies = Float64Array.from(slices.flatMap((s) => s.latenciesMs)).sort();
+      const latencies = slices.flatMap((s) => s.latenciesMs).sort((a, b) => a - b);
       const rps = slices.map((s) => s.rps);
       return {
         id: e.id,
         label: e.label,
-        rps: median(rps),
+        rps: rps.length ? median(rps) : Number.NaN,
         rpsMin: Math.min(...rps),
         rpsMax: Math.max(...rps),
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
+        p50: quantileSorted(latencies, 0.5),
+        p99: quantileSorted(latencies, 0.99),
         n: latencies.length,
       };
     }),
@@ -815,7 +734,7 @@ async function main() {
   writeFileSync(path.join(OUT, "results.json"), JSON.stringify(results, null, 2));
   const table = markdown(results);
   writeFileSync(path.join(OUT, "results.md"), `${table}\n`);
-  writeDoc(results);
+  writeMeasured(DOC, table);
   console.log(`\n${table}\n`);
   log(`wrote ${path.relative(ROOT, DOC)} and bench/.out/results.{md,json}`);
   if (notMeasured.length > 0 || afterLoad.length > 0) {

@@ -8,7 +8,8 @@ import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { median, OUT, ROOT } from "./lib.ts";
+import { median } from "simple-statistics";
+import { OUT, ROOT } from "./lib.ts";
 import { apiWorkerOptions } from "./workers.ts";
 
 const { values } = parseArgs({

@@ -11,14 +11,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_LOCK_SECONDS, IDEMPOTENCY_TTL_SECONDS } from "../src/config.ts";
 import worker from "../src/index.ts";
 import { bodyFingerprint } from "../src/pets/idempotency.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
-
-interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: string;
-}
 
 let key: string;
 let keyId: number;
