@@ -42,24 +42,28 @@ export class UsageError extends Error {}
 const LOOPBACK = /^(127(\.\d{1,3}){3}|localhost|\[::1\])$/;
 const VERSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Throws `message` as the one line of a UsageError when `wrong` holds. */
+function refuse(wrong: unknown, message: string): void {
+  if (wrong) throw new UsageError(message);
+}
+
 /** The origin of `--base`; refuses what would send the key somewhere unexpected. */
 function origin(text: string): string {
   const url = URL.parse(text);
   if (!url) throw new UsageError(`--base ${text} is not a URL (e.g. https://api.example.com)`);
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new UsageError(`--base must be an http(s) URL, not ${url.protocol}`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
-    throw new UsageError(
-      "--base: plain http only for 127.0.0.1, [::1] or localhost (the key would cross the network unencrypted)",
-    );
-  }
-  if (url.username || url.password || url.search || url.hash) {
-    throw new UsageError("--base must not carry credentials, a query or a fragment");
-  }
-  if (!["/", "/v1", "/v1/"].includes(url.pathname)) {
-    throw new UsageError(`--base is the deployment's origin, without the path ${url.pathname}`);
-  }
+  refuse(!/^https?:$/.test(url.protocol), `--base must be an http(s) URL, not ${url.protocol}`);
+  refuse(
+    url.protocol === "http:" && !LOOPBACK.test(url.hostname),
+    "--base: plain http only for 127.0.0.1, [::1] or localhost (the key would cross the network unencrypted)",
+  );
+  refuse(
+    url.username || url.password || url.search || url.hash,
+    "--base must not carry credentials, a query or a fragment",
+  );
+  refuse(
+    !["/", "/v1", "/v1/"].includes(url.pathname),
+    `--base is the deployment's origin, without the path ${url.pathname}`,
+  );
   return url.origin;
 }
 
@@ -75,35 +79,31 @@ export function smokeOptions(
     throw new UsageError((err as Error).message.split("\n")[0]);
   }
   if (values.help) return "help";
-  if (values.key !== undefined) {
-    throw new UsageError("--key: the key comes only from the environment variable SMOKE_API_KEY");
-  }
+  refuse(values.key, "--key: the key comes only from the environment variable SMOKE_API_KEY");
   if (values.base === undefined) throw new UsageError("--base is required");
   const seconds = Number(values.timeout ?? 10);
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 120) {
-    throw new UsageError(`--timeout ${values.timeout}: whole seconds from 1 to 120`);
-  }
-  const [worker, version] = values.pin?.split("=") ?? [];
-  if (
+  refuse(
+    !Number.isInteger(seconds) || seconds < 1 || seconds > 120,
+    `--timeout ${values.timeout}: whole seconds from 1 to 120`,
+  );
+  const [worker = "", version = ""] = values.pin?.split("=") ?? [];
+  refuse(
     values.pin !== undefined &&
-    !(/^[a-z][a-z0-9_-]{0,62}$/.test(worker ?? "") && VERSION_ID.test(version ?? ""))
-  ) {
-    throw new UsageError(`--pin ${values.pin}: expected <worker name>=<version id>`);
-  }
+      !(/^[a-z][a-z0-9_-]{0,62}$/.test(worker) && VERSION_ID.test(version)),
+    `--pin ${values.pin}: expected <worker name>=<version id>`,
+  );
   const corsOrigin = values["cors-origin"] ?? "https://example.com";
-  if (URL.parse(corsOrigin)?.origin !== corsOrigin) {
-    throw new UsageError(
-      `--cors-origin ${corsOrigin} is not an origin such as https://example.com`,
-    );
-  }
+  refuse(
+    URL.parse(corsOrigin)?.origin !== corsOrigin,
+    `--cors-origin ${corsOrigin} is not an origin such as https://example.com`,
+  );
   const apiKey = env.SMOKE_API_KEY ?? "";
-  if (apiKey === "") {
-    throw new UsageError("the environment variable SMOKE_API_KEY (the API key) is not set");
-  }
+  refuse(apiKey === "", "the environment variable SMOKE_API_KEY (the API key) is not set");
   // A header value: printable ASCII without spaces. Said without echoing the key.
-  if (!/^[\x21-\x7e]+$/.test(apiKey)) {
-    throw new UsageError("SMOKE_API_KEY holds spaces or characters a key never has");
-  }
+  refuse(
+    !/^[\x21-\x7e]+$/.test(apiKey),
+    "SMOKE_API_KEY holds spaces or characters a key never has",
+  );
   return {
     base: origin(values.base),
     write: values.write ?? false,
