@@ -52,11 +52,12 @@ async function petCount(): Promise<number> {
 
 it("--write passes twice, then read-only passes, skipping nothing and changing no pet", async () => {
   // The first run meets one pet only, so its list has no next page to follow yet.
-  for (const run of [1, 2]) {
-    const write = await smoke(["--base", server.base, "--write"]);
-    expect(write, write.output).toMatchObject({ code: 0 });
-    if (run === 2) expect(write.output).not.toMatch(/skipped/);
-  }
+  expect((await smoke(["--base", server.base, "--write"])).code).toBe(0);
+  const first = await petCount();
+  const write = await smoke(["--base", server.base, "--write"]);
+  expect(write, write.output).toMatchObject({ code: 0 });
+  expect(write.output).not.toMatch(/skipped/);
+  expect(await petCount(), "--write creates exactly one pet").toBe(first + 1);
   const before = await petCount();
   const read = await smoke(["--base", server.base]);
   expect(read, read.output).toMatchObject({ code: 0 });
@@ -83,4 +84,13 @@ it("a port where nothing answers: exit 1, saying so once", async () => {
   expect(run.output.match(/no answer from http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/g)).toHaveLength(
     1,
   );
+});
+
+it("--write with a pets:read key fails, saying why", async () => {
+  const created = await server.keys("create", "--label", "smoke", "--scope", "pets:read");
+  const key = created.trimEnd().split("\n").at(-1) as string;
+  const run = await smoke(["--base", server.base, "--write"], { ...scriptEnv, SMOKE_API_KEY: key });
+  expect(run.code).toBe(1);
+  expect(run.output).toMatch(/"code":"insufficient_scope"/);
+  expect(run.output).not.toContain(key);
 });
