@@ -17,7 +17,7 @@ export default defineConfig({
   test: {
     projects: [
       live("e2e", 90_000),
-      live("smoke", 30_000),
+      live("smoke", 120_000),
       live("smoke-local", 120_000),
       live("load", 600_000),
     ],

@@ -60,7 +60,10 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
     const at = (href: string | undefined) => new URL(href ?? "", `${options.base}/v1/docs`);
     const scripts = html.querySelectorAll("script[src]").map((s) => at(s.getAttribute("src")));
     expect(scripts.length, "the page loads no script").toBeGreaterThan(0);
-    for (const link of html.querySelectorAll("link[href]")) {
+    const fetched = ["stylesheet", "preload", "modulepreload", "icon"].map(
+      (r) => `link[rel~=${r}]`,
+    );
+    for (const link of html.querySelectorAll(fetched.join(", "))) {
       const url = at(link.getAttribute("href"));
       // A data: URL (the page's empty icon) is no request to anyone.
       if (url.protocol !== "data:") expect(url.origin, url.href).toBe(options.base);
