@@ -553,6 +553,7 @@ async function main() {
   // Storage and rows read: a fresh D1 in this process.
   const stateDir = path.join(scratch, "state-storage");
   const api = apiWorkerOptions(bundle.file);
+  migrate(stateDir);
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
@@ -574,7 +575,6 @@ async function main() {
   let operations: Operation[];
   try {
     const db = await mf.getD1Database("DB", "probe");
-    await migrate(db);
     const key = generateApiKey();
     const keyId = await addKey(db, await hashApiKey(key));
     const empty = await d1Size(db);

@@ -9,7 +9,7 @@
 //   raw    - bare fetch handler running listPets' SQL on the same D1, no    (baseline b)
 //            validation, auth or extra headers; flags add the API's platform calls
 //            (rate limiter, D1 session, Cache API match): see bench/workers.ts
-// The D1 database (persisted under --state) is created here: migrations, then
+// The D1 database (persisted under --state) is created here: migrations (wrangler), then
 // --pets pets from one recursive-CTE INSERT, then the bench API key's hash.
 // Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM/SIGINT.
 // Run pinned: `taskset -c 1 node bench/server.ts ...` (bench/run.ts does it).
@@ -65,6 +65,7 @@ async function main() {
   const api = apiWorkerOptions(path.resolve(values.bundle as string));
   const d1Databases = api.d1Databases;
   const compatibilityDate = api.compatibilityDate;
+  migrate(path.resolve(values.state as string));
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: HOST,
@@ -120,7 +121,6 @@ async function main() {
 
   const started = performance.now();
   const db = await mf.getD1Database("DB", "raw");
-  await migrate(db);
   await seedPets(db, PETS);
   await addKey(db, values["key-hash"] as string);
   const stats = await db
