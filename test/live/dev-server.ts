@@ -56,6 +56,13 @@ export async function startDevServer(port: number, equalsForm = false): Promise<
       // the group is gone
     }
   };
+  // Ctrl-C (or vitest stopping this worker) reaches this process, not the server's own
+  // process group: take the group down with it.
+  const onSignal = (name: NodeJS.Signals) => {
+    signal("SIGKILL");
+    process.exit(name === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   const server: DevServer = {
     base: `http://${HOST}:${port}`,
     output: () => output,
@@ -69,6 +76,7 @@ export async function startDevServer(port: number, equalsForm = false): Promise<
         clearTimeout(timer);
       }
       signal("SIGKILL"); // stragglers of the group (workerd)
+      process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
