@@ -187,30 +187,8 @@ export interface Ready {
 export async function startServer(
   o: ServerOptions,
 ): Promise<{ child: ChildProcess; ready: Ready }> {
-  const command = pinned(
-    o.cpu,
-    [
-      process.execPath,
-      path.join(ROOT, "bench", "server.ts"),
-      "--bundle",
-      o.bundle,
-      "--state",
-      o.state,
-      "--key-hash",
-      o.keyHash,
-      "--pets",
-      String(o.pets),
-      "--api-port",
-      String(o.ports.api),
-      "--api-d1-port",
-      String(o.ports.apiD1),
-      "--static-port",
-      String(o.ports.static),
-      "--raw-port",
-      String(o.ports.raw),
-    ],
-    o.canPin,
-  );
+  const server = path.join(ROOT, "bench", "server.ts");
+  const command = pinned(o.cpu, [process.execPath, server, JSON.stringify(o)], o.canPin);
   const child = spawn(command[0] as string, command.slice(1), {
     stdio: ["pipe", "pipe", "inherit"],
   });

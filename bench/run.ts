@@ -690,12 +690,7 @@ async function main() {
     [
       process.execPath,
       path.join(ROOT, "bench", "startup.ts"),
-      "--bundle",
-      bundle.file,
-      "--port",
-      String(PORTS.startup),
-      "--pairs",
-      String(STARTUP_PAIRS),
+      JSON.stringify({ bundle: bundle.file, port: PORTS.startup, pairs: STARTUP_PAIRS }),
     ],
     canPin,
   );
