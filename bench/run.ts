@@ -12,6 +12,7 @@
 //     Exits 1 when a comparison could not be measured or an answer was wrong after the load.
 // Knobs (environment): BENCH_PAIRS (default 6), BENCH_SLICE_SECONDS (2),
 // BENCH_CONNECTIONS (10), BENCH_STARTUP_PAIRS (20).
+import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -67,25 +68,6 @@ function log(message: string) {
 
 // ------------------------------------------------------------------ endpoints
 
-function expectPage(body: string, first: number, status?: string): void {
-  const pets = JSON.parse(body) as Pet[];
-  if (pets.length !== 20) throw new Error(`expected 20 pets, got ${pets.length}`);
-  const start = pets[0]?.id ?? 0;
-  if (status ? start < first : start !== first) {
-    throw new Error(`expected the page to start at id ${first}, got ${pets[0]?.id}`);
-  }
-  if (status && pets.some((p) => p.status !== status)) throw new Error(`a pet is not ${status}`);
-}
-
-function expectStatus(status: number, expected = 200): void {
-  if (status !== expected) throw new Error(`status ${status}, expected ${expected}`);
-}
-
-function expectPet(body: string): void {
-  const pet = JSON.parse(body) as Pet;
-  if (pet.id !== BENCH_PET_ID) throw new Error(`expected pet ${BENCH_PET_ID}, got ${body}`);
-}
-
 /** Whether the API read D1 for this answer: its D1 session handed out a bookmark. */
 const readD1 = (headers: Headers) => headers.get("x-d1-bookmark") !== null;
 
@@ -95,204 +77,155 @@ const apiHit = (h: Record<string, string>) =>
 const rawHit = (h: Record<string, string>) =>
   h["x-raw-cache"] === "hit" ? undefined : `raw cache ${h["x-raw-cache"] ?? "not used"}`;
 
-function expectApiHit(headers: Headers): void {
-  if (readD1(headers)) throw new Error("not a cache hit: the answer read D1 (x-d1-bookmark)");
-  if (!headers.get("ETag")) throw new Error("no ETag");
-}
+/** What one sample answer must be: checks of its body and headers (node:assert). */
+type Check = (body: string, headers: Headers) => void;
 
-function expectRawHit(headers: Headers): void {
-  if (headers.get("x-raw-cache") !== "hit") throw new Error("the raw worker missed its cache");
+/** A page of 20 pets from id `first` on (with a status filter: after `first`, all of it). */
+const page =
+  (first: number, status?: string): Check =>
+  (body) => {
+    const pets = JSON.parse(body) as Pet[];
+    assert.equal(pets.length, 20, "a page of 20 pets");
+    if (!status) return assert.equal(pets[0]?.id, first, "the page's first id");
+    assert.ok((pets[0]?.id ?? 0) >= first, `the page starts before id ${first}`);
+    assert.ok(
+      pets.every((p) => p.status === status),
+      `a pet is not ${status}`,
+    );
+  };
+const benchPet: Check = (body) => assert.equal((JSON.parse(body) as Pet).id, BENCH_PET_ID);
+const empty: Check = (body) => assert.equal(body, "", "a 304 with a body");
+const next: Check = (_, h) => assert.match(h.get("Link") ?? "", /rel="next"/, "no next link");
+const fromD1: Check = (_, h) => assert.ok(readD1(h), "no bookmark: this row must read D1");
+const apiHitCheck: Check = (_, h) => {
+  assert.ok(!readD1(h), "not a cache hit: the answer read D1 (x-d1-bookmark)");
+  assert.ok(h.get("ETag"), "no ETag");
+};
+const rawHitCheck: Check = (_, h) => assert.equal(h.get("x-raw-cache"), "hit", "raw cache miss");
+
+/** One endpoint: its answers have `status` and pass every check. */
+function row(
+  id: string,
+  label: string,
+  where: { port: number; path: string; status?: number } & Partial<Endpoint>,
+  ...checks: Check[]
+): Endpoint {
+  const status = where.status ?? 200;
+  return {
+    id,
+    label,
+    ...where,
+    check: (s, body, headers) => {
+      assert.equal(s, status, `status ${s}, expected ${status}`);
+      for (const check of checks) check(body, headers);
+    },
+  };
 }
 
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
-  const auth = { Authorization: `Bearer ${key}` };
+  const headers = { Authorization: `Bearer ${key}` };
   const deep = await encodeCursor(DEEP_AFTER, undefined);
   const deepAvailable = await encodeCursor(DEEP_AFTER, "available");
-  const raw = (id: string, label: string, query: string, check: Endpoint["check"]) => ({
-    id,
-    label,
-    port: PORTS.raw,
-    path: `/?${query}`,
-    check,
-  });
-  const rawPage: Endpoint["check"] = (s, b) => {
-    expectStatus(s);
-    expectPage(b, 1);
-  };
-  return {
-    a: {
-      id: "a",
-      label: "(a) static 20-pet JSON, bare worker",
-      port: PORTS.static,
-      path: "/",
-      check: rawPage,
-    },
-    b: raw("b", "(b) listPets SQL, raw D1 worker", "", rawPage),
-    bp: raw(
+  const raw = (query: string) => ({ port: PORTS.raw, path: `/?${query}` });
+  const rawHits = (query: string) => ({ ...raw(`platform&hit=${query}`), each: rawHit });
+  const fromApi = (path: string) => ({ port: PORTS.apiD1, path, headers });
+  const hits = (path: string) => ({ port: PORTS.api, path, headers, each: apiHit });
+  const rows = [
+    row("a", "(a) static 20-pet JSON, bare worker", { port: PORTS.static, path: "/" }, page(1)),
+    row("b", "(b) listPets SQL, raw D1 worker", raw(""), page(1)),
+    row(
       "bp",
       "(b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
-      "platform",
-      rawPage,
+      raw("platform"),
+      page(1),
     ),
-    bl: raw("bl", "(b+l) raw D1 worker + rate-limiter call only (diagnostic)", "limiter", rawPage),
-    bs: raw("bs", "(b+s) raw D1 worker + D1 session only (diagnostic)", "session", rawPage),
-    bh: {
-      ...raw(
-        "bh",
-        "(b+h) raw worker + rate limiter + D1 session + Cache API match and body read (page 1)",
-        "platform&hit=list",
-        (s, b, h) => {
-          rawPage(s, b, h);
-          expectRawHit(h);
-        },
-      ),
-      each: rawHit,
-    },
-    bhf: {
-      ...raw(
-        "bhf",
-        "(b+hf) raw worker + rate limiter + D1 session + Cache API match and body read (one pet)",
-        "platform&hit=pet",
-        (s, b, h) => {
-          expectStatus(s);
-          expectPet(b);
-          expectRawHit(h);
-        },
-      ),
-      each: rawHit,
-    },
-    bn: {
-      ...raw(
-        "bn",
-        "(b+n) raw worker + rate limiter + D1 session + Cache API match and body read, 304 on its ETag (page 1)",
-        "platform&hit=list&inm",
-        (s, b, h) => {
-          expectStatus(s, 304);
-          if (b !== "") throw new Error("a 304 with a body");
-          expectRawHit(h);
-        },
-      ),
-      status: 304,
-      each: rawHit,
-    },
-    c: {
-      id: "c",
-      label: "(c) listPets page 1, from D1",
-      port: PORTS.apiD1,
-      path: "/v1/pets",
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPage(b, 1);
-        if (!/rel="next"/.test(h.get("Link") ?? "")) throw new Error("no next link");
-        if (!readD1(h)) throw new Error("no bookmark: this row must read D1");
+    row("bl", "(b+l) raw D1 worker + rate-limiter call only (diagnostic)", raw("limiter"), page(1)),
+    row("bs", "(b+s) raw D1 worker + D1 session only (diagnostic)", raw("session"), page(1)),
+    row(
+      "bh",
+      "(b+h) raw worker + rate limiter + D1 session + Cache API match and body read (page 1)",
+      rawHits("list"),
+      page(1),
+      rawHitCheck,
+    ),
+    row(
+      "bhf",
+      "(b+hf) raw worker + rate limiter + D1 session + Cache API match and body read (one pet)",
+      rawHits("pet"),
+      benchPet,
+      rawHitCheck,
+    ),
+    row(
+      "bn",
+      "(b+n) raw worker + rate limiter + D1 session + Cache API match and body read, 304 on its ETag (page 1)",
+      { ...rawHits("list&inm"), status: 304 },
+      empty,
+      rawHitCheck,
+    ),
+    row("c", "(c) listPets page 1, from D1", fromApi("/v1/pets"), page(1), next, fromD1),
+    row(
+      "cs",
+      "(c') listPets page 1, status=available, from D1",
+      fromApi("/v1/pets?status=available"),
+      page(1, "available"),
+    ),
+    row(
+      "d",
+      `(d) listPets deep page (after id ${DEEP_AFTER.toLocaleString("en")}), from D1`,
+      fromApi(`/v1/pets?cursor=${deep}`),
+      page(DEEP_AFTER + 1),
+    ),
+    row(
+      "ds",
+      "(d') listPets deep page, status=available, from D1",
+      fromApi(`/v1/pets?status=available&cursor=${deepAvailable}`),
+      page(DEEP_AFTER + 1, "available"),
+    ),
+    row(
+      "e",
+      "(e) createPet",
+      {
+        port: PORTS.api,
+        path: "/v1/pets",
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
+        status: 201,
       },
-    },
-    cs: {
-      id: "cs",
-      label: "(c') listPets page 1, status=available, from D1",
-      port: PORTS.apiD1,
-      path: "/v1/pets?status=available",
-      headers: auth,
-      check: (s, b) => {
-        expectStatus(s);
-        expectPage(b, 1, "available");
+      (body, h) => {
+        const pet = JSON.parse(body) as Pet;
+        assert.ok(pet.name === "Bench" && pet.id > PETS, `unexpected pet ${body}`);
+        assert.equal(h.get("Location"), `/v1/pets/${pet.id}`);
       },
-    },
-    d: {
-      id: "d",
-      label: `(d) listPets deep page (after id ${DEEP_AFTER.toLocaleString("en")}), from D1`,
-      port: PORTS.apiD1,
-      path: `/v1/pets?cursor=${deep}`,
-      headers: auth,
-      check: (s, b) => {
-        expectStatus(s);
-        expectPage(b, DEEP_AFTER + 1);
-      },
-    },
-    ds: {
-      id: "ds",
-      label: `(d') listPets deep page, status=available, from D1`,
-      port: PORTS.apiD1,
-      path: `/v1/pets?status=available&cursor=${deepAvailable}`,
-      headers: auth,
-      check: (s, b) => {
-        expectStatus(s);
-        expectPage(b, DEEP_AFTER + 1, "available");
-      },
-    },
-    e: {
-      id: "e",
-      label: "(e) createPet",
-      port: PORTS.api,
-      path: "/v1/pets",
-      method: "POST",
-      headers: { ...auth, "Content-Type": "application/json" },
-      body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
-      check: (s, b, h) => {
-        expectStatus(s, 201);
-        const pet = JSON.parse(b) as Pet;
-        if (pet.name !== "Bench" || !(pet.id > PETS)) throw new Error(`unexpected pet ${b}`);
-        if (h.get("Location") !== `/v1/pets/${pet.id}`) throw new Error("no Location");
-      },
-    },
-    f: {
-      id: "f",
-      label: "(f) getPet, from D1",
-      port: PORTS.apiD1,
-      path: `/v1/pets/${BENCH_PET_ID}`,
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPet(b);
-        if (!readD1(h)) throw new Error("no bookmark: this row must read D1");
-      },
-    },
-    ch: {
-      id: "ch",
-      label: "(c hit) listPets page 1, edge-cache hit",
-      port: PORTS.api,
-      path: "/v1/pets",
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPage(b, 1);
-        if (!/rel="next"/.test(h.get("Link") ?? "")) throw new Error("no next link");
-        expectApiHit(h);
-      },
-      each: apiHit,
-    },
-    fh: {
-      id: "fh",
-      label: "(f hit) getPet, edge-cache hit",
-      port: PORTS.api,
-      path: `/v1/pets/${BENCH_PET_ID}`,
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPet(b);
-        if (!h.get("Deprecation")) throw new Error("no Deprecation header");
-        expectApiHit(h);
-      },
-      each: apiHit,
-    },
-    cn: {
-      id: "cn",
-      label: "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
-      port: PORTS.api,
-      path: "/v1/pets",
-      // If-None-Match is filled in by prime() once the page's tag is known.
-      headers: { ...auth },
-      status: 304,
-      check: (s, b, h) => {
-        expectStatus(s, 304);
-        if (b !== "") throw new Error("a 304 with a body");
-        if (!/rel="next"/.test(h.get("Link") ?? "")) throw new Error("a 304 without its next link");
-        expectApiHit(h);
-      },
-      each: apiHit,
-    },
-  };
+    ),
+    row("f", "(f) getPet, from D1", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
+    row(
+      "ch",
+      "(c hit) listPets page 1, edge-cache hit",
+      hits("/v1/pets"),
+      page(1),
+      next,
+      apiHitCheck,
+    ),
+    row(
+      "fh",
+      "(f hit) getPet, edge-cache hit",
+      hits(`/v1/pets/${BENCH_PET_ID}`),
+      benchPet,
+      (_, h) => assert.ok(h.get("Deprecation"), "no Deprecation header"),
+      apiHitCheck,
+    ),
+    // If-None-Match is filled in by prime() once the page's tag is known.
+    row(
+      "cn",
+      "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
+      { ...hits("/v1/pets"), headers: { ...headers }, status: 304 },
+      empty,
+      next,
+      apiHitCheck,
+    ),
+  ];
+  return Object.fromEntries(rows.map((e) => [e.id, e]));
 }
 
 /**
