@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 
 export const HOST = "127.0.0.1";
@@ -49,11 +50,12 @@ export async function startDevServer(port: number, equalsForm = false): Promise<
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
   const exited = once(child, "exit");
-  const signal = (name: NodeJS.Signals) => {
+  /** Sends `name` to the server's process group; false once the group is gone. */
+  const signal = (name: NodeJS.Signals | 0) => {
     try {
-      process.kill(-(child.pid as number), name);
+      return process.kill(-(child.pid as number), name);
     } catch {
-      // the group is gone
+      return false;
     }
   };
   // Ctrl-C (or vitest stopping this worker) reaches this process, not the server's own
@@ -77,6 +79,8 @@ export async function startDevServer(port: number, equalsForm = false): Promise<
       }
       signal("SIGKILL"); // stragglers of the group (workerd)
       process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+      // SIGKILL lands asynchronously: a workerd still flushing would write the files again.
+      for (let i = 0; i < 50 && signal(0); i++) await sleep(100);
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
