@@ -3,6 +3,10 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { experimental_readRawConfig } from "wrangler";
 
+/** Tests of the Node-side scripts: run in Node, not workerd ("node" project). */
+const NODE_TESTS = "test/node/**/*.test.ts";
+/** Node runners against a running server: vitest.live.config.ts, through their own npm scripts. */
+const LIVE_TESTS = ["test/live/**", "test/browser/**"];
 /** Runs in its own project, where RATE_LIMITER allows only a few requests a minute. */
 const RATE_LIMIT_TESTS = "test/rate-limit.test.ts";
 /** The low limit of that project (wrangler.toml's local limit is 10,000 a minute). */
@@ -33,9 +37,10 @@ function wranglerRateLimits() {
 
 // The worker runs inside workerd exactly as wrangler.toml's top level declares it
 // (same compatibility date, flags and bindings); D1 is built from migrations/.
-// Two projects share that setup: "worker" (every test file but one) and
+// Two projects share that setup: "worker" (every workerd test file but one) and
 // "rate-limit", which overrides only the RATE_LIMITER binding with a low limit,
-// so wrangler.toml's local and production limits stay untouched.
+// so wrangler.toml's local and production limits stay untouched. A third, "node",
+// runs the unit tests of the Node-side scripts in Node.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   const worker = (extra: { bindings?: Record<string, unknown>; ratelimits?: RateLimits } = {}) =>
@@ -56,7 +61,13 @@ export default defineConfig(async () => {
           test: {
             name: "worker",
             setupFiles,
-            exclude: [...configDefaults.exclude, RATE_LIMIT_TESTS, INVALID_KEY_LIMIT_TESTS],
+            exclude: [
+              ...configDefaults.exclude,
+              RATE_LIMIT_TESTS,
+              INVALID_KEY_LIMIT_TESTS,
+              NODE_TESTS,
+              ...LIVE_TESTS,
+            ],
           },
         },
         {
@@ -104,6 +115,7 @@ export default defineConfig(async () => {
             testTimeout: 15_000,
           },
         },
+        { test: { name: "node", environment: "node", include: [NODE_TESTS] } },
       ],
     },
   };

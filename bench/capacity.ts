@@ -19,6 +19,7 @@ import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { median, quantileSorted } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import { type Executed, Recorder } from "../test/support/instrumentation.ts";
@@ -33,18 +34,7 @@ import {
   startServer,
   stopServer,
 } from "./harness.ts";
-import {
-  buildBundle,
-  formatMarkdown,
-  hasTaskset,
-  machine,
-  markedSection,
-  median,
-  OUT,
-  percentile,
-  pinSelf,
-  ROOT,
-} from "./lib.ts";
+import { buildBundle, hasTaskset, machine, OUT, pinSelf, ROOT, writeMeasured } from "./lib.ts";
 import { apiWorkerOptions, CF } from "./workers.ts";
 
 const STEP_S = Number(process.env.CAPACITY_STEP_SECONDS ?? 4);
@@ -59,8 +49,6 @@ const D1_MAX_BYTES = 10e9;
 const ACCOUNT_BYTES = 250e9;
 const RESULTS = path.join(OUT, "capacity.json");
 const DOC = path.join(ROOT, "docs", "scaling.md");
-const START = "<!-- measured:start (written by npm run bench:capacity) -->";
-const END = "<!-- measured:end -->";
 const startedAt = performance.now();
 
 function log(message: string) {
@@ -331,12 +319,12 @@ interface Ramp {
 }
 
 function stepOf(s: Slice, connections: number): Step {
-  const sorted = Float64Array.from(s.latenciesMs).sort();
+  const sorted = s.latenciesMs.toSorted((a, b) => a - b);
   return {
     connections,
     rps: s.rps,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
+    p50: quantileSorted(sorted, 0.5),
+    p99: quantileSorted(sorted, 0.99),
     requests: s.latenciesMs.length,
   };
 }
@@ -553,16 +541,6 @@ function markdown(r: Report): string {
   return lines.join("\n");
 }
 
-function writeDoc(section: string): void {
-  const kept = markedSection(DOC, START, END);
-  const measured = `${START}\n\n${section}\n\n${END}`;
-  const doc = kept
-    ? `${kept.before}${measured}${kept.after}`
-    : `# Scaling past one D1\n\n## Measured\n\n${measured}\n`;
-  writeFileSync(DOC, doc);
-  formatMarkdown(DOC);
-}
-
 // ----------------------------------------------------------------------- main
 async function main() {
   const canPin = hasTaskset();
@@ -576,6 +554,7 @@ async function main() {
   // Storage and rows read: a fresh D1 in this process.
   const stateDir = path.join(scratch, "state-storage");
   const api = apiWorkerOptions(bundle.file);
+  migrate(stateDir);
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
@@ -597,7 +576,6 @@ async function main() {
   let operations: Operation[];
   try {
     const db = await mf.getD1Database("DB", "probe");
-    await migrate(db);
     const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
     const keyId = await addKey(db, await hashApiKey(key));
     const empty = await d1Size(db);
@@ -650,7 +628,7 @@ async function main() {
   };
   writeFileSync(RESULTS, JSON.stringify(report, null, 2));
   const section = markdown(report);
-  writeDoc(section);
+  writeMeasured(DOC, section);
   console.log(`\n${section}\n`);
   log(`wrote ${path.relative(ROOT, DOC)} (measured section) and ${path.relative(ROOT, RESULTS)}`);
 }

@@ -1,27 +1,21 @@
 // The benchmark's local D1, prepared the same way for npm run bench (bench/server.ts)
 // and npm run bench:capacity (bench/capacity.ts): the project's migrations, pets from
 // one recursive-CTE INSERT, and an API key (by its hash).
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
-import { unstable_splitSqlQuery } from "wrangler";
-import { ROOT } from "./lib.ts";
+import { wrangler } from "../scripts/wrangler.ts";
 
 /** What the preparation needs of a D1 database (miniflare's, seen from Node). */
 export type BenchDatabase = Pick<D1Database, "prepare" | "batch">;
 
-/** Applies migrations/ in order, unless the pets table already exists. */
-export async function migrate(db: BenchDatabase): Promise<void> {
-  const existing = await db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pets'")
-    .first();
-  if (existing) return;
-  const dir = path.join(ROOT, "migrations");
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith(".sql"))
-    .sort()) {
-    const statements = unstable_splitSqlQuery(readFileSync(path.join(dir, file), "utf8"));
-    await db.batch(statements.map((sql) => db.prepare(sql)));
-  }
+/**
+ * Applies migrations/ to the local D1 persisted under `state` (miniflare's
+ * resourcePersistencePath is `state/v3`) with the tool every other database uses:
+ * `wrangler d1 migrations apply`. Run it before miniflare opens the database.
+ */
+export function migrate(state: string): void {
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
+    capture: true,
+    ci: true,
+  });
 }
 
 /**

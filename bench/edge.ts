@@ -12,16 +12,18 @@
 // Delays stand for a client in Sydney: the primary 100 ms away, a replica 10 ms, the
 // location's Cache API 2 ms; the client's own trip to the location is not included.
 // Knobs (environment): EDGE_SAMPLES (12). Ports 8900-8903 on 127.0.0.1.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { median } from "simple-statistics";
+import { wrangler } from "../scripts/wrangler.ts";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET, untaggedApiKey } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import type { Delays, Place } from "../test/support/instrumentation.ts";
 import { addKey, migrate, seedPets } from "./database.ts";
 import { HOST, requireFreePorts, runDirectory } from "./harness.ts";
-import { formatMarkdown, markedSection, median, ROOT, wrangler } from "./lib.ts";
+import { ROOT, writeMeasured } from "./lib.ts";
 import { apiWorkerOptions, CF } from "./workers.ts";
 
 const DELAYS: Required<Delays> = { primary: 100, replica: 10, cache: 2 };
@@ -30,9 +32,6 @@ const PORTS = Array.from({ length: ISOLATES }, (_, i) => 8900 + i);
 const SAMPLES = Number(process.env.EDGE_SAMPLES ?? 12);
 const PETS = 1_000;
 const DOC = path.join(ROOT, "docs", "performance.md");
-const START = "<!-- edge:start (written by npm run bench:edge; kept by npm run bench) -->";
-const END = "<!-- edge:end -->";
-const NOTES_START = "<!-- notes:start (kept by npm run bench) -->";
 
 type Trips = Record<Place, number>;
 
@@ -119,7 +118,10 @@ async function main() {
   const scratch = runDirectory("edge");
   log("building bench/edge-worker.ts (wrangler deploy --dry-run)");
   const outdir = path.join(scratch, "build");
-  wrangler(["deploy", "--dry-run", "--env=", "--outdir", outdir, "bench/edge-worker.ts"]);
+  wrangler(["deploy", "--dry-run", "--env=", "--outdir", outdir, "bench/edge-worker.ts"], {
+    capture: true,
+    ci: true,
+  });
   const bundle = path.join(outdir, "edge-worker.js");
   readFileSync(bundle); // fails clearly if wrangler named it otherwise
 
@@ -338,21 +340,7 @@ function render(rows: Row[]): string {
 }
 
 function writeDoc(table: string): void {
-  const section = `${START}\n\n## Edge round trips (npm run bench:edge)\n\n${table}\n\n${END}`;
-  const kept = markedSection(DOC, START, END);
-  let doc: string;
-  if (kept) {
-    doc = `${kept.before}${section}${kept.after}`;
-  } else {
-    // First run: inside the notes block, which npm run bench keeps from run to run.
-    const text = readFileSync(DOC, "utf8");
-    const at = text.indexOf(NOTES_START);
-    if (at < 0) throw new Error(`${DOC} has no "${NOTES_START}" marker`);
-    const after = at + NOTES_START.length;
-    doc = `${text.slice(0, after)}\n\n${section}${text.slice(after)}`;
-  }
-  writeFileSync(DOC, doc);
-  formatMarkdown(DOC);
+  writeMeasured(DOC, `## Edge round trips (npm run bench:edge)\n\n${table}`, "edge");
 }
 
 main().catch((err) => {

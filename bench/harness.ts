@@ -3,6 +3,7 @@
 // (autocannon) against one endpoint, on 127.0.0.1 only.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync } from "node:fs";
+import type { IncomingHttpHeaders } from "node:http";
 import { createServer } from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -64,10 +65,10 @@ export interface Slice {
 /** A slice whose answers were not all what the endpoint measures; says what they were. */
 export class BadAnswers extends Error {}
 
-function lowerCased(headers: Record<string, string | string[]>): Record<string, string> {
+function lowerCased(headers: IncomingHttpHeaders = {}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+    if (value !== undefined) out[name.toLowerCase()] = [value].flat().join(", ");
   }
   return out;
 }
@@ -186,30 +187,8 @@ export interface Ready {
 export async function startServer(
   o: ServerOptions,
 ): Promise<{ child: ChildProcess; ready: Ready }> {
-  const command = pinned(
-    o.cpu,
-    [
-      process.execPath,
-      path.join(ROOT, "bench", "server.ts"),
-      "--bundle",
-      o.bundle,
-      "--state",
-      o.state,
-      "--key-hash",
-      o.keyHash,
-      "--pets",
-      String(o.pets),
-      "--api-port",
-      String(o.ports.api),
-      "--api-d1-port",
-      String(o.ports.apiD1),
-      "--static-port",
-      String(o.ports.static),
-      "--raw-port",
-      String(o.ports.raw),
-    ],
-    o.canPin,
-  );
+  const server = path.join(ROOT, "bench", "server.ts");
+  const command = pinned(o.cpu, [process.execPath, server, JSON.stringify(o)], o.canPin);
   const child = spawn(command[0] as string, command.slice(1), {
     stdio: ["pipe", "pipe", "inherit"],
   });

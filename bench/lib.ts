@@ -1,11 +1,11 @@
-// Shared by the benchmark scripts: paths, the project's wrangler on this Node,
-// the bundle build and its gzip size, CPU pinning, machine facts.
+// Shared by the benchmark scripts: paths, the bundle build and its gzip size, CPU pinning, machine facts.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { wrangler } from "../scripts/wrangler.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const OUT = path.join(ROOT, "bench", ".out");
@@ -14,23 +14,6 @@ export const OUT = path.join(ROOT, "bench", ".out");
 export const BUNDLE_BUDGET_KIB = 45;
 /** Budget of issue 4: start-up time over a raw worker, in ms. */
 export const STARTUP_BUDGET_MS = 40;
-
-/** The project's wrangler, run on this very Node (wrangler needs Node >= 22.12). */
-export function wrangler(args: string[], options: { cwd?: string } = {}): string {
-  const cli = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-  const result = spawnSync(process.execPath, [cli, ...args], {
-    cwd: options.cwd ?? ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  if (result.status !== 0) {
-    throw new Error(
-      `wrangler ${args.join(" ")} failed (exit ${result.status}):\n${result.stdout}${result.stderr}`,
-    );
-  }
-  return `${result.stdout}${result.stderr}`;
-}
 
 export interface Bundle {
   /** The built worker module. */
@@ -44,7 +27,10 @@ export interface Bundle {
 
 /** `wrangler deploy --dry-run` of the top-level (local) configuration into `outdir`. */
 export function buildBundle(outdir: string): Bundle {
-  const output = wrangler(["deploy", "--dry-run", "--env=", "--outdir", outdir]);
+  const output = wrangler(["deploy", "--dry-run", "--env=", "--outdir", outdir], {
+    capture: true,
+    ci: true,
+  });
   const file = path.join(outdir, "index.js");
   const code = readFileSync(file);
   const gzipBytes = gzipSync(code, { level: 9 }).byteLength;
@@ -58,24 +44,17 @@ export function buildBundle(outdir: string): Bundle {
 }
 
 /**
- * `file`'s text around the section that runs from the `start` marker to the `end` marker
- * (both kept in `section`); undefined when the file or either marker is missing.
+ * Rewrites a generated section of a document (from the line holding `<!-- NAME:start` to
+ * `<!-- NAME:end -->`; NAME is `measured` unless given) with `section`, keeps the rest as
+ * written by hand, and leaves the file as `npm run lint` wants it (the project's formatter
+ * owns markdown too).
  */
-export function markedSection(
-  file: string,
-  start: string,
-  end: string,
-): { before: string; section: string; after: string } | undefined {
-  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const a = text.indexOf(start);
-  const b = text.indexOf(end);
-  if (a < 0 || b <= a) return undefined;
-  const close = b + end.length;
-  return { before: text.slice(0, a), section: text.slice(a, close), after: text.slice(close) };
-}
-
-/** The project's formatter owns markdown too: leaves `file` as `npm run lint` wants it. */
-export function formatMarkdown(file: string): void {
+export function writeMeasured(file: string, section: string, name = "measured"): void {
+  const text = readFileSync(file, "utf8");
+  const start = text.indexOf("\n", text.indexOf(`<!-- ${name}:start`));
+  const end = text.indexOf(`<!-- ${name}:end -->`);
+  if (start < 0 || end < start) throw new Error(`${file} has no ${name}:start/end markers`);
+  writeFileSync(file, `${text.slice(0, start)}\n\n${section}\n\n${text.slice(end)}`);
   spawnSync(path.join(ROOT, "node_modules", ".bin", "biome"), ["format", "--write", file], {
     stdio: "ignore",
   });
@@ -150,20 +129,4 @@ export function machine(): Machine {
       .map((l) => l.toFixed(2))
       .join(", "),
   };
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  if (sorted.length === 0) return Number.NaN;
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-/** Nearest-rank percentile of raw samples (no histogram, no padding). */
-export function percentile(sorted: Float64Array | number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] as number;
 }

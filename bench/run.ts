@@ -12,11 +12,14 @@
 //     Exits 1 when a comparison could not be measured or an answer was wrong after the load.
 // Knobs (environment): BENCH_PAIRS (default 6), BENCH_SLICE_SECONDS (2),
 // BENCH_CONNECTIONS (10), BENCH_STARTUP_PAIRS (20).
+import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { median, quantileSorted } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import {
   BadAnswers,
   type Endpoint,
@@ -33,18 +36,15 @@ import {
   BUNDLE_BUDGET_KIB,
   type Bundle,
   buildBundle,
-  formatMarkdown,
   hasTaskset,
   type Machine,
   machine,
-  markedSection,
-  median,
   OUT,
-  percentile,
   pinned,
   pinSelf,
   ROOT,
   STARTUP_BUDGET_MS,
+  writeMeasured,
 } from "./lib.ts";
 import { BENCH_PET_ID } from "./workers.ts";
 
@@ -59,8 +59,6 @@ const PORTS = { api: 8781, static: 8782, raw: 8783, startup: 8784, apiD1: 8785 }
 const SERVER_CPU = 1;
 const LOADGEN_CPU = 0;
 const DOC = path.join(ROOT, "docs", "performance.md");
-const NOTES_START = "<!-- notes:start (kept by npm run bench) -->";
-const NOTES_END = "<!-- notes:end -->";
 const startedAt = performance.now();
 
 function log(message: string) {
@@ -69,26 +67,6 @@ function log(message: string) {
 }
 
 // ------------------------------------------------------------------ endpoints
-type Pet = { id: number; name: string; categoryId: number; status: string };
-
-function expectPage(body: string, first: number, status?: string): void {
-  const pets = JSON.parse(body) as Pet[];
-  if (pets.length !== 20) throw new Error(`expected 20 pets, got ${pets.length}`);
-  const start = pets[0]?.id ?? 0;
-  if (status ? start < first : start !== first) {
-    throw new Error(`expected the page to start at id ${first}, got ${pets[0]?.id}`);
-  }
-  if (status && pets.some((p) => p.status !== status)) throw new Error(`a pet is not ${status}`);
-}
-
-function expectStatus(status: number, expected = 200): void {
-  if (status !== expected) throw new Error(`status ${status}, expected ${expected}`);
-}
-
-function expectPet(body: string): void {
-  const pet = JSON.parse(body) as Pet;
-  if (pet.id !== BENCH_PET_ID) throw new Error(`expected pet ${BENCH_PET_ID}, got ${body}`);
-}
 
 /** Whether the API read D1 for this answer: its D1 session handed out a bookmark. */
 const readD1 = (headers: Headers) => headers.get("x-d1-bookmark") !== null;
@@ -99,204 +77,155 @@ const apiHit = (h: Record<string, string>) =>
 const rawHit = (h: Record<string, string>) =>
   h["x-raw-cache"] === "hit" ? undefined : `raw cache ${h["x-raw-cache"] ?? "not used"}`;
 
-function expectApiHit(headers: Headers): void {
-  if (readD1(headers)) throw new Error("not a cache hit: the answer read D1 (x-d1-bookmark)");
-  if (!headers.get("ETag")) throw new Error("no ETag");
-}
+/** What one sample answer must be: checks of its body and headers (node:assert). */
+type Check = (body: string, headers: Headers) => void;
 
-function expectRawHit(headers: Headers): void {
-  if (headers.get("x-raw-cache") !== "hit") throw new Error("the raw worker missed its cache");
+/** A page of 20 pets from id `first` on (with a status filter: after `first`, all of it). */
+const page =
+  (first: number, status?: string): Check =>
+  (body) => {
+    const pets = JSON.parse(body) as Pet[];
+    assert.equal(pets.length, 20, "a page of 20 pets");
+    if (!status) return assert.equal(pets[0]?.id, first, "the page's first id");
+    assert.ok((pets[0]?.id ?? 0) >= first, `the page starts before id ${first}`);
+    assert.ok(
+      pets.every((p) => p.status === status),
+      `a pet is not ${status}`,
+    );
+  };
+const benchPet: Check = (body) => assert.equal((JSON.parse(body) as Pet).id, BENCH_PET_ID);
+const empty: Check = (body) => assert.equal(body, "", "a 304 with a body");
+const next: Check = (_, h) => assert.match(h.get("Link") ?? "", /rel="next"/, "no next link");
+const fromD1: Check = (_, h) => assert.ok(readD1(h), "no bookmark: this row must read D1");
+const apiHitCheck: Check = (_, h) => {
+  assert.ok(!readD1(h), "not a cache hit: the answer read D1 (x-d1-bookmark)");
+  assert.ok(h.get("ETag"), "no ETag");
+};
+const rawHitCheck: Check = (_, h) => assert.equal(h.get("x-raw-cache"), "hit", "raw cache miss");
+
+/** One endpoint: its answers have `status` and pass every check. */
+function row(
+  id: string,
+  label: string,
+  where: { port: number; path: string; status?: number } & Partial<Endpoint>,
+  ...checks: Check[]
+): Endpoint {
+  const status = where.status ?? 200;
+  return {
+    id,
+    label,
+    ...where,
+    check: (s, body, headers) => {
+      assert.equal(s, status, `status ${s}, expected ${status}`);
+      for (const check of checks) check(body, headers);
+    },
+  };
 }
 
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
-  const auth = { Authorization: `Bearer ${key}` };
+  const headers = { Authorization: `Bearer ${key}` };
   const deep = await encodeCursor(DEEP_AFTER, undefined);
   const deepAvailable = await encodeCursor(DEEP_AFTER, "available");
-  const raw = (id: string, label: string, query: string, check: Endpoint["check"]) => ({
-    id,
-    label,
-    port: PORTS.raw,
-    path: `/?${query}`,
-    check,
-  });
-  const rawPage: Endpoint["check"] = (s, b) => {
-    expectStatus(s);
-    expectPage(b, 1);
-  };
-  return {
-    a: {
-      id: "a",
-      label: "(a) static 20-pet JSON, bare worker",
-      port: PORTS.static,
-      path: "/",
-      check: rawPage,
-    },
-    b: raw("b", "(b) listPets SQL, raw D1 worker", "", rawPage),
-    bp: raw(
+  const raw = (query: string) => ({ port: PORTS.raw, path: `/?${query}` });
+  const rawHits = (query: string) => ({ ...raw(`platform&hit=${query}`), each: rawHit });
+  const fromApi = (path: string) => ({ port: PORTS.apiD1, path, headers });
+  const hits = (path: string) => ({ port: PORTS.api, path, headers, each: apiHit });
+  const rows = [
+    row("a", "(a) static 20-pet JSON, bare worker", { port: PORTS.static, path: "/" }, page(1)),
+    row("b", "(b) listPets SQL, raw D1 worker", raw(""), page(1)),
+    row(
       "bp",
       "(b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
-      "platform",
-      rawPage,
+      raw("platform"),
+      page(1),
     ),
-    bl: raw("bl", "(b+l) raw D1 worker + rate-limiter call only (diagnostic)", "limiter", rawPage),
-    bs: raw("bs", "(b+s) raw D1 worker + D1 session only (diagnostic)", "session", rawPage),
-    bh: {
-      ...raw(
-        "bh",
-        "(b+h) raw worker + rate limiter + D1 session + Cache API match and body read (page 1)",
-        "platform&hit=list",
-        (s, b, h) => {
-          rawPage(s, b, h);
-          expectRawHit(h);
-        },
-      ),
-      each: rawHit,
-    },
-    bhf: {
-      ...raw(
-        "bhf",
-        "(b+hf) raw worker + rate limiter + D1 session + Cache API match and body read (one pet)",
-        "platform&hit=pet",
-        (s, b, h) => {
-          expectStatus(s);
-          expectPet(b);
-          expectRawHit(h);
-        },
-      ),
-      each: rawHit,
-    },
-    bn: {
-      ...raw(
-        "bn",
-        "(b+n) raw worker + rate limiter + D1 session + Cache API match and body read, 304 on its ETag (page 1)",
-        "platform&hit=list&inm",
-        (s, b, h) => {
-          expectStatus(s, 304);
-          if (b !== "") throw new Error("a 304 with a body");
-          expectRawHit(h);
-        },
-      ),
-      status: 304,
-      each: rawHit,
-    },
-    c: {
-      id: "c",
-      label: "(c) listPets page 1, from D1",
-      port: PORTS.apiD1,
-      path: "/v1/pets",
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPage(b, 1);
-        if (!/rel="next"/.test(h.get("Link") ?? "")) throw new Error("no next link");
-        if (!readD1(h)) throw new Error("no bookmark: this row must read D1");
+    row("bl", "(b+l) raw D1 worker + rate-limiter call only (diagnostic)", raw("limiter"), page(1)),
+    row("bs", "(b+s) raw D1 worker + D1 session only (diagnostic)", raw("session"), page(1)),
+    row(
+      "bh",
+      "(b+h) raw worker + rate limiter + D1 session + Cache API match and body read (page 1)",
+      rawHits("list"),
+      page(1),
+      rawHitCheck,
+    ),
+    row(
+      "bhf",
+      "(b+hf) raw worker + rate limiter + D1 session + Cache API match and body read (one pet)",
+      rawHits("pet"),
+      benchPet,
+      rawHitCheck,
+    ),
+    row(
+      "bn",
+      "(b+n) raw worker + rate limiter + D1 session + Cache API match and body read, 304 on its ETag (page 1)",
+      { ...rawHits("list&inm"), status: 304 },
+      empty,
+      rawHitCheck,
+    ),
+    row("c", "(c) listPets page 1, from D1", fromApi("/v1/pets"), page(1), next, fromD1),
+    row(
+      "cs",
+      "(c') listPets page 1, status=available, from D1",
+      fromApi("/v1/pets?status=available"),
+      page(1, "available"),
+    ),
+    row(
+      "d",
+      `(d) listPets deep page (after id ${DEEP_AFTER.toLocaleString("en")}), from D1`,
+      fromApi(`/v1/pets?cursor=${deep}`),
+      page(DEEP_AFTER + 1),
+    ),
+    row(
+      "ds",
+      "(d') listPets deep page, status=available, from D1",
+      fromApi(`/v1/pets?status=available&cursor=${deepAvailable}`),
+      page(DEEP_AFTER + 1, "available"),
+    ),
+    row(
+      "e",
+      "(e) createPet",
+      {
+        port: PORTS.api,
+        path: "/v1/pets",
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
+        status: 201,
       },
-    },
-    cs: {
-      id: "cs",
-      label: "(c') listPets page 1, status=available, from D1",
-      port: PORTS.apiD1,
-      path: "/v1/pets?status=available",
-      headers: auth,
-      check: (s, b) => {
-        expectStatus(s);
-        expectPage(b, 1, "available");
+      (body, h) => {
+        const pet = JSON.parse(body) as Pet;
+        assert.ok(pet.name === "Bench" && pet.id > PETS, `unexpected pet ${body}`);
+        assert.equal(h.get("Location"), `/v1/pets/${pet.id}`);
       },
-    },
-    d: {
-      id: "d",
-      label: `(d) listPets deep page (after id ${DEEP_AFTER.toLocaleString("en")}), from D1`,
-      port: PORTS.apiD1,
-      path: `/v1/pets?cursor=${deep}`,
-      headers: auth,
-      check: (s, b) => {
-        expectStatus(s);
-        expectPage(b, DEEP_AFTER + 1);
-      },
-    },
-    ds: {
-      id: "ds",
-      label: `(d') listPets deep page, status=available, from D1`,
-      port: PORTS.apiD1,
-      path: `/v1/pets?status=available&cursor=${deepAvailable}`,
-      headers: auth,
-      check: (s, b) => {
-        expectStatus(s);
-        expectPage(b, DEEP_AFTER + 1, "available");
-      },
-    },
-    e: {
-      id: "e",
-      label: "(e) createPet",
-      port: PORTS.api,
-      path: "/v1/pets",
-      method: "POST",
-      headers: { ...auth, "Content-Type": "application/json" },
-      body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
-      check: (s, b, h) => {
-        expectStatus(s, 201);
-        const pet = JSON.parse(b) as Pet;
-        if (pet.name !== "Bench" || !(pet.id > PETS)) throw new Error(`unexpected pet ${b}`);
-        if (h.get("Location") !== `/v1/pets/${pet.id}`) throw new Error("no Location");
-      },
-    },
-    f: {
-      id: "f",
-      label: "(f) getPet, from D1",
-      port: PORTS.apiD1,
-      path: `/v1/pets/${BENCH_PET_ID}`,
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPet(b);
-        if (!readD1(h)) throw new Error("no bookmark: this row must read D1");
-      },
-    },
-    ch: {
-      id: "ch",
-      label: "(c hit) listPets page 1, edge-cache hit",
-      port: PORTS.api,
-      path: "/v1/pets",
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPage(b, 1);
-        if (!/rel="next"/.test(h.get("Link") ?? "")) throw new Error("no next link");
-        expectApiHit(h);
-      },
-      each: apiHit,
-    },
-    fh: {
-      id: "fh",
-      label: "(f hit) getPet, edge-cache hit",
-      port: PORTS.api,
-      path: `/v1/pets/${BENCH_PET_ID}`,
-      headers: auth,
-      check: (s, b, h) => {
-        expectStatus(s);
-        expectPet(b);
-        if (!h.get("Deprecation")) throw new Error("no Deprecation header");
-        expectApiHit(h);
-      },
-      each: apiHit,
-    },
-    cn: {
-      id: "cn",
-      label: "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
-      port: PORTS.api,
-      path: "/v1/pets",
-      // If-None-Match is filled in by prime() once the page's tag is known.
-      headers: { ...auth },
-      status: 304,
-      check: (s, b, h) => {
-        expectStatus(s, 304);
-        if (b !== "") throw new Error("a 304 with a body");
-        if (!/rel="next"/.test(h.get("Link") ?? "")) throw new Error("a 304 without its next link");
-        expectApiHit(h);
-      },
-      each: apiHit,
-    },
-  };
+    ),
+    row("f", "(f) getPet, from D1", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
+    row(
+      "ch",
+      "(c hit) listPets page 1, edge-cache hit",
+      hits("/v1/pets"),
+      page(1),
+      next,
+      apiHitCheck,
+    ),
+    row(
+      "fh",
+      "(f hit) getPet, edge-cache hit",
+      hits(`/v1/pets/${BENCH_PET_ID}`),
+      benchPet,
+      (_, h) => assert.ok(h.get("Deprecation"), "no Deprecation header"),
+      apiHitCheck,
+    ),
+    // If-None-Match is filled in by prime() once the page's tag is known.
+    row(
+      "cn",
+      "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
+      { ...hits("/v1/pets"), headers: { ...headers }, status: 304 },
+      empty,
+      next,
+      apiHitCheck,
+    ),
+  ];
+  return Object.fromEntries(rows.map((e) => [e.id, e]));
 }
 
 /**
@@ -418,91 +347,85 @@ const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 type TargetRow = [string, string, string, boolean | undefined];
 
-function targets(r: Results): TargetRow[] {
-  const ratio = (t: string, b: string) => r.ratios.find((x) => x.target === t && x.base === b);
-  const missing = (t: string, b: string) =>
-    r.notMeasured.find((x) => x.target === t && x.base === b)?.reason;
-  const rows: TargetRow[] = [];
-  const atLeast = (name: string, t: string, b: string, budget: number) => {
-    const x = ratio(t, b);
-    if (x) {
-      rows.push([
-        name,
-        `>= ${f2(budget)}`,
-        `${f2(x.median)} (${f2(x.min)}-${f2(x.max)})`,
-        x.median >= budget,
-      ]);
-    } else {
-      rows.push([name, `>= ${f2(budget)}`, `not measured: ${missing(t, b) ?? "?"}`, undefined]);
-    }
-  };
-  atLeast("listPets from D1 >= 0.85x raw D1 worker (c/b)", "c", "b", 0.85);
-  atLeast(
+/** Ratio targets: what, the comparisons (target/base) it reads, and the least median. */
+const RATIO_TARGETS: Array<[string, Array<[string, string]>, number]> = [
+  ["listPets from D1 >= 0.85x raw D1 worker (c/b)", [["c", "b"]], 0.85],
+  [
     "(diagnostic) listPets from D1 >= 0.85x raw D1 worker making the same limiter and session calls (c/b+)",
-    "c",
-    "bp",
+    [["c", "bp"]],
     0.85,
-  );
-  const dc = ratio("d", "c");
-  const dsc = ratio("ds", "cs");
-  if (dc && dsc) {
-    rows.push([
-      "deep pages within 10% of page 1 (d/c, d'/c')",
-      ">= 0.90",
-      `${f2(dc.median)}, ${f2(dsc.median)}`,
-      Math.min(dc.median, dsc.median) >= 0.9,
-    ]);
-  } else {
-    rows.push([
-      "deep pages within 10% of page 1 (d/c, d'/c')",
-      ">= 0.90",
-      "not measured",
-      undefined,
-    ]);
-  }
-  atLeast(
+  ],
+  [
+    "deep pages within 10% of page 1 (d/c, d'/c')",
+    [
+      ["d", "c"],
+      ["ds", "cs"],
+    ],
+    0.9,
+  ],
+  [
     "(diagnostic) listPets cache hit >= 0.85x raw worker making the same limiter, session and Cache API calls (c hit/b+h)",
-    "ch",
-    "bh",
+    [["ch", "bh"]],
     0.85,
-  );
-  atLeast(
+  ],
+  [
     "(diagnostic) getPet cache hit >= 0.85x raw worker making the same calls (f hit/b+hf)",
-    "fh",
-    "bhf",
+    [["fh", "bhf"]],
     0.85,
-  );
-  atLeast(
+  ],
+  [
     "(diagnostic) 304 revalidation >= 0.85x raw worker making the same calls (c 304/b+n)",
-    "cn",
-    "bn",
+    [["cn", "bn"]],
     0.85,
-  );
-  rows.push([
-    "auth adds no D1 query in steady state",
-    "0 queries",
-    "0 (test/perf-auth-cache.test.ts, npm test)",
-    true,
-  ]);
-  rows.push([
-    "a cache hit reads no D1 row",
-    "0 rows",
-    "0 (test/conditional-read.test.ts, npm test; here: no bookmark on any hit answer)",
-    true,
-  ]);
-  rows.push([
-    `bundle <= ${BUNDLE_BUDGET_KIB} KiB gzip`,
-    `<= ${BUNDLE_BUDGET_KIB}`,
-    `${r.bundle.gzipKiB.toFixed(1)} KiB`,
-    r.bundle.gzipKiB <= BUNDLE_BUDGET_KIB,
-  ]);
-  rows.push([
-    `start-up <= +${STARTUP_BUDGET_MS} ms over a raw worker`,
-    `<= +${STARTUP_BUDGET_MS}`,
-    `+${ms(r.startup.extraMs)} ms (${ms(r.startup.extraMinMs)} to ${ms(r.startup.extraMaxMs)})`,
-    r.startup.extraMs <= STARTUP_BUDGET_MS,
-  ]);
-  return rows;
+  ],
+];
+
+function targets(r: Results): TargetRow[] {
+  const of =
+    ([t, b]: [string, string]) =>
+    (x: { target: string; base: string }) =>
+      x.target === t && x.base === b;
+  const ratios = RATIO_TARGETS.map(([name, pairs, least]): TargetRow => {
+    const found = pairs.map((pair) => r.ratios.find(of(pair)));
+    const xs = found.filter((x) => x !== undefined);
+    if (xs.length < pairs.length) {
+      const why = pairs.map((pair) => r.notMeasured.find(of(pair))?.reason).find(Boolean);
+      return [name, `>= ${f2(least)}`, `not measured: ${why ?? "?"}`, undefined];
+    }
+    const [one] = xs;
+    const shown =
+      one && xs.length === 1
+        ? `${f2(one.median)} (${f2(one.min)}-${f2(one.max)})`
+        : xs.map((x) => f2(x.median)).join(", ");
+    return [name, `>= ${f2(least)}`, shown, Math.min(...xs.map((x) => x.median)) >= least];
+  });
+  return [
+    ...ratios,
+    [
+      "auth adds no D1 query in steady state",
+      "0 queries",
+      "0 (test/perf-auth-cache.test.ts, npm test)",
+      true,
+    ],
+    [
+      "a cache hit reads no D1 row",
+      "0 rows",
+      "0 (test/conditional-read.test.ts, npm test; here: no bookmark on any hit answer)",
+      true,
+    ],
+    [
+      `bundle <= ${BUNDLE_BUDGET_KIB} KiB gzip`,
+      `<= ${BUNDLE_BUDGET_KIB}`,
+      `${r.bundle.gzipKiB.toFixed(1)} KiB`,
+      r.bundle.gzipKiB <= BUNDLE_BUDGET_KIB,
+    ],
+    [
+      `start-up <= +${STARTUP_BUDGET_MS} ms over a raw worker`,
+      `<= +${STARTUP_BUDGET_MS}`,
+      `+${ms(r.startup.extraMs)} ms (${ms(r.startup.extraMinMs)} to ${ms(r.startup.extraMaxMs)})`,
+      r.startup.extraMs <= STARTUP_BUDGET_MS,
+    ],
+  ];
 }
 
 const verdict = (pass: boolean | undefined) =>
@@ -560,83 +483,6 @@ function markdown(r: Results): string {
     `- Start-up (spawn \`workerd serve\` to first 200 on GET /, median of ${r.startup.pairs} ABBA pairs): API ${ms(r.startup.apiMs)} ms, raw worker ${ms(r.startup.rawMs)} ms, **extra +${ms(r.startup.extraMs)} ms** (pairs ranged ${ms(r.startup.extraMinMs)} to ${ms(r.startup.extraMaxMs)} ms). Budget +${STARTUP_BUDGET_MS} ms.`,
   );
   return lines.join("\n");
-}
-
-function writeDoc(r: Results): void {
-  const notes =
-    markedSection(DOC, NOTES_START, NOTES_END)?.section ??
-    `${NOTES_START}\n## Notes\n\n(Hand-written analysis goes here; npm run bench keeps this section.)\n${NOTES_END}`;
-  const doc = `# Performance at the edge
-
-This file is rewritten by \`npm run bench\` (bench/run.ts); only the Notes section at the
-end is kept from one run to the next. The figures are local: workerd with a local D1
-(SQLite on this machine), so they compare the API with baselines on the same runtime;
-they do not predict production latency. Capacity (creates a second, bytes per row, rows
-read per request) is measured by \`npm run bench:capacity\` into docs/scaling.md.
-
-## How to run
-
-\`\`\`sh
-npm install
-npm run bench          # the last run took ${Math.round(r.seconds)} s on ${r.machine.cpus} cores; writes this file
-npm run bench:size     # the bundle-size check alone (CI): fails above ${BUNDLE_BUDGET_KIB} KiB gzip
-\`\`\`
-
-Knobs: \`BENCH_PAIRS\` (${DEFAULTS.pairs}), \`BENCH_SLICE_SECONDS\` (${DEFAULTS.sliceSeconds}), \`BENCH_CONNECTIONS\` (${DEFAULTS.connections}),
-\`BENCH_STARTUP_PAIRS\` (${DEFAULTS.startupPairs}). Needs Linux \`taskset\` for pinning (util-linux); without it
-the run still completes and says it was not pinned. Ports ${PORTS.api}-${PORTS.apiD1} on 127.0.0.1;
-scratch files in \`bench/.out/\` (git-ignored).
-
-## What it measures
-
-- **Server**: \`bench/server.ts\`, pinned to CPU ${SERVER_CPU}: one Node process running miniflare
-  (the version wrangler uses), one workerd, four workers on direct sockets
-  (\`unsafeDirectSockets\`: no front-end worker, no \`wrangler dev\`, which is 13-45x slower).
-  The API as deployed (\`wrangler deploy --dry-run\` bundle, wrangler.toml's top-level
-  bindings, rate limiter kept in the path with an unreachable limit, per-request log lines
-  discarded by the host) runs twice: with miniflare's Cache API (the edge cache works: the
-  "hit" and "304" rows) and with miniflare's no-op Cache API, as on a \`workers.dev\` host,
-  so that every read goes to D1 (the "from D1" rows, as before the edge cache). Baselines:
-  (a) a bare worker answering a static 20-pet JSON array, and (b) a bare worker running
-  listPets' SQL (\`LIST_PETS_SQL\` from src/db/pets.ts) on the same D1 with no validation,
-  auth or headers. Its variants add only the per-request platform calls the API makes:
-  (b+) the rate-limiter call and the D1 session (with its bookmark), (b+l) the limiter
-  alone, (b+s) the session alone; (b+h), (b+hf) the limiter, the session and, instead of
-  the query, a Cache API match and a read of the kept body (page 1, or one pet), which is
-  what the API does on a hit; (b+n) the same answering 304 when If-None-Match equals the
-  kept entry's ETag. Locally the limiter and the Cache API are emulated by miniflare with
-  Durable Objects on SQLite (a call costs about as much as a D1 query), so their cost here
-  says little about production. D1 is created fresh with ${f0(PETS)} pets (one
-  recursive-CTE INSERT) and one API key.
-- **Load**: autocannon (npm), in bench/run.ts pinned to CPU ${LOADGEN_CPU}, ${CONNECTIONS} connections, no
-  compression. Each comparison X/Y runs as pairs of slices back to back, alternating
-  the order (Y X, X Y, ...), after one warm-up slice per endpoint; a ratio is the median
-  of the pairs' throughput ratios, with its range. Every answer is checked: its status,
-  and on the hit rows that it came from the cache (no \`x-d1-bookmark\`: a hit runs no
-  query, so its D1 session has no bookmark to hand out; the raw worker says
-  \`x-raw-cache: hit\`). Before any load, a hit is checked byte-identical (body and ETag)
-  to the same answer read from D1. A pair with a wrong answer is reported with the
-  answers' status and body, checked again and run once more; a comparison whose pair
-  fails twice is reported here as not measured, and the run goes on (and exits 1).
-- (c) \`GET /v1/pets\`; (c') \`GET /v1/pets?status=available\`; (d) \`GET /v1/pets?cursor=…\` after
-  id ${f0(DEEP_AFTER)}; (d') the same with \`status=available\`, compared with (c'); (e) \`POST /v1/pets\`;
-  (f) \`GET /v1/pets/${BENCH_PET_ID}\`; (c hit) and (f hit) the same as (c) and (f) answered from the
-  edge cache; (c 304) (c hit) with \`If-None-Match\` set to the page's current ETag. All with a
-  valid key. The 304 row is a cache hit: page 1 has a next page, so the API keeps it, and a
-  304 is then the kept answer's tag compared with the request's (the API re-hashes the kept
-  body for it); a 304 for a page that is never kept (the last page) costs a D1 read instead.
-- Absolute figures on a shared machine drift 15-30% between runs; ratios taken back to
-  back repeat within a few percent. Read the ratios.
-
-## Latest run
-
-${markdown(r)}
-
-${notes}
-`;
-  mkdirSync(path.dirname(DOC), { recursive: true });
-  writeFileSync(DOC, doc);
-  formatMarkdown(DOC);
 }
 
 // ---------------------------------------------------------------- measuring
@@ -771,12 +617,7 @@ async function main() {
     [
       process.execPath,
       path.join(ROOT, "bench", "startup.ts"),
-      "--bundle",
-      bundle.file,
-      "--port",
-      String(PORTS.startup),
-      "--pairs",
-      String(STARTUP_PAIRS),
+      JSON.stringify({ bundle: bundle.file, port: PORTS.startup, pairs: STARTUP_PAIRS }),
     ],
     canPin,
   );
@@ -795,16 +636,16 @@ async function main() {
     afterLoad,
     endpoints: Object.values(eps).map((e) => {
       const slices = all.filter((s) => s.endpoint === e.id);
-      const latencies = Float64Array.from(slices.flatMap((s) => s.latenciesMs)).sort();
+      const latencies = slices.flatMap((s) => s.latenciesMs).sort((a, b) => a - b);
       const rps = slices.map((s) => s.rps);
       return {
         id: e.id,
         label: e.label,
-        rps: median(rps),
+        rps: rps.length ? median(rps) : Number.NaN,
         rpsMin: Math.min(...rps),
         rpsMax: Math.max(...rps),
-        p50: percentile(latencies, 50),
-        p99: percentile(latencies, 99),
+        p50: quantileSorted(latencies, 0.5),
+        p99: quantileSorted(latencies, 0.99),
         n: latencies.length,
       };
     }),
@@ -815,7 +656,7 @@ async function main() {
   writeFileSync(path.join(OUT, "results.json"), JSON.stringify(results, null, 2));
   const table = markdown(results);
   writeFileSync(path.join(OUT, "results.md"), `${table}\n`);
-  writeDoc(results);
+  writeMeasured(DOC, table);
   console.log(`\n${table}\n`);
   log(`wrote ${path.relative(ROOT, DOC)} and bench/.out/results.{md,json}`);
   if (notMeasured.length > 0 || afterLoad.length > 0) {

@@ -9,36 +9,19 @@
 //   raw    - bare fetch handler running listPets' SQL on the same D1, no    (baseline b)
 //            validation, auth or extra headers; flags add the API's platform calls
 //            (rate limiter, D1 session, Cache API match): see bench/workers.ts
-// The D1 database (persisted under --state) is created here: migrations, then
-// --pets pets from one recursive-CTE INSERT, then the bench API key's hash.
+// The D1 database (persisted under o.state) is created here: migrations (wrangler), then
+// o.pets pets from one recursive-CTE INSERT, then the bench API key's hash.
 // Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM/SIGINT.
-// Run pinned: `taskset -c 1 node bench/server.ts ...` (bench/run.ts does it).
+// Started pinned to one CPU by harness.ts's startServer, its options as one JSON argument.
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { addKey, migrate, seedPets } from "./database.ts";
+import type { ServerOptions } from "./harness.ts";
 import { apiWorkerOptions, CF, rawD1WorkerScript, staticWorkerScript } from "./workers.ts";
 
-const { values } = parseArgs({
-  options: {
-    bundle: { type: "string" },
-    state: { type: "string" },
-    host: { type: "string", default: "127.0.0.1" },
-    "api-port": { type: "string", default: "8781" },
-    "static-port": { type: "string", default: "8782" },
-    "raw-port": { type: "string", default: "8783" },
-    "api-d1-port": { type: "string", default: "8785" },
-    pets: { type: "string", default: "100000" },
-    "key-hash": { type: "string" },
-  },
-});
-if (!values.bundle || !values.state || !values["key-hash"]) {
-  console.error("usage: server.ts --bundle FILE --state DIR --key-hash HEX [--pets N]");
-  process.exit(2);
-}
-const HOST = values.host;
-if (HOST !== "127.0.0.1") throw new Error("the benchmark only ever serves on 127.0.0.1");
-const PETS = Number(values.pets);
+/** The options of harness.ts's startServer, passed as one JSON argument. */
+const o = JSON.parse(process.argv[2] ?? "{}") as ServerOptions;
+const HOST = "127.0.0.1";
 
 let problemMinute = -1;
 let problemsThisMinute = 0;
@@ -62,15 +45,16 @@ function reportProblems(log: { timestamp: number; level: string; message: string
 }
 
 async function main() {
-  const api = apiWorkerOptions(path.resolve(values.bundle as string));
+  const api = apiWorkerOptions(path.resolve(o.bundle));
   const d1Databases = api.d1Databases;
   const compatibilityDate = api.compatibilityDate;
+  migrate(path.resolve(o.state));
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: HOST,
       port: 0,
       cf: CF,
-      resourcePersistencePath: path.join(path.resolve(values.state as string), "v3"),
+      resourcePersistencePath: path.join(path.resolve(o.state), "v3"),
       // Drop the worker's per-request console lines here: printing them would put
       // Node on the server core for every request (production ships them to Workers Logs).
       // Errors and warnings (workerd's own, the API's "level":"error"/"warn" lines, the
@@ -89,20 +73,20 @@ async function main() {
         {
           ...api,
           name: "api",
-          unsafeDirectSockets: [{ host: HOST, port: Number(values["api-port"]) }],
+          unsafeDirectSockets: [{ host: HOST, port: o.ports.api }],
         },
         {
           ...api,
           name: "api-d1",
           cacheAPI: false,
-          unsafeDirectSockets: [{ host: HOST, port: Number(values["api-d1-port"]) }],
+          unsafeDirectSockets: [{ host: HOST, port: o.ports.apiD1 }],
         },
         {
           name: "static",
           compatibilityDate,
           modules: true,
           script: staticWorkerScript(),
-          unsafeDirectSockets: [{ host: HOST, port: Number(values["static-port"]) }],
+          unsafeDirectSockets: [{ host: HOST, port: o.ports.static }],
         },
         {
           name: "raw",
@@ -111,7 +95,7 @@ async function main() {
           script: rawD1WorkerScript(),
           d1Databases,
           ratelimits: api.ratelimits,
-          unsafeDirectSockets: [{ host: HOST, port: Number(values["raw-port"]) }],
+          unsafeDirectSockets: [{ host: HOST, port: o.ports.raw }],
         },
       ],
     }),
@@ -120,9 +104,8 @@ async function main() {
 
   const started = performance.now();
   const db = await mf.getD1Database("DB", "raw");
-  await migrate(db);
-  await seedPets(db, PETS);
-  await addKey(db, values["key-hash"] as string);
+  await seedPets(db, o.pets);
+  await addKey(db, o.keyHash);
   const stats = await db
     .prepare("SELECT count(*) AS pets, max(id) AS maxId FROM pets")
     .first<{ pets: number; maxId: number }>();

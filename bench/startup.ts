@@ -3,39 +3,34 @@
 // alternating raw worker and API (ABBA) so drift cancels out. Both workers get the
 // same compatibility date and plain-text bindings; GET / touches neither D1 nor the
 // rate limiter, so those bindings are left out. Prints one JSON line.
-// Run pinned: `taskset -c 1 node bench/startup.ts --bundle FILE`.
+// Run pinned to the server's CPU by bench/run.ts.
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
-import { median, OUT, ROOT } from "./lib.ts";
+import { median } from "simple-statistics";
+import { OUT, ROOT } from "./lib.ts";
 import { apiWorkerOptions } from "./workers.ts";
 
-const { values } = parseArgs({
-  options: {
-    bundle: { type: "string" },
-    port: { type: "string", default: "8784" },
-    pairs: { type: "string", default: "10" },
-  },
-});
-if (!values.bundle) {
-  console.error("usage: startup.ts --bundle FILE [--port N] [--pairs N]");
-  process.exit(2);
-}
+/** Started by bench/run.ts, its options as one JSON argument. */
+const values = JSON.parse(process.argv[2] ?? "{}") as {
+  bundle: string;
+  port: number;
+  pairs: number;
+};
 const HOST = "127.0.0.1";
-const PORT = Number(values.port);
+const PORT = values.port;
 const WORKERD = path.join(ROOT, "node_modules", ".bin", "workerd");
 const DIR = path.join(OUT, "startup");
 const RAW_SCRIPT = `export default { fetch() { return new Response("ok"); } };\n`;
 
 function writeConfig(kind: "api" | "raw"): string {
-  const options = apiWorkerOptions(values.bundle as string);
+  const options = apiWorkerOptions(values.bundle);
   const texts = Object.entries(options.bindings ?? {})
     .filter(([, v]) => typeof v === "string")
     .map(([name, v]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(v)})`);
   const dir = path.join(DIR, kind);
   mkdirSync(dir, { recursive: true });
-  if (kind === "api") copyFileSync(values.bundle as string, path.join(dir, "worker.js"));
+  if (kind === "api") copyFileSync(values.bundle, path.join(dir, "worker.js"));
   else writeFileSync(path.join(dir, "worker.js"), RAW_SCRIPT);
   const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
@@ -84,7 +79,7 @@ async function firstResponseMs(kind: "api" | "raw"): Promise<number> {
   }
 }
 
-const pairs = Number(values.pairs);
+const pairs = values.pairs;
 const samples = { api: [] as number[], raw: [] as number[], extra: [] as number[] };
 await firstResponseMs("raw"); // warm the page cache: workerd's binary, the bundle
 await firstResponseMs("api");

@@ -1,30 +1,66 @@
 // npm run dev [-- <wrangler dev flags>]
-// 1. applies migrations/ to the local D1, 2. seeds the local-only key
-// `local-dev-key` (LOCAL database only, never remote), 3. starts `wrangler dev`.
+// 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
+// 2. seeds the local-only key `local-dev-key` (LOCAL database only, never remote),
+// 3. starts `wrangler dev` with the flags as given.
+import { parseArgs } from "node:util";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { seedLocalDevKeyStatement } from "./key-statements.ts";
 import { d1Target, runWranglerForeground, wrangler } from "./wrangler.ts";
 
-const passThrough = process.argv.slice(2);
-const persistIndex = passThrough.indexOf("--persist-to");
-const persistTo = persistIndex >= 0 ? passThrough[persistIndex + 1] : undefined;
-const local = d1Target(undefined, persistTo);
+/** What `npm run dev` reads of wrangler dev's flags, in either form (`--port 8787`, `--port=8787`). */
+export function devOptions(argv: string[]): { url: string; persistTo: string | undefined } {
+  const { values } = parseArgs({
+    args: argv,
+    strict: false,
+    options: {
+      ip: { type: "string" },
+      port: { type: "string" },
+      "local-protocol": { type: "string" },
+      "persist-to": { type: "string" },
+    },
+  });
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  const ip = text(values.ip) ?? "localhost";
+  const host = ip.includes(":") ? `[${ip}]` : ip;
+  const protocol = text(values["local-protocol"]) ?? "http";
+  return {
+    url: `${protocol}://${host}:${text(values.port) ?? "8787"}`,
+    persistTo: text(values["persist-to"]),
+  };
+}
 
-wrangler(["d1", "migrations", "apply", "DB", ...local], { ci: true });
+/**
+ * The outcome of `wrangler d1 migrations apply`, which prints the table of migrations
+ * before it starts and again after each one: the last table, or the last line
+ * ("No migrations to apply!").
+ */
+export function migrationOutcome(output: string): string {
+  const start = output.lastIndexOf("┌");
+  return start >= 0 ? output.slice(start).trim() : (output.trim().split("\n").at(-1) ?? "");
+}
 
-wrangler(
-  [
-    "d1",
-    "execute",
-    "DB",
-    ...local,
-    "--command",
-    seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
-  ],
-  { capture: true },
-);
-console.log(
-  `Local D1 ready. Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" http://localhost:8787/v1/pets`,
-);
-
-runWranglerForeground(["dev", ...passThrough]);
+if (import.meta.main) {
+  const passThrough = process.argv.slice(2);
+  const { url, persistTo } = devOptions(passThrough);
+  const local = d1Target(undefined, persistTo);
+  const migrated = wrangler(["d1", "migrations", "apply", "DB", ...local], {
+    capture: true,
+    ci: true,
+  });
+  console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
+  wrangler(
+    [
+      "d1",
+      "execute",
+      "DB",
+      ...local,
+      "--command",
+      seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
+    ],
+    { capture: true },
+  );
+  console.log(
+    `Local D1 ready. Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${url}/v1/pets`,
+  );
+  runWranglerForeground(["dev", ...passThrough]);
+}

@@ -1,42 +1,151 @@
 // SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--write] [--timeout s] [--pin worker=version]
-// Checks a running deployment the way a client would, in a few requests: the root,
-// the OpenAPI document, the docs page and the scripts it loads, 401 without a key, a
-// CORS preflight, a list page and its next page, getPet's deprecation headers; with
-// --write also a create with an Idempotency-Key and its replay. One line per check,
-// a summary, exit 0 (all passed) or 1 (a check failed); wrong usage: one line, the
-// usage, exit 2. The key is read from SMOKE_API_KEY only and never printed.
-// The checks themselves: scripts/smoke-checks.ts; the grammar: scripts/smoke-cli.ts.
+// Checks a running deployment the way a client would, in a few requests: vitest runs
+// test/live/smoke.test.ts (project "smoke" of vitest.live.config.ts) against --base.
+// Wrong usage: one line, the usage, exit 2. The key comes from SMOKE_API_KEY only (never
+// a flag, so it stays out of shell history, process lists and CI logs) and is never printed.
+import { parseArgs } from "node:util";
+import { startVitest } from "vitest/node";
 
-import type { SmokeOptions } from "./smoke-checks.ts";
-import { runSmoke } from "./smoke-checks.ts";
-import { parseSmokeArgs, USAGE, UsageError } from "./smoke-cli.ts";
+export const USAGE = `usage: SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--write] [--timeout <seconds>]
+         [--pin <worker>=<version-id>] [--cors-origin <origin>]
 
-let parsed: SmokeOptions | "help";
-try {
-  parsed = parseSmokeArgs(process.argv.slice(2), process.env);
-} catch (err) {
-  if (!(err instanceof UsageError)) throw err;
-  console.error(`error: ${err.message}\n\n${USAGE}`);
-  process.exit(2);
+  --base         the deployment's origin, e.g. https://api.petstore.example.com (a trailing /v1
+                 is accepted); plain http only for 127.0.0.1, [::1] or localhost
+  --write        also create a pet with an Idempotency-Key and replay it (staging; the key
+                 needs pets:write). Without it every request is a read.
+  --timeout      seconds to wait for each answer (default 10)
+  --pin          send every request to that version of the worker (Cloudflare-Workers-
+                 Version-Overrides), e.g. petstore-api-production=<version id from versions upload>
+  --cors-origin  the Origin of the CORS preflight (default https://example.com)
+
+  SMOKE_API_KEY  the API key (pets:read; pets:write too for --write). Never printed.
+  Exit code: 0 every check passed, 1 a check failed, 2 wrong usage.`;
+
+export interface SmokeOptions {
+  /** The deployment's origin: every request goes there and nowhere else. */
+  base: string;
+  write: boolean;
+  timeoutMs: number;
+  /** The Cloudflare-Workers-Version-Overrides header value, when pinned. */
+  pin: string | undefined;
+  corsOrigin: string;
 }
-if (parsed === "help") {
-  console.log(USAGE);
-  process.exit(0);
-}
-const options = parsed;
 
-const mode = options.write ? "read and write" : "read-only";
-const pinned = options.pin
-  ? `, pinned to ${options.pin.worker} version ${options.pin.version}`
-  : "";
-console.log(`smoke test of ${options.base} (${mode}${pinned})`);
-const started = Date.now();
-const report = await runSmoke(options, fetch, (result) => {
-  console.log(`${result.outcome.padEnd(4)} ${result.name}: ${result.detail}`);
-});
-const seconds = ((Date.now() - started) / 1000).toFixed(1);
-const parts = [`${report.passed} passed`, `${report.failed} failed`];
-if (report.skipped) parts.push(`${report.skipped} not run (no answer from ${options.base})`);
-const verdict = report.failed === 0 ? "PASS" : "FAIL";
-console.log(`${verdict}: ${parts.join(", ")} in ${seconds} s`);
-process.exitCode = report.failed === 0 ? 0 : 1;
+declare module "vitest" {
+  interface ProvidedContext {
+    smoke: SmokeOptions;
+  }
+}
+
+export class UsageError extends Error {}
+
+const LOOPBACK = /^(127(\.\d{1,3}){3}|localhost|\[::1\])$/;
+const VERSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Throws `message` as the one line of a UsageError when `wrong` holds. */
+function refuse(wrong: unknown, message: string): void {
+  if (wrong) throw new UsageError(message);
+}
+
+/** The origin of `--base`; refuses what would send the key somewhere unexpected. */
+function origin(text: string): string {
+  const url = URL.parse(text);
+  if (!url) throw new UsageError(`--base ${text} is not a URL (e.g. https://api.example.com)`);
+  refuse(!/^https?:$/.test(url.protocol), `--base must be an http(s) URL, not ${url.protocol}`);
+  refuse(
+    url.protocol === "http:" && !LOOPBACK.test(url.hostname),
+    "--base: plain http only for 127.0.0.1, [::1] or localhost (the key would cross the network unencrypted)",
+  );
+  refuse(
+    url.username || url.password || url.search || url.hash,
+    "--base must not carry credentials, a query or a fragment",
+  );
+  refuse(
+    !["/", "/v1", "/v1/"].includes(url.pathname),
+    `--base is the deployment's origin, without the path ${url.pathname}`,
+  );
+  return url.origin;
+}
+
+/** The options of `npm run smoke -- <argv>`; a UsageError (one line) for wrong input. */
+export function smokeOptions(
+  argv: string[],
+  env: Record<string, string | undefined>,
+): SmokeOptions | "help" {
+  let values: ReturnType<typeof parse>["values"];
+  try {
+    values = parse(argv).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message.split("\n")[0]);
+  }
+  if (values.help) return "help";
+  refuse(values.key, "--key: the key comes only from the environment variable SMOKE_API_KEY");
+  if (values.base === undefined) throw new UsageError("--base is required");
+  const seconds = Number(values.timeout ?? 10);
+  refuse(
+    !Number.isInteger(seconds) || seconds < 1 || seconds > 120,
+    `--timeout ${values.timeout}: whole seconds from 1 to 120`,
+  );
+  const [worker = "", version = ""] = values.pin?.split("=") ?? [];
+  refuse(
+    values.pin !== undefined &&
+      !(/^[a-z][a-z0-9_-]{0,62}$/.test(worker) && VERSION_ID.test(version)),
+    `--pin ${values.pin}: expected <worker name>=<version id>`,
+  );
+  const corsOrigin = values["cors-origin"] ?? "https://example.com";
+  refuse(
+    URL.parse(corsOrigin)?.origin !== corsOrigin,
+    `--cors-origin ${corsOrigin} is not an origin such as https://example.com`,
+  );
+  const apiKey = env.SMOKE_API_KEY ?? "";
+  refuse(apiKey === "", "the environment variable SMOKE_API_KEY (the API key) is not set");
+  // A header value: printable ASCII without spaces. Said without echoing the key.
+  refuse(
+    !/^[\x21-\x7e]+$/.test(apiKey),
+    "SMOKE_API_KEY holds spaces or characters a key never has",
+  );
+  return {
+    base: origin(values.base),
+    write: values.write ?? false,
+    timeoutMs: seconds * 1000,
+    pin: values.pin === undefined ? undefined : `${worker}="${version}"`,
+    corsOrigin,
+  };
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      base: { type: "string" },
+      write: { type: "boolean" },
+      timeout: { type: "string" },
+      pin: { type: "string" },
+      "cors-origin": { type: "string" },
+      key: { type: "string" },
+      help: { type: "boolean" },
+    },
+  });
+}
+
+if (import.meta.main) {
+  let options: SmokeOptions | "help";
+  try {
+    options = smokeOptions(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`error: ${err.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (options === "help") {
+    console.log(USAGE);
+  } else {
+    await startVitest("test", [], {
+      config: "vitest.live.config.ts",
+      project: ["smoke"],
+      run: true,
+      provide: { smoke: options },
+    });
+  }
+}

@@ -1,7 +1,7 @@
 // This project's delivery rules for .github/workflows (docs/release.md), checked on the
-// parsed YAML, without Node APIs: scripts/check-workflows.ts runs them on the real
-// workflows (with actionlint), and test/workflow-rules.test.ts runs these very rules in
-// workerd on broken variants of them. Each problem is one line naming the place.
+// parsed YAML: test/node/workflow-rules.test.ts (npm run lint:workflows, and npm test)
+// runs them on the real workflows and on broken variants of them. Each problem is one
+// line naming the place.
 import { parseDocument } from "yaml";
 
 const WRANGLER_ACTION = "cloudflare/wrangler-action";

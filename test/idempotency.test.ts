@@ -13,15 +13,9 @@ import { IDEMPOTENCY_TTL_SECONDS } from "../src/config.ts";
 import { sha256Hex } from "../src/encoding.ts";
 import worker from "../src/index.ts";
 import { bodyFingerprint } from "../src/pets/idempotency.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
 import { idempotencyRecords } from "./support/requests.ts";
-
-interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: string;
-}
 
 let key: string;
 let keyId: number;

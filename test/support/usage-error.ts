@@ -1,4 +1,4 @@
-// The CLIs' grammars (scripts/key-cli.ts, scripts/smoke-cli.ts) refuse wrong input with
+// The keys CLI's grammar (scripts/key-cli.ts) refuses wrong input with
 // one UsageError line, which the CLI prints with its usage before exiting 2.
 import { expect } from "vitest";
 

@@ -1,0 +1,51 @@
+// npm run test:browser: @playwright/test drives Debian's Chromium (never a downloaded
+// browser: CHROMIUM_PATH, default /usr/bin/chromium) against the real `npm run dev` on
+// 127.0.0.1 with a temporary local D1. Screenshots and traces of a failed test are kept
+// in test-results/browser/.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { defineConfig } from "@playwright/test";
+
+const PORT = Number(process.env.BROWSER_API_PORT ?? 8792);
+// Made once by the main process; its workers inherit the variable, so all share one D1.
+process.env.BROWSER_D1 ??= mkdtempSync(path.join(tmpdir(), "petstore-browser-"));
+
+export default defineConfig({
+  testDir: "test/browser",
+  outputDir: "test-results/browser",
+  globalTeardown: "./test/browser/teardown.ts",
+  workers: 1,
+  timeout: 60_000,
+  reporter: "list",
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}`,
+    browserName: "chromium",
+    viewport: { width: 1400, height: 1000 },
+    // The web-app page is served from 127.0.0.1:8793 by a Playwright route, which Chromium
+    // counts as a public page: its fetches to 127.0.0.1 need Local Network Access.
+    permissions: ["local-network-access"],
+    screenshot: "only-on-failure",
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      // As root and offline (see README "Browser tests").
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    command: `npm run dev -- --ip 127.0.0.1 --port ${PORT} --persist-to ${process.env.BROWSER_D1}`,
+    url: `http://127.0.0.1:${PORT}/`,
+    env: { WRANGLER_SEND_METRICS: "false", CI: "true" },
+    timeout: 120_000,
+    gracefulShutdown: { signal: "SIGTERM", timeout: 10_000 },
+  },
+});

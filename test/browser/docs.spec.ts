@@ -1,0 +1,100 @@
+// GET /v1/docs with no internet: every operation's summary renders, "try it" reaches the
+// local API with local-dev-key, and no request fails or leaves 127.0.0.1, nothing is
+// logged as an error or a warning, and no Content-Security-Policy violation occurs.
+// Screenshots of both states: test-results/browser/docs-*/docs.png and try-it.png.
+import { expect, test } from "@playwright/test";
+import { OPERATIONS } from "../../src/operations.ts";
+
+const LOCAL_DEV_KEY = "local-dev-key";
+
+test("the docs page renders offline, and its try it lists pets from this origin", async ({
+  page,
+  request,
+  baseURL,
+}, testInfo) => {
+  const created = await request.post("/v1/pets", {
+    headers: { Authorization: `Bearer ${LOCAL_DEV_KEY}` },
+    data: { name: "docs page pet", categoryId: 1 },
+  });
+  expect(created.status()).toBe(201);
+
+  const problems: string[] = [];
+  const problem = (what: string) => (detail: string) => problems.push(`${what}: ${detail}`);
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problem(`console ${m.type()}`)(m.text());
+  });
+  page.on("pageerror", (error) => problem("page error")(error.message));
+  page.on("requestfailed", (r) =>
+    problem("request failed")(`${r.url()} ${r.failure()?.errorText}`),
+  );
+  page.on("request", (r) => {
+    if (new URL(r.url()).hostname !== "127.0.0.1") problem("left 127.0.0.1")(r.url());
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400) problem("answered")(`${r.status()} ${r.url()}`);
+  });
+  // The browser's own console entries (CSP violations, blocked loads) are not console API
+  // calls, and Chromium reports some CSP violations (a blocked eval) only as DevTools issues.
+  const cdp = await page.context().newCDPSession(page);
+  cdp.on("Log.entryAdded", ({ entry }) => {
+    if (entry.level === "error" || entry.level === "warning") {
+      problem(`console ${entry.source} ${entry.level}`)(`${entry.text} ${entry.url ?? ""}`);
+    }
+  });
+  cdp.on("Audits.issueAdded", ({ issue }) => {
+    if (issue.code === "ContentSecurityPolicyIssue") {
+      problem("CSP issue")(JSON.stringify(issue.details.contentSecurityPolicyIssueDetails));
+    }
+  });
+  await cdp.send("Log.enable");
+  await cdp.send("Audits.enable");
+  // Recorded by the page itself too, in case a violation is not logged to the console.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    Object.assign(window, { cspViolations: seen });
+    document.addEventListener("securitypolicyviolation", (e) => {
+      seen.push(`${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+
+  await test.step("every operation's summary renders", async () => {
+    const response = await page.goto("/v1/docs");
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    for (const { summary } of OPERATIONS) {
+      await expect(page.getByText(summary, { exact: true }).first()).toBeVisible({
+        timeout: 30_000,
+      });
+    }
+    await page.screenshot({ path: testInfo.outputPath("docs.png") });
+  });
+
+  await test.step('"try it" goes to this origin first, and lists pets with local-dev-key', async () => {
+    const server = page.getByRole("button", { name: /^Server:/ }).first();
+    await expect(server).toContainText(`${baseURL}/v1`);
+    await page
+      .getByRole("button", { name: /Test Request/ })
+      .first()
+      .click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByPlaceholder("Token").fill(LOCAL_DEV_KEY);
+    const [answer] = await Promise.all([
+      page.waitForResponse(
+        (r) => r.url().startsWith(`${baseURL}/v1/pets`) && r.request().method() === "GET",
+      ),
+      dialog.getByRole("button", { name: /^Send/ }).first().click(),
+    ]);
+    expect(answer.request().headers().authorization).toBe(`Bearer ${LOCAL_DEV_KEY}`);
+    expect(answer.status()).toBe(200);
+    expect(((await answer.json()) as unknown[]).length).toBeGreaterThan(0);
+    await expect(dialog.getByText("200 OK").first()).toBeVisible();
+    await page.screenshot({ path: testInfo.outputPath("try-it.png") });
+  });
+
+  await test.step("no failed request, no console error, no CSP violation", async () => {
+    const violations = await page.evaluate(
+      () => (window as unknown as { cspViolations?: string[] }).cspViolations ?? [],
+    );
+    expect([...problems, ...violations.map((v) => `CSP violation: ${v}`)]).toEqual([]);
+  });
+});

@@ -1,0 +1,105 @@
+// The real `npm run dev` for the live tests: wrangler dev on 127.0.0.1 with a local D1 in
+// a temporary directory, in a process group of its own, so that stopping it stops npm,
+// node, wrangler and workerd together.
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
+
+export const HOST = "127.0.0.1";
+export const LOCAL_DEV_KEY = "local-dev-key";
+
+/** What the scripts run with: no metrics, CI mode (no prompts). */
+export const scriptEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+
+/** `npm run -s <args>` to completion: its output, or an error with its exit code and output. */
+export function npm(args: string[], env: NodeJS.ProcessEnv = scriptEnv) {
+  return promisify(execFile)("npm", ["run", "-s", ...args], { env, timeout: 120_000 });
+}
+
+export interface DevServer {
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  /** Everything `npm run dev` printed so far. */
+  output(): string;
+  /** `npm run keys -- <args>` against this server's database: its standard output. */
+  keys(...args: string[]): Promise<string>;
+  /** Stops the whole process group and deletes the database. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `npm run dev` on 127.0.0.1:`port` and waits until `GET /` answers 200.
+ * `equalsForm` passes the flags as `--port=N` (both forms must work).
+ */
+export async function startDevServer(port: number, equalsForm = false): Promise<DevServer> {
+  const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-live-"));
+  const flags = { ip: HOST, port: String(port), "persist-to": persistTo };
+  const args = Object.entries(flags).flatMap(([name, value]) =>
+    equalsForm ? [`--${name}=${value}`] : [`--${name}`, value],
+  );
+  const child = spawn("npm", ["run", "dev", "--", ...args], {
+    env: scriptEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const exited = once(child, "exit");
+  /** Sends `name` to the server's process group; false once the group is gone. */
+  const signal = (name: NodeJS.Signals | 0) => {
+    try {
+      return process.kill(-(child.pid as number), name);
+    } catch {
+      return false;
+    }
+  };
+  // Ctrl-C (or vitest stopping this worker) reaches this process, not the server's own
+  // process group: take the group down with it.
+  const onSignal = (name: NodeJS.Signals) => {
+    signal("SIGKILL");
+    process.exit(name === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
+  const server: DevServer = {
+    base: `http://${HOST}:${port}`,
+    output: () => output,
+    keys: async (...keyArgs) =>
+      (await npm(["keys", "--", ...keyArgs, "--persist-to", persistTo])).stdout,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        signal("SIGTERM");
+        const timer = setTimeout(() => signal("SIGKILL"), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      signal("SIGKILL"); // stragglers of the group (workerd)
+      process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+      // SIGKILL lands asynchronously: a workerd still flushing would write the files again.
+      for (let i = 0; i < 50 && signal(0); i++) await sleep(100);
+      rmSync(persistTo, { recursive: true, force: true });
+    },
+  };
+  // wrangler prints "Ready on <url>" once it listens; the worker must then answer GET /.
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", () => {
+      if (output.includes(`Ready on ${server.base}`)) resolve();
+    });
+    exited.then(([code]) => reject(new Error(`npm run dev exited (${code}):\n${output}`)));
+    AbortSignal.timeout(120_000).onabort = () =>
+      reject(new Error(`npm run dev printed no "Ready on" within 120 s:\n${output}`));
+  });
+  try {
+    await ready;
+    const response = await fetch(`${server.base}/`);
+    if (response.status !== 200) throw new Error(`GET / answered ${response.status}:\n${output}`);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  return server;
+}

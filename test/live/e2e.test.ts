@@ -1,0 +1,181 @@
+// npm run e2e: the real `npm run dev` (flags in the `--name=value` form) on 127.0.0.1
+// with a temporary local D1, and the real keys CLI against that database: the seeded
+// `local-dev-key` lists, creates and fetches pets; a key issued with `keys create` works
+// and, once revoked, is refused within the auth cache's bound; restricted keys (scopes,
+// expiry, rotation, list --json) as a person runs them.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Pet } from "../../src/pets/schemas.ts";
+import { type DevServer, LOCAL_DEV_KEY, npm, startDevServer } from "./dev-server.ts";
+
+const PORT = Number(process.env.E2E_PORT ?? 8791);
+/** A revoked (or rotated-out) key is refused at once or within 60 seconds at most. */
+const REVOCATION_BOUND_MS = 60_000;
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startDevServer(PORT, true);
+});
+afterAll(() => server?.stop());
+
+async function call(method: string, path: string, key: string | null, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (key !== null) headers.Authorization = `Bearer ${key}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(`${server.base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, headers: response.headers, json: await response.json() };
+}
+
+/** Polls until `key` is refused with 401; fails if it is still accepted after the bound. */
+async function refusedWithinBound(key: string) {
+  await expect
+    .poll(async () => (await call("GET", "/v1/pets?limit=1", key)).status, {
+      timeout: REVOCATION_BOUND_MS,
+      interval: 1_000,
+    })
+    .toBe(401);
+  return call("GET", "/v1/pets?limit=1", key);
+}
+
+/** The key that `keys create` / `keys rotate` printed alone on its last line, and its id. */
+function issued(output: string): { key: string; id: string } {
+  const key = output.trimEnd().split("\n").at(-1)?.trim() ?? "";
+  expect(key, output).toMatch(/^\S{20,}$/);
+  expect(output.split(key), "the key is printed once").toHaveLength(2);
+  const id = /(?:Created key|New key) id (\d+)/.exec(output)?.[1];
+  expect(id, output).toBeDefined();
+  return { key, id: id as string };
+}
+
+describe("npm run dev", () => {
+  it("prints the address it serves and the migration table once", () => {
+    const output = server.output();
+    expect(output).toContain(
+      `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${server.base}/v1/pets`,
+    );
+    expect(output.split("0001_create_pets.sql")).toHaveLength(2);
+  });
+
+  it("local-dev-key lists, creates and fetches pets in the database --persist-to= names", async () => {
+    expect((await call("GET", "/v1/pets", null)).status).toBe(401);
+    const list = await call("GET", "/v1/pets?limit=5", LOCAL_DEV_KEY);
+    expect(list.status).toBe(200);
+    expect(list.json).toBeInstanceOf(Array);
+    const name = `e2e-${Date.now()}`;
+    const created = await call("POST", "/v1/pets", LOCAL_DEV_KEY, { name, categoryId: 7 });
+    const pet = created.json as Pet;
+    expect(created.status).toBe(201);
+    expect(pet).toEqual({ id: expect.any(Number), name, categoryId: 7, status: "available" });
+    expect(created.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
+    const fetched = await call("GET", `/v1/pets/${pet.id}`, LOCAL_DEV_KEY);
+    expect(fetched.status).toBe(200);
+    expect(fetched.json).toEqual(pet);
+    expect(fetched.headers.get("Deprecation")).toMatch(/^@\d+$/);
+    const listed = await call("GET", "/v1/pets?limit=100", LOCAL_DEV_KEY);
+    expect(listed.json).toContainEqual(pet);
+  });
+});
+
+describe("npm run keys against the server's database", () => {
+  it("a created key works; once revoked it is refused within 60 s", async () => {
+    const output = await server.keys("create", "--label", "e2e");
+    const { key, id } = issued(output);
+    expect(output).toMatch(/^Created key id \d+/m);
+    const table = await server.keys("list");
+    expect(table).toContain("e2e");
+    expect(table).not.toContain(key);
+    expect((await call("GET", "/v1/pets?limit=1", key)).status).toBe(200);
+    const create = await call("POST", "/v1/pets", key, { name: "e2e-b", categoryId: 1 });
+    expect(create.status).toBe(201);
+
+    await server.keys("revoke", id);
+    const refused = await refusedWithinBound(key);
+    expect(refused.json).toMatchObject({ code: "unauthorized", status: 401 });
+    expect(refused.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    await expect(server.keys("revoke", id), "revoking a revoked key").rejects.toMatchObject({
+      code: 1,
+    });
+    expect((await call("GET", "/v1/pets?limit=1", LOCAL_DEV_KEY)).status).toBe(200);
+  });
+
+  it("a pets:read key reads, and gets 403 insufficient_scope on a create", async () => {
+    const web = issued(await server.keys("create", "--label", "web", "--scope", "pets:read"));
+    expect((await call("GET", "/v1/pets?limit=1", web.key)).status).toBe(200);
+    const denied = await call("POST", "/v1/pets", web.key, { name: "web", categoryId: 1 });
+    expect(denied.status).toBe(403);
+    expect(denied.json).toMatchObject({ code: "insufficient_scope", status: 403 });
+    expect(denied.headers.get("WWW-Authenticate")).toBe(
+      'Bearer realm="petstore", error="insufficient_scope", scope="pets:write"',
+    );
+
+    // Rotating a key this isolate has verified (cached): the new key works at once with the
+    // same scopes; the old one is refused within the auth cache's bound, as a revocation.
+    const rotated = issued(await server.keys("rotate", web.id, "--grace", "0s"));
+    expect((await call("GET", "/v1/pets?limit=1", rotated.key)).status).toBe(200);
+    const still = await call("POST", "/v1/pets", rotated.key, { name: "x", categoryId: 1 });
+    expect(still.status, "the rotated key keeps pets:read only").toBe(403);
+    await refusedWithinBound(web.key);
+
+    const listed = JSON.parse(await server.keys("list", "--json")) as Array<{
+      id: number;
+      label: string;
+      scopes: string[];
+      expiresAt: string | null;
+      lastUsedAt: string | null;
+    }>;
+    expect(listed.find((k) => String(k.id) === web.id)).toMatchObject({
+      scopes: ["pets:read"],
+      expiresAt: expect.any(String),
+      lastUsedAt: expect.any(String),
+    });
+    expect(listed.find((k) => String(k.id) === rotated.id)).toMatchObject({
+      label: "web",
+      scopes: ["pets:read"],
+      expiresAt: null,
+    });
+    const table = await server.keys("list");
+    expect(table).toMatch(/last used/);
+    expect(table).toMatch(/pets:read/);
+  });
+
+  it("rotate --grace 0s of a key not yet verified here: the old key is refused at once", async () => {
+    const spare = issued(await server.keys("create", "--label", "spare", "--scope", "pets:read"));
+    const rotated = issued(await server.keys("rotate", spare.id, "--grace", "0s"));
+    expect((await call("GET", "/v1/pets?limit=1", spare.key)).status).toBe(401);
+    expect((await call("GET", "/v1/pets?limit=1", rotated.key)).status).toBe(200);
+  });
+
+  it("a key made with --expires-in 5s works, then is refused from its expiry instant", async () => {
+    const output = await server.keys("create", "--label", "temp", "--expires-in", "5s");
+    const early = await call("GET", "/v1/pets?limit=1", issued(output).key);
+    const earlyAt = Date.now();
+    const expiresAt = Date.parse(/expires (\S+)\)/.exec(output)?.[1] ?? "");
+    expect(earlyAt, "the key was first tried after its expiry").toBeLessThan(expiresAt);
+    expect(early.status).toBe(200);
+    // Served from the auth cache from here on: the cache entry ends at the expiry instant.
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 50));
+    const temp = issued(output);
+    const late = await call("GET", "/v1/pets?limit=1", temp.key);
+    expect(late.status).toBe(401);
+    expect(late.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    expect((late.json as { message: string }).message).toMatch(/expired/);
+    const listed = JSON.parse(await server.keys("list", "--json")) as Array<{ id: number }>;
+    expect(listed.find((k) => String(k.id) === temp.id)).toMatchObject({
+      expiresAt: expect.any(String),
+    });
+  });
+
+  it("a wrong flag is one error line and the usage, exit 2, no stack trace", async () => {
+    const wrong = npm(["keys", "--", "create", "--label", "x", "--scope", "pets:admin"]);
+    await expect(wrong).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^error: --scope must be one of/),
+    });
+    const { stderr } = (await wrong.catch((err: { stderr: string }) => err)) as { stderr: string };
+    expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+|ERR_/);
+  });
+});

@@ -1,0 +1,193 @@
+// npm run load: concurrent creates and reads against the running `npm run dev` (127.0.0.1
+// only), then every page walked again: nothing accepted is lost or duplicated. Settings
+// (environment): LOAD_URL (http://127.0.0.1:8787), LOAD_KEY (local-dev-key), LOAD_CREATES
+// (1000), LOAD_READS (1000), LOAD_CONCURRENCY (50), LOAD_SEED (a fast-check seed, to repeat
+// a run's mix). Bounded in count and by the project's test timeout.
+import fc from "fast-check";
+import LinkHeader from "http-link-header";
+import { quantileSorted } from "simple-statistics";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod/mini";
+import type { Pet } from "../../src/pets/schemas.ts";
+
+const settings = z
+  .object({
+    LOAD_URL: z._default(
+      z.url({ protocol: /^http$/, hostname: /^127\.0\.0\.1$/ }),
+      "http://127.0.0.1:8787",
+    ),
+    LOAD_KEY: z._default(z.string(), "local-dev-key"),
+    // The local rate limit is 10,000 requests a minute per key: stay well below it.
+    LOAD_CREATES: z._default(
+      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(4_000)),
+      1_000,
+    ),
+    LOAD_READS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(4_000)), 1_000),
+    LOAD_CONCURRENCY: z._default(
+      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(200)),
+      50,
+    ),
+    LOAD_SEED: z._default(z.coerce.number().check(z.int()), Date.now() % 1_000_000),
+  })
+  .parse(process.env);
+const ORIGIN = new URL(settings.LOAD_URL).origin;
+const RUN = `load-${Date.now().toString(36)}`;
+const STATUSES = ["available", "pending", "sold"] as const;
+
+type Kind = "create" | "replay" | "list" | "get";
+const latencies: Record<Kind, number[]> = { create: [], replay: [], list: [], get: [] };
+/** Answers other than the one expected (a 5xx, a network error, a wrong body). */
+const unexpected: string[] = [];
+
+async function send(kind: Kind | "walk", path: string, init: RequestInit = {}) {
+  const started = performance.now();
+  const headers = new Headers(init.headers);
+  headers.set("Authorization", `Bearer ${settings.LOAD_KEY}`);
+  if (init.body) headers.set("Content-Type", "application/json");
+  const url = new URL(path, ORIGIN);
+  expect(url.origin, "a link to another origin").toBe(ORIGIN);
+  const response = await fetch(url, {
+    ...init,
+    headers,
+    signal: AbortSignal.timeout(15_000),
+  });
+  const json = (await response.json()) as unknown;
+  if (kind !== "walk") latencies[kind].push(performance.now() - started);
+  const next = LinkHeader.parse(response.headers.get("Link") ?? "").rel("next")[0]?.uri;
+  return { status: response.status, headers: response.headers, json, next };
+}
+
+/** Every pet, by walking the pages of GET /v1/pets. */
+async function walk(): Promise<Pet[]> {
+  const pets: Pet[] = [];
+  for (let path: string | undefined = "/v1/pets?limit=100"; path; ) {
+    const page = await send("walk", path);
+    expect(page.status, path).toBe(200);
+    pets.push(...(page.json as Pet[]));
+    path = page.next;
+  }
+  return pets;
+}
+
+/** The mix: creates and reads shuffled, each with its own random choices (seeded). */
+const ops = [
+  ...Array.from({ length: settings.LOAD_CREATES }, (_, seq) => ({ kind: "create", seq })),
+  ...Array.from({ length: settings.LOAD_READS }, (_, seq) => ({
+    kind: seq % 2 ? "get" : "list",
+    seq,
+  })),
+];
+const seeded = { seed: settings.LOAD_SEED, numRuns: 1 };
+const [order = []] = fc.sample(fc.shuffledSubarray(ops, { minLength: ops.length }), seeded);
+const choices = fc.sample(
+  fc.record({
+    categoryId: fc.integer({ min: 1, max: 1000 }),
+    limit: fc.integer({ min: 1, max: 100 }),
+    status: fc.option(fc.constantFrom(...STATUSES), { freq: 2 }),
+    follow: fc.boolean(),
+    pick: fc.nat(),
+  }),
+  { ...seeded, numRuns: ops.length },
+);
+const plan = order.map((op, i) => ({ ...op, ...(choices[i] as (typeof choices)[number]) }));
+type Op = (typeof plan)[number];
+
+let before: Pet[] = [];
+const created: Pet[] = [];
+const replays: Array<{ pet: Pet; replay: unknown; status: number; replayed: string | null }> = [];
+
+beforeAll(async () => {
+  const up = await fetch(`${ORIGIN}/`).catch(() => undefined);
+  expect(up?.status, `no service answers at ${ORIGIN}/ (start it with npm run dev)`).toBe(200);
+  expect((await send("walk", "/v1/pets?limit=1")).status, "the key is refused").toBe(200);
+  before = await walk();
+});
+
+afterAll(() => {
+  const ms = (sorted: number[], p: number) =>
+    sorted.length ? Number(quantileSorted(sorted, p).toFixed(1)) : NaN;
+  console.table(
+    Object.fromEntries(
+      Object.entries(latencies).map(([kind, samples]) => {
+        const sorted = samples.toSorted((a, b) => a - b);
+        const row = { requests: sorted.length, p50: ms(sorted, 0.5), p90: ms(sorted, 0.9) };
+        return [kind, { ...row, p99: ms(sorted, 0.99), max: ms(sorted, 1) }];
+      }),
+    ),
+  );
+});
+
+async function run(op: Op): Promise<void> {
+  if (op.kind === "create") {
+    const body = JSON.stringify({
+      name: `${RUN}-${op.seq}`,
+      categoryId: op.categoryId,
+      status: STATUSES[op.seq % 3],
+    });
+    // Half the creates carry an Idempotency-Key; every 10th is sent again with it.
+    const headers = op.seq % 2 === 0 ? { "Idempotency-Key": `${RUN}-${op.seq}` } : undefined;
+    const answer = await send("create", "/v1/pets", { method: "POST", body, headers });
+    if (answer.status !== 201) return void unexpected.push(`create ${op.seq}: ${answer.status}`);
+    created.push(answer.json as Pet);
+    if (headers && op.seq % 10 === 0) {
+      const again = await send("replay", "/v1/pets", { method: "POST", body, headers });
+      const replayed = again.headers.get("Idempotent-Replayed");
+      replays.push({ pet: answer.json as Pet, replay: again.json, status: again.status, replayed });
+    }
+  } else if (op.kind === "list") {
+    const status = op.status ? `&status=${op.status}` : "";
+    const first = await send("list", `/v1/pets?limit=${op.limit}${status}`);
+    if (first.status !== 200) return void unexpected.push(`list: ${first.status}`);
+    // Half the time, one page further: a cursor issued under load.
+    const next = first.next && op.follow ? await send("list", first.next) : undefined;
+    if (next && next.status !== 200) unexpected.push(`list next: ${next.status}`);
+  } else {
+    const pool = created.length > 0 ? created : before;
+    const pet = pool[op.pick % Math.max(1, pool.length)];
+    if (!pet) return;
+    const answer = await send("get", `/v1/pets/${pet.id}`);
+    if (answer.status !== 200) unexpected.push(`get ${pet.id}: ${answer.status}`);
+    else expect(answer.json).toEqual(pet);
+  }
+}
+
+describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
+  it(`${settings.LOAD_CREATES} creates and ${settings.LOAD_READS} reads over ${settings.LOAD_CONCURRENCY} connections: every answer as expected`, async () => {
+    const queue = [...plan];
+    const worker = async () => {
+      for (let op = queue.shift(); op; op = queue.shift()) {
+        await run(op).catch((err: Error) => unexpected.push(`${op?.kind}: ${err.message}`));
+      }
+    };
+    await Promise.all(Array.from({ length: settings.LOAD_CONCURRENCY }, worker));
+    expect(unexpected.length, unexpected.slice(0, 20).join("\n")).toBe(0);
+    expect(created).toHaveLength(settings.LOAD_CREATES);
+    expect(new Set(created.map((p) => p.id)).size, "two creates answered one id").toBe(
+      created.length,
+    );
+  });
+
+  it("a create sent again with its Idempotency-Key is replayed: the same pet", () => {
+    expect(replays.length).toBeGreaterThan(0);
+    for (const { pet, replay, status, replayed } of replays) {
+      expect({ status, replayed, replay }).toEqual({ status: 201, replayed: "true", replay: pet });
+    }
+  });
+
+  it("afterwards every page lists each pet once, in id order: nothing lost, nothing added", async () => {
+    const after = await walk();
+    const ids = after.map((p) => p.id);
+    expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+    const listed = new Set(ids);
+    expect(
+      before.filter((p) => !listed.has(p.id)),
+      "pets that vanished",
+    ).toEqual([]);
+    expect(
+      created.filter((p) => !listed.has(p.id)),
+      "creates not listed",
+    ).toEqual([]);
+    const ours = after.filter((p) => p.name.startsWith(`${RUN}-`));
+    expect(ours, "pets of this run that no create answered").toHaveLength(created.length);
+  });
+});

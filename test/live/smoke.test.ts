@@ -1,0 +1,156 @@
+// The smoke test: a running deployment answers the way a client expects, in a few
+// requests (read-only unless --write). Run through `npm run smoke -- --base URL`
+// (scripts/smoke.ts), which checks the options and provides them here; the key comes
+// from SMOKE_API_KEY. Every request goes to --base and nowhere else (smoke-client.ts).
+import LinkHeader from "http-link-header";
+import { parse as parseHtml } from "node-html-parser";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "../../src/config.ts";
+import { type Pet, PetSchema, PetsSchema } from "../../src/pets/schemas.ts";
+import { type Answer, smokeClient } from "./smoke-client.ts";
+
+const options = inject("smoke");
+
+const send = smokeClient(options, process.env.SMOKE_API_KEY ?? "");
+
+/** The answer's JSON body; it must have this status and be application/json. */
+function json(answer: Answer, status: number): unknown {
+  expect(answer.status, answer.text.slice(0, 300)).toBe(status);
+  expect(answer.headers.get("Content-Type")).toMatch(/^application\/json\b/);
+  return JSON.parse(answer.text);
+}
+
+const links = (answer: Answer) => LinkHeader.parse(answer.headers.get("Link") ?? "");
+
+let root: Answer;
+beforeAll(async () => {
+  // Nothing answering ends the run here, with one line instead of a failure per check.
+  root = await send("GET", "/").catch(
+    (err: Error & { cause?: { code?: string; message?: string } }) => {
+      throw new Error(
+        `no answer from ${options.base}: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
+      );
+    },
+  );
+});
+
+describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, () => {
+  const created: { pet?: Pet; location?: string | null } = {};
+  let listed: Pet | undefined;
+
+  it("GET / names the service", () => {
+    expect(json(root, 200)).toMatchObject({ name: expect.any(String) });
+    expect(root.headers.get("X-Request-Id")).toBeTruthy();
+  });
+
+  it("GET /v1/openapi.json is OpenAPI 3.1 with the pet paths", async () => {
+    const doc = json(await send("GET", "/v1/openapi.json"), 200) as {
+      openapi: string;
+      paths: object;
+    };
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/pets", "/pets/{petId}"]));
+  });
+
+  it("GET /v1/docs loads its scripts from this origin, each JavaScript", async () => {
+    const page = await send("GET", "/v1/docs");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Type")).toMatch(/^text\/html\b/);
+    const html = parseHtml(page.text);
+    const at = (href: string | undefined) => new URL(href ?? "", `${options.base}/v1/docs`);
+    const scripts = html.querySelectorAll("script[src]").map((s) => at(s.getAttribute("src")));
+    expect(scripts.length, "the page loads no script").toBeGreaterThan(0);
+    const fetched = ["stylesheet", "preload", "modulepreload", "icon"].map(
+      (r) => `link[rel~=${r}]`,
+    );
+    for (const link of html.querySelectorAll(fetched.join(", "))) {
+      const url = at(link.getAttribute("href"));
+      // A data: URL (the page's empty icon) is no request to anyone.
+      if (url.protocol !== "data:") expect(url.origin, url.href).toBe(options.base);
+    }
+    for (const src of scripts) {
+      const script = await send("GET", src.href);
+      expect(script.status, src.href).toBe(200);
+      expect(script.headers.get("Content-Type")).toMatch(/^(text|application)\/javascript\b/);
+      expect(script.text.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("GET /v1/pets without a key: 401 with a Bearer challenge", async () => {
+    const answer = await send("GET", "/v1/pets");
+    expect(json(answer, 401)).toMatchObject({ code: "unauthorized", status: 401 });
+    expect(answer.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
+  });
+
+  it("a CORS preflight of a create is granted", async () => {
+    const answer = await send("OPTIONS", "/v1/pets", {
+      headers: {
+        Origin: options.corsOrigin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
+      },
+    });
+    expect(answer.status).toBeGreaterThanOrEqual(200);
+    expect(answer.status).toBeLessThan(300);
+    expect(["*", options.corsOrigin]).toContain(answer.headers.get("Access-Control-Allow-Origin"));
+    expect(answer.headers.get("Access-Control-Allow-Methods")).toMatch(/\bPOST\b/i);
+    const allowed = (answer.headers.get("Access-Control-Allow-Headers") ?? "").toLowerCase();
+    expect(allowed.split(/\s*,\s*/)).toEqual(
+      expect.arrayContaining(["authorization", "content-type", "idempotency-key"]),
+    );
+  });
+
+  if (options.write) {
+    const newPet = { name: `smoke test ${new Date().toISOString()}`, categoryId: 1 };
+    const post = (idempotencyKey: string) =>
+      send("POST", "/v1/pets", {
+        key: true,
+        headers: { "Content-Type": "application/json", "Idempotency-Key": idempotencyKey },
+        body: JSON.stringify(newPet),
+      });
+    const idempotencyKey = `smoke-${crypto.randomUUID()}`;
+
+    it("POST /v1/pets with an Idempotency-Key creates the pet (the key needs pets:write)", async () => {
+      const answer = await post(idempotencyKey);
+      const pet = PetSchema.parse(json(answer, 201));
+      expect(pet).toMatchObject({ ...newPet, status: "available" });
+      expect(answer.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
+      expect(answer.headers.get("Idempotent-Replayed")).not.toBe("true");
+      Object.assign(created, { pet, location: answer.headers.get("Location") });
+    });
+
+    it("the same POST again is replayed: same pet, Idempotent-Replayed: true", async () => {
+      expect(created.pet, "the create failed: nothing to replay").toBeDefined();
+      const answer = await post(idempotencyKey);
+      expect(json(answer, 201)).toEqual(created.pet);
+      expect(answer.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(answer.headers.get("Location")).toBe(created.location);
+    });
+  }
+
+  it('GET /v1/pets?limit=1 and its Link rel="next" page', async (context) => {
+    const first = await send("GET", "/v1/pets?limit=1", { key: true });
+    const page = PetsSchema.parse(json(first, 200));
+    expect(page.length).toBeLessThanOrEqual(1);
+    listed = page[0];
+    const next = links(first).rel("next")[0];
+    if (!next) return context.skip("fewer than 2 pets: no next page to follow");
+    const url = new URL(next.uri, `${options.base}/v1/pets`);
+    expect(`${url.origin}${url.pathname}`).toBe(`${options.base}/v1/pets`);
+    expect(url.searchParams.has("cursor")).toBe(true);
+    const following = PetsSchema.parse(json(await send("GET", url.href, { key: true }), 200));
+    expect(following).toHaveLength(1);
+    expect(following[0]?.id).toBeGreaterThan(page[0]?.id as number);
+  });
+
+  it("GET /v1/pets/{petId} carries its deprecation headers", async (context) => {
+    const pet = created.pet ?? listed;
+    if (!pet) return context.skip("no pet to fetch: the deployment holds none");
+    const answer = await send("GET", `/v1/pets/${pet.id}`, { key: true });
+    expect(PetSchema.parse(json(answer, 200)).id).toBe(pet.id);
+    expect(answer.headers.get("Deprecation")).toBe(`@${GET_PET_DEPRECATED_AT}`);
+    expect(answer.headers.get("Sunset")).toBe(new Date(GET_PET_SUNSET_AT * 1000).toUTCString());
+    expect(links(answer).rel("successor-version")[0]?.uri).toBe("/v1/pets");
+    expect(links(answer).rel("deprecation")).toHaveLength(1);
+  });
+});
