@@ -77,11 +77,6 @@ export function isDeployCommand(command: Command): boolean {
 }
 
 /** Builds dist/assets, the docs page's files that wrangler.toml's [assets] uploads. */
-const buildsDocsAssets = (step: Step) =>
-  typeof step.run === "string" && /\bnpm\s+run\s+(?:-s\s+)?docs:assets\b/.test(step.run);
-
-/** Uploads the worker's code (and its assets): deploy or versions upload, dry runs too. */
-const uploadsCode = (command: Command) => /^(deploy|versions upload)\b/.test(command.text);
 
 export function isSmokeStep(step: Step): boolean {
   return typeof step.run === "string" && /\bnpm\s+run\s+(?:-s\s+)?smoke(?![\w:-])/.test(step.run);
@@ -200,17 +195,10 @@ function checkWorkflow(file: string, workflow: Mapping): string[] {
     let uploadedProduction = false;
     let firstProductionDeploy = true;
     let rollbackOnFailure = false;
-    let docsAssetsBuilt = false;
 
     for (const [index, step] of steps.entries()) {
       const at = where(step, index);
       const commands = wranglerCommands(step);
-      if (buildsDocsAssets(step)) docsAssetsBuilt = true;
-      if (commands.some(uploadsCode) && !docsAssetsBuilt) {
-        problems.push(
-          `${at}: run npm run docs:assets before uploading (wrangler.toml [assets] serves dist/assets, which is built, never committed)`,
-        );
-      }
       if (usesWranglerAction(step)) {
         if (step.uses !== `${WRANGLER_ACTION}@v4`) {
           problems.push(`${at}: use ${WRANGLER_ACTION}@v4 (found ${step.uses})`);

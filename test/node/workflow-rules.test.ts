@@ -281,27 +281,6 @@ describe("secrets reach steps only through env", () => {
   });
 });
 
-describe("the docs page's files are built before any upload", () => {
-  /** Removes the job's `npm run docs:assets` step. */
-  const withoutDocsAssets = (job: string) => (w: Workflow) => {
-    const steps = w.jobs[job]?.steps as Step[];
-    const index = steps.findIndex((s) => s.run === "npm run docs:assets");
-    expect(index).toBeGreaterThanOrEqual(0);
-    steps.splice(index, 1);
-  };
-  const unbuilt = (file: string, job: string, name: string) =>
-    `${file}: job ${job}, step "${name}": run npm run docs:assets before uploading (wrangler.toml [assets] serves dist/assets, which is built, never committed)`;
-
-  it.each([
-    ["pull-request.yml", "preview", "upload a preview version to staging"],
-    [STAGING, "deploy", "deploy staging"],
-    [RELEASE, "deploy", "upload the release as a new version (no traffic yet)"],
-  ])("%s without it: job %s, step %j", (file, job, name) => {
-    const problems = problemsAfter(file, withoutDocsAssets(job));
-    expect(problems).toEqual([unbuilt(file, job, name)]);
-  });
-});
-
 describe("the rules kept from before", () => {
   it("the wrangler action pinned at v4, with the two secrets", () => {
     const problems = problemsAfter(STAGING, (w) => {
