@@ -1,4 +1,4 @@
-// npm run bench:edge — what a client far from the D1 primary waits for (issue 15).
+// npm run bench:edge — what a client far from the D1 primary waits for.
 //  1. builds bench/edge-worker.ts (the service's app, its D1 and Cache API calls
 //     instrumented and delayed) with wrangler as it builds the worker;
 //  2. serves it from one Node process with miniflare: ISOLATES workers (each its own
@@ -6,7 +6,7 @@
 //     of one Cloudflare location do;
 //  3. sends each request class one request at a time and records, per answer, the trips it
 //     waited for (x-edge-trips) and the time the client waited;
-//  4. checks every row against what issue 15 requires (exit 1 if one fails), prints the
+//  4. checks every row against what the edge contract requires (exit 1 if one fails), prints the
 //     table and writes it into docs/performance.md (the edge section, which npm run
 //     bench keeps).
 // Delays stand for a client in Sydney: the primary 100 ms away, a replica 10 ms, the
@@ -43,7 +43,7 @@ interface Answer {
   list: string[];
 }
 
-/** One request class: what issue 15 found before, what it requires, what was measured. */
+/** One request class: what was measured before the change, what is required, what was measured. */
 interface Row {
   label: string;
   before: { trips: string; ms?: number };
@@ -325,7 +325,7 @@ function tripsOf(answers: Answer[]): string {
 function render(rows: Row[]): string {
   const when = new Date().toISOString().replace(/\.\d+Z$/, "Z");
   return [
-    `Run ${when}: ${ISOLATES} isolates sharing one local D1 and one Cache API, trips delayed as for a client in Sydney (primary ${DELAYS.primary} ms, replica ${DELAYS.replica} ms, Cache API ${DELAYS.cache} ms), ${SAMPLES} requests per row, one at a time. "Before": issue 15's figures (the same delays, the previous design). Time: what the client waited, median (range), without its own trip to the location; trips: what the answer waited for (primary, replica, Cache API), work after the answer excluded.`,
+    `Run ${when}: ${ISOLATES} isolates sharing one local D1 and one Cache API, trips delayed as for a client in Sydney (primary ${DELAYS.primary} ms, replica ${DELAYS.replica} ms, Cache API ${DELAYS.cache} ms), ${SAMPLES} requests per row, one at a time. "Before": the figures measured before tiered key verification and one-batch creates (the same delays, the previous design). Time: what the client waited, median (range), without its own trip to the location; trips: what the answer waited for (primary, replica, Cache API), work after the answer excluded.`,
     "",
     "| request | before: trips | before: ms | must be | after: trips | after: ms | holds |",
     "|---|---|---|---|---|---|---|",
