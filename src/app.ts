@@ -103,7 +103,7 @@ export function createApp(options: AppOptions = {}) {
   app.get("/", (c) =>
     c.json({
       name: "Pet Store API",
-      version: "1.0.0",
+      version: openApiDocument.info.version,
       documentation: new URL("/v1/docs", c.req.url).href,
       openapi: new URL("/v1/openapi.json", c.req.url).href,
     }),

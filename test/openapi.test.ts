@@ -1,5 +1,6 @@
 // The served OpenAPI document: public, fresh (equal to what the schemas generate), complete.
 import { describe, expect, it } from "vitest";
+import packageJson from "../package.json" with { type: "json" };
 import { ERROR_STATUS } from "../src/errors.ts";
 import { buildOpenApiDocument } from "../src/openapi/document.ts";
 import { CONTRACT_EXPOSED_HEADERS, call, expectError } from "./helpers.ts";
@@ -30,6 +31,7 @@ describe("GET /v1/openapi.json", () => {
   it("is OpenAPI 3.1 with both servers under /v1 and the bearer scheme on everything", async () => {
     const doc = await served();
     expect(doc.openapi).toMatch(/^3\.1\./);
+    expect((doc.info as { version: string }).version).toBe(packageJson.version);
     expect(doc.servers.map((s) => s.url)).toEqual([
       expect.stringMatching(/^https:\/\/.+\/v1$/),
       expect.stringMatching(/^https:\/\/staging\..+\/v1$/),

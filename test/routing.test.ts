@@ -2,6 +2,7 @@
 
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import packageJson from "../package.json" with { type: "json" };
 import type { LogLine } from "../src/http/request-context.ts";
 import {
   CONTRACT_EXPOSED_HEADERS,
@@ -18,6 +19,8 @@ describe("outside /v1", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
     const body = (await response.json()) as Record<string, string>;
+    // The version is written once, in package.json (which release checks read).
+    expect(body.version).toBe(packageJson.version);
     expect(body.documentation).toMatch(/\/v1\/docs$/);
     expect(body.openapi).toMatch(/\/v1\/openapi\.json$/);
   });

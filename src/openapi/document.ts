@@ -3,6 +3,7 @@
 // Run at build time by scripts/openapi.ts; the worker serves the JSON it writes,
 // so no isolate pays for generating it. A test rebuilds it and compares.
 import * as z from "zod/mini";
+import packageJson from "../../package.json" with { type: "json" };
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../auth/scopes.ts";
 import {
   GET_PET_DEPRECATED_AT,
@@ -319,7 +320,8 @@ export function buildOpenApiDocument(): Json {
     openapi: "3.1.1",
     info: {
       title: "Pet Store API",
-      version: "1.0.0",
+      // The release's version: package.json is the one place it is written.
+      version: packageJson.version,
       description: [
         "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme).",
         "",
