@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import type { LogLine } from "../src/http/request-context.ts";
+import { OPERATIONS, type Operation } from "../src/operations.ts";
 import {
   CONTRACT_EXPOSED_HEADERS,
   call,
@@ -71,6 +72,38 @@ describe("under /v1 with a key", () => {
     const response = await call("/v1/pets", { method: "HEAD", key });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("");
+  });
+});
+
+describe("the operation table drives the routes", () => {
+  /** A concrete path for an operation's path template. */
+  const concrete = (op: Operation) => `/v1${op.path.replaceAll(/\{\w+\}/g, "1")}`;
+
+  it("each path allows exactly its operations' methods (HEAD with GET), in OPTIONS and in 405", async () => {
+    const { key } = await createKey();
+    for (const op of OPERATIONS) {
+      const methods = OPERATIONS.filter((other) => other.path === op.path).flatMap((other) =>
+        other.method === "get" ? ["GET", "HEAD"] : [other.method.toUpperCase()],
+      );
+      const allow = [...methods, "OPTIONS"].join(", ");
+      const options = await call(concrete(op), { method: "OPTIONS" });
+      expect(options.status, op.operationId).toBe(204);
+      expect(options.headers.get("Allow"), op.operationId).toBe(allow);
+      const refused = await call(concrete(op), { method: "PATCH", key });
+      await expectError(refused, 405, "method_not_allowed", /PATCH/);
+      expect(refused.headers.get("Allow"), op.operationId).toBe(allow);
+    }
+  });
+
+  it("an operation needs a key unless the table marks it public", async () => {
+    for (const op of OPERATIONS) {
+      const response = await call(concrete(op), {
+        method: op.method.toUpperCase(),
+        ...(op.body ? { json: {} } : {}),
+      });
+      if (op.public) expect(response.status, op.operationId).toBe(200);
+      else await expectError(response, 401, "unauthorized");
+    }
   });
 });
 

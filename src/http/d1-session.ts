@@ -9,22 +9,28 @@ import type { AppEnv } from "./types.ts";
 export const BOOKMARK_HEADER = "x-d1-bookmark";
 const BOOKMARK = /^[A-Za-z0-9-]{1,256}$/;
 
-export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
-  const sent = c.req.header(BOOKMARK_HEADER);
-  if (sent !== undefined && !BOOKMARK.test(sent)) {
-    throw new ApiError("invalid_parameter", `Header "${BOOKMARK_HEADER}" is not a D1 bookmark.`);
-  }
-  const isRead = c.req.method === "GET" || c.req.method === "HEAD";
-  // Writes start on the primary; reads start anywhere, or no older than the client's bookmark.
-  let session: D1DatabaseSession;
-  try {
-    session = c.env.DB.withSession(isRead ? (sent ?? "first-unconstrained") : "first-primary");
-  } catch (err) {
-    throw new DatabaseUnavailableError(err);
-  }
-  const pets = d1PetStore(session);
-  c.set("pets", pets);
-  await next();
-  const bookmark = pets.bookmark();
-  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
-});
+/**
+ * The operation's session, as the operation table declares it: a read starts anywhere,
+ * or no older than the client's bookmark; a write starts on the primary.
+ */
+export function d1Session(kind: "read" | "write") {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const sent = c.req.header(BOOKMARK_HEADER);
+    if (sent !== undefined && !BOOKMARK.test(sent)) {
+      throw new ApiError("invalid_parameter", `Header "${BOOKMARK_HEADER}" is not a D1 bookmark.`);
+    }
+    let session: D1DatabaseSession;
+    try {
+      session = c.env.DB.withSession(
+        kind === "read" ? (sent ?? "first-unconstrained") : "first-primary",
+      );
+    } catch (err) {
+      throw new DatabaseUnavailableError(err);
+    }
+    const pets = d1PetStore(session);
+    c.set("pets", pets);
+    await next();
+    const bookmark = pets.bookmark();
+    if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  });
+}

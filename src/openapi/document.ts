@@ -174,6 +174,11 @@ function headerObjects(names: HeaderName[], always: HeaderName[] = []): Json {
   );
 }
 
+/** Headers every answer of the operation past the key check carries. */
+function alwaysHeaders(op: Operation): HeaderName[] {
+  return op.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
+}
+
 function errorResponses(op: Operation): Json {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...(op.public ? PUBLIC_COMMON_ERRORS : COMMON_ERRORS), ...op.errors]) {
@@ -185,10 +190,10 @@ function errorResponses(op: Operation): Json {
     // 401 comes before the operation runs, so it carries none of the operation's own
     // headers; a 5xx may come from the key check too (database down), so there they
     // are documented but not promised.
-    const always = status === 401 || status >= 500 ? [] : (op.alwaysHeaders ?? []);
+    const always = status === 401 || status >= 500 ? [] : alwaysHeaders(op);
     const headers = new Set<HeaderName>([
       ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
-      ...(status === 401 ? [] : (op.alwaysHeaders ?? [])),
+      ...(status === 401 ? [] : alwaysHeaders(op)),
     ]);
     responses[String(status)] = {
       description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),
@@ -270,8 +275,8 @@ function operationObject(op: Operation): Json {
     responses[String(op.success.status)] = {
       description: op.success.description,
       headers: headerObjects(
-        [...op.success.headers, ...conditional, ...(op.alwaysHeaders ?? [])],
-        op.alwaysHeaders,
+        [...op.success.headers, ...conditional, ...alwaysHeaders(op)],
+        alwaysHeaders(op),
       ),
       content: {
         [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
@@ -283,8 +288,8 @@ function operationObject(op: Operation): Json {
       description:
         "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
       headers: headerObjects(
-        [...conditional, "Link", ...(op.alwaysHeaders ?? []), "x-d1-bookmark"],
-        op.alwaysHeaders,
+        [...conditional, "Link", ...alwaysHeaders(op), "x-d1-bookmark"],
+        alwaysHeaders(op),
       ),
     };
   }
@@ -296,7 +301,7 @@ function operationObject(op: Operation): Json {
     tags: [op.public ? "documentation" : op.path.startsWith("/store") ? "store" : "animals"],
   };
   object.security = op.scope ? [{ bearerAuth: [op.scope] }] : [];
-  if (op.deprecated) object.deprecated = true;
+  if (op.deprecation) object.deprecated = true;
   if (op.stability) object["x-stability"] = op.stability;
   const params = parameters(op);
   if (params.length > 0) object.parameters = params;
