@@ -4,7 +4,6 @@
 import { zValidator } from "@hono/zod-validator";
 import type { Handler, MiddlewareHandler } from "hono";
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
 import type { H } from "hono/types";
 import type * as z from "zod/mini";
 import type { LastUseRecorder } from "./auth/last-use.ts";
@@ -12,7 +11,7 @@ import { createLastUseRecorder } from "./auth/last-use.ts";
 import { authenticate, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
-import { ApiError, errorResponse, toApiError } from "./errors.ts";
+import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import type { Clock } from "./http/clock.ts";
 import { systemClock } from "./http/clock.ts";
 import type { EdgeCache } from "./http/conditional-read.ts";
@@ -160,14 +159,8 @@ export function createApp(options: AppOptions = {}) {
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
   app.onError((err, c) => {
-    let apiError: ApiError;
-    if (err instanceof HTTPException && err.status === 400) {
-      // Hono's own validator only throws this for a body it could not parse.
-      apiError = new ApiError("invalid_json", "Request body is not valid JSON.");
-    } else {
-      apiError = toApiError(err);
-    }
-    if (apiError.status >= 500) {
+    const apiError = toApiError(err);
+    if (isFault(err)) {
       log({
         level: "error",
         msg: "unhandled error",

@@ -1,5 +1,6 @@
 // The one place that defines and builds error bodies.
 // Every non-2xx answer of the service is an `ApiError` rendered by `errorResponse`.
+import { HTTPException } from "hono/http-exception";
 import * as z from "zod/mini";
 
 /** Machine-readable error codes and the HTTP status each one always carries. */
@@ -106,6 +107,10 @@ export class DatabaseUnavailableError extends Error {
 /** Turns anything thrown into the ApiError that is safe to show a client. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException && err.status === 400) {
+    // Hono's own validator only throws this for a body it could not parse.
+    return new ApiError("invalid_json", "Request body is not valid JSON.");
+  }
   if (err instanceof DatabaseUnavailableError) {
     return new ApiError("service_unavailable", "The database is unavailable; retry later.", {
       headers: { "Retry-After": "5" },
@@ -117,9 +122,19 @@ export function toApiError(err: unknown): ApiError {
   );
 }
 
+/**
+ * Whether something thrown while answering is a fault (of the service or its database),
+ * logged as an error, rather than an answer the service meant to give: every ApiError
+ * (a 4xx, the 501 of an operation whose contract is not published) is one of those.
+ */
+export function isFault(err: unknown): boolean {
+  return err !== undefined && toApiError(err).status >= 500 && !(err instanceof ApiError);
+}
+
 export function errorResponse(err: ApiError, extraHeaders?: Headers): Response {
   const headers = new Headers(extraHeaders);
-  headers.set("Content-Type", "application/json; charset=utf-8");
+  // The media type of every JSON answer, successes included (JSON is UTF-8 by definition).
+  headers.set("Content-Type", "application/json");
   for (const [name, value] of Object.entries(err.headers)) headers.set(name, value);
   return new Response(JSON.stringify(err.body()), { status: err.status, headers });
 }

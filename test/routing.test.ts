@@ -67,6 +67,23 @@ describe("under /v1 with a key", () => {
     );
   });
 
+  it("answers successes and errors with one media type, application/json", async () => {
+    const { key } = await createKey();
+    const answers = [
+      await call("/v1/pets?limit=1", { key }),
+      await call("/v1/pets"),
+      await call("/v1/cats", { key }),
+      await call("/v1/pets?limit=abc", { key }),
+      await call("/v1/store/orders", { key }),
+      await call("/"),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 401, 404, 400, 501, 200]);
+    for (const response of answers) {
+      expect(response.headers.get("Content-Type")).toBe("application/json");
+      expect(await response.json()).toBeTypeOf("object");
+    }
+  });
+
   it("HEAD is answered like GET, without a body", async () => {
     const { key } = await createKey();
     const response = await call("/v1/pets", { method: "HEAD", key });
@@ -264,6 +281,20 @@ describe("request ids and logs", () => {
     expect(JSON.stringify(lines)).not.toContain(key);
   });
 
+  it("logs answers the service means to give (a 4xx, the 501 of listOrders) at info, never as errors", async () => {
+    const lines: LogLine[] = [];
+    const app = createCheckedApp({ log: (line) => lines.push(line) });
+    const { key } = await createKey();
+    const orders = await app.fetch(makeRequest("/v1/store/orders", { key }), env);
+    await expectError(orders, 501, "not_implemented");
+    const invalid = await app.fetch(makeRequest("/v1/pets?limit=0", { key }), env);
+    await expectError(invalid, 400, "invalid_parameter");
+    expect(lines.map((l) => [l.level, l.msg, l.status])).toEqual([
+      ["info", "request", 501],
+      ["info", "request", 400],
+    ]);
+  });
+
   it("answers an unexpected failure with 500 internal_error, no internals, logged with the request id", async () => {
     const lines: LogLine[] = [];
     const app = createCheckedApp({
@@ -281,5 +312,6 @@ describe("request ids and logs", () => {
     const error = lines.find((l) => l.msg === "unhandled error");
     expect(error?.request_id).toBe(requestId);
     expect(error?.error).toContain("boom");
+    expect(lines.find((l) => l.msg === "request")).toMatchObject({ level: "error", status: 500 });
   });
 });
