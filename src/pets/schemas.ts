@@ -110,7 +110,8 @@ export const ListPetsQuerySchema = z.object({
   limit: z.optional(
     z.pipe(
       singleQueryParameter("an integer").check(
-        z.regex(/^[1-9][0-9]{0,2}$/, { error: PAGE_SIZE_MESSAGE }),
+        // One problem, one message: a value that is not digits is not also out of range.
+        z.regex(/^[1-9][0-9]{0,2}$/, { error: PAGE_SIZE_MESSAGE, abort: true }),
         z.refine((s) => Number(s) <= PAGE_SIZE.max, { error: PAGE_SIZE_MESSAGE }),
         z.meta({
           description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}). Never clamped: out of range is 400.`,
@@ -145,8 +146,9 @@ export const ListPetsQuerySchema = z.object({
 export const PetIdParamSchema = z.object({
   petId: z.pipe(
     z.string().check(
-      z.regex(/^[1-9][0-9]{0,15}$/, {
+      z.regex(/^[1-9][0-9]*$/, {
         error: "must be a positive integer written in decimal digits",
+        abort: true,
       }),
       z.refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, {
         error: "must be at most 9007199254740991",
