@@ -139,6 +139,15 @@ describe("GET /v1/openapi.json", () => {
     expect(schemas.Pet?.required).toEqual(["id", "name", "categoryId", "status"]);
   });
 
+  it("gives getPet's deprecation date as a person reads it, not only as @<unix seconds>", async () => {
+    const doc = await served();
+    const description = (doc.info as { description: string }).description;
+    // 2026-11-01, the date the Deprecation header carries as @1793491200.
+    expect(description).toContain("deprecated since Sun, 01 Nov 2026 00:00:00 GMT");
+    expect(description).not.toMatch(/since @\d/);
+    expect(JSON.stringify(doc.components.headers.Deprecation)).toContain("Sun, 01 Nov 2026");
+  });
+
   it("allows only GET there, without a key", async () => {
     const response = await call("/v1/openapi.json", { method: "POST" });
     await expectError(response, 405, "method_not_allowed");

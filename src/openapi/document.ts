@@ -5,18 +5,14 @@
 import * as z from "zod/mini";
 import packageJson from "../../package.json" with { type: "json" };
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../auth/scopes.ts";
-import {
-  GET_PET_DEPRECATED_AT,
-  IDEMPOTENCY_TTL_SECONDS,
-  MAX_BODY_BYTES,
-  PAGE_SIZE,
-} from "../config.ts";
+import { IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
 import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import { ETAG_FORMAT } from "../http/etag.ts";
 import {
   COMMON_ERRORS,
+  getPet,
   type HeaderName,
   OPERATIONS,
   type Operation,
@@ -26,6 +22,9 @@ import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
 import "../pets/schemas.ts";
 
 type Json = Record<string, unknown>;
+
+/** getPet's deprecation date as a person reads it (the header says `@<unix seconds>`). */
+const DEPRECATED_SINCE = new Date(getPet.deprecation.since * 1000).toUTCString();
 
 const REF = (id: string) => `#/components/schemas/${id}`;
 
@@ -90,7 +89,7 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
     schema: { type: "string", pattern: "^/v1/pets/[1-9][0-9]*$" },
   },
   Deprecation: {
-    description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}).`,
+    description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}: ${DEPRECATED_SINCE}).`,
     schema: { type: "string", const: DEPRECATION_HEADERS.Deprecation },
   },
   Sunset: {
@@ -336,7 +335,7 @@ export function buildOpenApiDocument(): Json {
         "",
         `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${EXPOSED_HEADERS.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${ALLOWED_REQUEST_HEADERS.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
         "",
-        `Deprecation: \`GET /pets/{petId}\` is deprecated since @${GET_PET_DEPRECATED_AT} (\`Deprecation\` header) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
+        `Deprecation: \`GET /pets/{petId}\` is deprecated since ${DEPRECATED_SINCE} (\`Deprecation: ${DEPRECATION_HEADERS.Deprecation}\`) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
       ].join("\n"),
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
