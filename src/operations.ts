@@ -61,11 +61,12 @@ interface OperationBase {
   body?: z.ZodMiniType;
   /**
    * The operation's D1 session (Sessions API): a read may be served by a replica, no
-   * older than the `x-d1-bookmark` the client sends; a write starts on the primary.
+   * older than the `x-d1-bookmark` the client sends (a documented parameter of reads
+   * only); a write starts on the primary. Both answer with their bookmark.
    */
   session?: "read" | "write";
   /** Request headers beyond Authorization and those the fields above imply. */
-  requestHeaders?: Array<"Idempotency-Key" | "x-d1-bookmark">;
+  requestHeaders?: Array<"Idempotency-Key">;
   success?: {
     status: 200 | 201;
     schema: z.ZodMiniType;
@@ -108,7 +109,6 @@ export const listPets = {
     'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
   query: ListPetsQuerySchema,
   session: "read",
-  requestHeaders: ["x-d1-bookmark"],
   conditional: {
     immutable: "when-next-page",
     params: Object.keys(ListPetsQuerySchema.shape),
@@ -168,7 +168,6 @@ export const getPet = {
   },
   params: PetIdParamSchema,
   session: "read",
-  requestHeaders: ["x-d1-bookmark"],
   conditional: { immutable: "always" },
   success: {
     status: 200,

@@ -9,6 +9,7 @@ import { IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
 import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
+import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
 import { ETAG_FORMAT } from "../http/etag.ts";
 import {
   COMMON_ERRORS,
@@ -186,13 +187,15 @@ function errorResponses(op: Operation): Json {
   }
   const responses: Json = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    // 401 comes before the operation runs, so it carries none of the operation's own
-    // headers; a 5xx may come from the key check too (database down), so there they
-    // are documented but not promised.
-    const always = status === 401 || status >= 500 ? [] : alwaysHeaders(op);
+    // 401 comes before the operation runs, and 405 is the path's answer to a method it
+    // does not have, not this operation's: neither carries the operation's own headers.
+    // A 5xx may come from the key check too (database down), so there they are
+    // documented but not promised.
+    const own = status === 401 || status === 405 ? [] : alwaysHeaders(op);
+    const always = status >= 500 ? [] : own;
     const headers = new Set<HeaderName>([
       ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
-      ...(status === 401 ? [] : alwaysHeaders(op)),
+      ...own,
     ]);
     responses[String(status)] = {
       description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),
@@ -241,25 +244,24 @@ function parameters(op: Operation): Json[] {
       schema: { type: "string" },
     });
   }
+  if (op.session === "read") {
+    result.push({
+      name: BOOKMARK_HEADER,
+      in: "header",
+      required: false,
+      description: `A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 \`invalid_parameter\`. Only reads take it; other operations ignore it.`,
+      schema: { type: "string", pattern: BOOKMARK.source },
+    });
+  }
   for (const name of op.requestHeaders ?? []) {
-    if (name === "Idempotency-Key") {
-      result.push({
-        name,
-        in: "header",
-        required: false,
-        description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response; another body is 422; while the first is in flight, 409.`,
-        // 255 characters, or 257 with the quotes of a structured-field string.
-        schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x20-\\x7E]+$" },
-      });
-    } else {
-      result.push({
-        name,
-        in: "header",
-        required: false,
-        description: "A bookmark from an earlier response: the read sees data at least that fresh.",
-        schema: { type: "string" },
-      });
-    }
+    result.push({
+      name,
+      in: "header",
+      required: false,
+      description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response; another body is 422; while the first is in flight, 409.`,
+      // 255 characters, or 257 with the quotes of a structured-field string.
+      schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x20-\\x7E]+$" },
+    });
   }
   return result;
 }

@@ -9,7 +9,9 @@
 //     (JSON Schema 2020-12, components resolved), or is empty when none is documented;
 //   - every header the response documents as `required` is present, and every
 //     documented header that is present validates against its schema.
-// Anything else (OPTIONS, a documented path with another method, an unknown path,
+// A documented path with another method must answer what each of the path's operations
+// documents for that status (405 with Allow, or the 401 that precedes it).
+// Anything else (OPTIONS, an unknown path,
 // the public `GET /` and the docs page's script files outside the document) must
 // still be one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
 // `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the
@@ -264,6 +266,13 @@ export async function assertConforms(request: Request, response: Response): Prom
   if (match?.op && request.method !== "OPTIONS") {
     where = `${match.op.operationId} (${request.method} ${match.template})`;
     await checkDocumented(problems, request, response.clone(), match.template, match.op);
+  } else if (match && request.method !== "OPTIONS") {
+    // A documented path with a method it does not have (405, or what precedes it: 401,
+    // 429): the answer must be the one every operation of the path documents for it.
+    where = `${request.method} ${match.template} (a method the path does not have)`;
+    for (const op of Object.values(match.item)) {
+      await checkDocumented(problems, request, response.clone(), match.template, op);
+    }
   } else {
     where = `${request.method} ${pathname} (not a documented operation)`;
     await checkUndocumented(problems, request, response.clone());
