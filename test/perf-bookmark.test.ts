@@ -139,7 +139,12 @@ describe("a malformed bookmark", () => {
         expect(parameter).toMatchObject({ in: "header", schema: { pattern: BOOKMARK.source } });
       }
     }
-    expect(documented).toEqual(["get /pets", "get /pets/{petId}"]);
+    expect(documented).toEqual([
+      "get /pets",
+      "head /pets",
+      "get /pets/{petId}",
+      "head /pets/{petId}",
+    ]);
   });
 
   it("is checked only after the key: no key is still 401", async () => {

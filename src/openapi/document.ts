@@ -20,6 +20,7 @@ import {
   PUBLIC_COMMON_ERRORS,
 } from "../operations.ts";
 import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
+import { IDEMPOTENCY_KEY } from "../pets/idempotency.ts";
 import "../pets/schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -259,8 +260,9 @@ function parameters(op: Operation): Json[] {
       in: "header",
       required: false,
       description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response; another body is 422; while the first is in flight, 409.`,
-      // 255 characters, or 257 with the quotes of a structured-field string.
-      schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x20-\\x7E]+$" },
+      // The length as the server counts it: that of the value, inside the quotes of a
+      // structured-field string, where an escape counts once.
+      schema: { type: "string", pattern: IDEMPOTENCY_KEY.source },
     });
   }
   return result;
@@ -317,10 +319,35 @@ function operationObject(op: Operation): Json {
   return object;
 }
 
+/**
+ * HEAD, which the service answers wherever it answers GET: the GET operation's
+ * answers (statuses and headers) without their bodies.
+ */
+function headObject(op: Operation, get: Json): Json {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, Json>).map(([status, response]) => {
+      const { content: _content, ...headersOnly } = response;
+      return [status, headersOnly];
+    }),
+  );
+  return {
+    ...get,
+    operationId: `${op.operationId}Head`,
+    summary: `${op.summary}: headers only`,
+    description: `The answer of \`GET ${op.path}\` without its body (HTTP HEAD).`,
+    responses,
+  };
+}
+
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
   for (const op of OPERATIONS) {
-    paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
+    const object = operationObject(op);
+    paths[op.path] = {
+      ...paths[op.path],
+      [op.method]: object,
+      ...(op.method === "get" ? { head: headObject(op, object) } : {}),
+    };
   }
   return {
     openapi: "3.1.1",

@@ -3,7 +3,6 @@
 // is typed from the operation's own schemas. Storage is the request's PetStore
 // (src/pets/store.ts), `c.var.pets`, and nothing else: SQL lives in src/db.
 import type { Handler, Hono } from "hono";
-import { PAGE_SIZE } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/types.ts";
 import {
@@ -30,7 +29,7 @@ function handler<Op extends Operation>(
 export const petHandlers = {
   listPets: handler(listPets, async (c) => {
     const query = c.req.valid("query");
-    const limit = query.limit ?? PAGE_SIZE.default;
+    const { limit } = query;
     const afterId = query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status);
     const page = await c.var.pets.list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);

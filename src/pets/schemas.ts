@@ -106,21 +106,31 @@ function singleQueryParameter(what: string) {
 
 const PAGE_SIZE_MESSAGE = `must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max} written in digits`;
 
+/** Decimal digits without a sign or a leading zero: how an integer parameter is written. */
+const DECIMAL_DIGITS = /^[1-9][0-9]*$/;
+
 export const ListPetsQuerySchema = z.object({
-  limit: z.optional(
+  // Absent means the default page size: the validated query always has a limit.
+  limit: z._default(
     z.pipe(
       singleQueryParameter("an integer").check(
-        // One problem, one message: a value that is not digits is not also out of range.
-        z.regex(/^[1-9][0-9]{0,2}$/, { error: PAGE_SIZE_MESSAGE, abort: true }),
-        z.refine((s) => Number(s) <= PAGE_SIZE.max, { error: PAGE_SIZE_MESSAGE }),
+        // One problem, one message: one check for the digits and the range.
+        z.refine((s) => DECIMAL_DIGITS.test(s) && Number(s) <= PAGE_SIZE.max, {
+          error: PAGE_SIZE_MESSAGE,
+        }),
         z.meta({
-          description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}). Never clamped: out of range is 400.`,
-          pattern: "^[1-9][0-9]*$",
-          examples: ["20"],
+          description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}), written in decimal digits without a sign or a leading zero. Never clamped: out of range is 400.`,
+          // The document describes the value; the check above is the server's.
+          type: "integer",
+          minimum: PAGE_SIZE.min,
+          maximum: PAGE_SIZE.max,
+          default: PAGE_SIZE.default,
+          examples: [PAGE_SIZE.default],
         }),
       ),
       z.transform((s) => Number(s)),
     ),
+    PAGE_SIZE.default,
   ),
   status: z.optional(
     z.pipe(
@@ -146,17 +156,18 @@ export const ListPetsQuerySchema = z.object({
 export const PetIdParamSchema = z.object({
   petId: z.pipe(
     z.string().check(
-      z.regex(/^[1-9][0-9]*$/, {
+      z.refine((s) => DECIMAL_DIGITS.test(s), {
         error: "must be a positive integer written in decimal digits",
         abort: true,
       }),
-      z.refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, {
-        error: "must be at most 9007199254740991",
-      }),
+      z.refine((s) => Number(s) <= MAX_ID, { error: `must be at most ${MAX_ID}` }),
       z.meta({
-        description: "Identifier of the animal: decimal digits, 1 to 2^53 - 1.",
-        pattern: "^[1-9][0-9]*$",
-        examples: ["1"],
+        description: `Identifier of the animal, 1 to 2^53 - 1, written in decimal digits without a sign or a leading zero.`,
+        type: "integer",
+        format: "int64",
+        minimum: 1,
+        maximum: MAX_ID,
+        examples: [1],
       }),
     ),
     z.transform((s) => Number(s)),
