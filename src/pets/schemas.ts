@@ -9,10 +9,21 @@ export const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
-// Intentional: the contract forbids U+0000-U+001F and U+007F in names.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
-const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
-const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
+// What a name may not hold, as the contents of regular-expression classes, so that the
+// checks below and the document's pattern are one text: C0 controls, DEL and C1
+// controls; bidirectional controls (embeddings, overrides, isolates); and, for the one
+// visible character a name needs, what shows nothing on its own (white space, format
+// characters such as U+200B, and the other default-ignorable code points: Hangul
+// fillers, variation selectors).
+const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
+const BIDI_CONTROLS = "\\u202A-\\u202E\\u2066-\\u2069";
+const INVISIBLE = "\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}";
+
+const CONTROL_CHARACTER = new RegExp(`[${CONTROLS}]`);
+const BIDI_CONTROL = new RegExp(`[${BIDI_CONTROLS}]`);
+const VISIBLE = new RegExp(`[^${CONTROLS}${INVISIBLE}]`, "u");
+/** The rules above as one pattern (JSON Schema patterns are Unicode-aware, like `u`). */
+export const NAME_PATTERN = `^[^${CONTROLS}${BIDI_CONTROLS}]*[^${CONTROLS}${BIDI_CONTROLS}${INVISIBLE}][^${CONTROLS}${BIDI_CONTROLS}]*$`;
 
 /** zod's error option: "is required" when the field is absent, else `message`. */
 function requiredOr(message: string) {
@@ -29,15 +40,23 @@ export const PetNameSchema = z.string({ error: requiredOr("must be a string") })
     { error: `must be 1 to ${NAME_MAX_CODE_POINTS} characters long`, abort: true },
   ),
   z.refine((s) => !CONTROL_CHARACTER.test(s), {
-    error: "must not contain control characters",
+    error: "must not contain control characters (U+0000-U+001F, U+007F-U+009F)",
     abort: true,
   }),
-  z.refine((s) => !ONLY_WHITE_SPACE.test(s), { error: "must not be blank" }),
+  z.refine((s) => !BIDI_CONTROL.test(s), {
+    error: "must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)",
+    abort: true,
+  }),
+  z.refine((s) => VISIBLE.test(s), {
+    error:
+      "must not be blank: it needs a visible character, not only white space or invisible ones",
+  }),
   z.meta({
     description:
-      "The animal's name: 1 to 100 Unicode code points, not only white space, no control characters. Stored and returned exactly as sent.",
+      "The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format or other invisible characters); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.",
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,
+    pattern: NAME_PATTERN,
     examples: ["Rex"],
   }),
 );
