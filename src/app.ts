@@ -95,7 +95,11 @@ export function createApp(options: AppOptions = {}) {
     ...(op.conditional
       ? [
           conditionalRead(
-            { ...op.conditional, ...(op.deprecation ? { until: op.deprecation.sunset } : {}) },
+            {
+              ...op.conditional,
+              path: op.path,
+              ...(op.deprecation ? { until: op.deprecation.sunset } : {}),
+            },
             { cache: edgeCache, log },
           ),
         ]

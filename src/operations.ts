@@ -5,7 +5,7 @@
 import type { ToSchema, TypedResponse } from "hono";
 import * as z from "zod/mini";
 import type { Scope } from "./auth/scopes.ts";
-import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT, PAGE_SIZE } from "./config.ts";
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
 import type { ErrorCode } from "./errors.ts";
 import type { ConditionalRead } from "./http/conditional-read.ts";
 import {
@@ -109,11 +109,7 @@ export const listPets = {
     'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
   query: ListPetsQuerySchema,
   session: "read",
-  conditional: {
-    immutable: "when-next-page",
-    params: Object.keys(ListPetsQuerySchema.shape),
-    defaults: { limit: String(PAGE_SIZE.default) },
-  },
+  conditional: { immutable: "when-next-page" },
   success: {
     status: 200,
     schema: PetsSchema,

@@ -252,13 +252,22 @@ async function checkUndocumented(
   }
 }
 
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURI(pathname);
+  } catch {
+    return pathname;
+  }
+}
+
 /**
  * Checks one observed response against the OpenAPI document; throws an Error naming
  * every problem. Reads a clone, so the caller can still read the response.
  */
 export async function assertConforms(request: Request, response: Response): Promise<void> {
   const problems: string[] = [];
-  const { pathname } = new URL(request.url);
+  // The path as the server routes it: percent-encoded characters decoded.
+  const pathname = decodedPath(new URL(request.url).pathname);
   if (!response.headers.get("X-Request-Id")) problems.push("X-Request-Id is missing");
   const match = matchOperation(request.method, pathname);
   let where: string;
