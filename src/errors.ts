@@ -46,7 +46,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   idempotency_key_in_use: "A request with this `Idempotency-Key` is still being processed.",
   gone: "The operation has passed its sunset date; use its successor.",
   payload_too_large: "The request body is larger than 16,384 bytes.",
-  unsupported_media_type: "A request body was sent without `Content-Type: application/json`.",
+  unsupported_media_type:
+    "A request body was sent without `Content-Type: application/json`, or with a `Content-Encoding` other than `identity`.",
   idempotency_key_reused: "This `Idempotency-Key` was used with a different request body.",
   rate_limited: "The API key exceeded its request rate; retry after `Retry-After` seconds.",
   internal_error: "An unexpected error; the request id identifies it in the logs.",

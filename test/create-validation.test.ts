@@ -92,6 +92,57 @@ describe("order of checks on a request body", () => {
     );
   });
 
+  it("refuses a gzip-compressed body with 415, not a 400 about UTF-8", async () => {
+    const before = await petCount();
+    const json = '{"name":"Zipped","categoryId":1}';
+    const gzipped = await new Response(
+      new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer();
+    const response = await postRaw(key, gzipped, {
+      "Content-Type": "application/json",
+      "Content-Encoding": "gzip",
+    });
+    await expectError(response, 415, "unsupported_media_type", /Content-Encoding.*gzip/);
+    expect(await petCount()).toBe(before);
+  });
+
+  it.each(["gzip", "GZIP", "br", "deflate", "identity, gzip", "x-custom"])(
+    "refuses plain JSON labelled Content-Encoding: %s with 415, creating nothing",
+    async (encoding) => {
+      const before = await petCount();
+      const response = await postRaw(key, '{"name":"Labelled","categoryId":1}', {
+        "Content-Type": "application/json",
+        "Content-Encoding": encoding,
+      });
+      await expectError(response, 415, "unsupported_media_type", /Content-Encoding/);
+      expect(await petCount()).toBe(before);
+    },
+  );
+
+  it.each(["identity", "Identity", ""])(
+    "accepts Content-Encoding: %j (the body as sent)",
+    async (encoding) => {
+      await expectCreated(
+        await postRaw(key, '{"name":"Plain","categoryId":2}', {
+          "Content-Type": "application/json",
+          "Content-Encoding": encoding,
+        }),
+        { name: "Plain", categoryId: 2, status: "available" },
+      );
+    },
+  );
+
+  it("checks the size before the content coding: an oversized gzip body is 413", async () => {
+    await expectError(
+      await postRaw(key, oversized, {
+        "Content-Type": "application/json",
+        "Content-Encoding": "gzip",
+      }),
+      413,
+      "payload_too_large",
+    );
+  });
+
   it("checks the media type before the JSON syntax and before validation", async () => {
     await expectError(
       await postRaw(key, "{not json", { "Content-Type": "text/plain" }),

@@ -1,5 +1,5 @@
-// Reads a JSON request body in the order decisions.md fixes:
-// size (413) -> media type (415) -> JSON syntax (400) -> validation (400, elsewhere).
+// Reads a JSON request body in this order: size (413) -> media type and content coding
+// (415) -> JSON syntax (400) -> validation (400, elsewhere).
 import { createMiddleware } from "hono/factory";
 import { MAX_BODY_BYTES } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -40,6 +40,18 @@ export async function readBodyCapped(
     offset += chunk.byteLength;
   }
   return bytes;
+}
+
+/**
+ * Whether a body arrives as sent: no `Content-Encoding`, or only `identity`. The service
+ * decodes no content coding, so a gzip (or any other) body is refused, never read as
+ * JSON, whether or not it really is compressed.
+ */
+export function isIdentityEncoding(contentEncoding: string | undefined): boolean {
+  if (contentEncoding === undefined) return true;
+  return contentEncoding
+    .split(",")
+    .every((coding) => ["", "identity"].includes(coding.trim().toLowerCase()));
 }
 
 /** `application/json`, case-insensitive, parameters allowed. */
@@ -180,6 +192,13 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError(
       "unsupported_media_type",
       'Request body must be sent with "Content-Type: application/json".',
+    );
+  }
+  const encoding = c.req.header("Content-Encoding");
+  if (!isIdentityEncoding(encoding)) {
+    throw new ApiError(
+      "unsupported_media_type",
+      `Request body must not be encoded: send it without "Content-Encoding" (or with "identity"), not "${encoding?.slice(0, 32)}".`,
     );
   }
   const value = parseJsonBody(bytes);

@@ -311,7 +311,7 @@ function operationObject(op: Operation): Json {
   if (op.body) {
     object.requestBody = {
       required: true,
-      description: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\`. Repeated keys and unknown fields are refused.`,
+      description: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`,
       content: { "application/json": { schema: inline(op.body) } },
     };
   }
@@ -358,7 +358,7 @@ export function buildOpenApiDocument(): Json {
       description: [
         "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme).",
         "",
-        `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type (415), JSON syntax (400), fields (400).`,
+        `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
         "",
         `Rate limits apply per API key (429 with \`Retry-After\`).`,
         "",
