@@ -11,6 +11,8 @@ import { createLastUseRecorder } from "./auth/last-use.ts";
 import { authenticate, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
+import { DatabaseSchemaError } from "./db/database.ts";
+import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import type { Clock } from "./http/clock.ts";
 import { systemClock } from "./http/clock.ts";
@@ -162,7 +164,7 @@ export function createApp(options: AppOptions = {}) {
   app.all("/v1/*", async (c, next) => (c.var.apiKeyId === undefined ? next() : rateLimit(c, next)));
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
-  app.onError((err, c) => {
+  app.onError(async (err, c) => {
     const apiError = toApiError(err);
     if (isFault(err)) {
       log({
@@ -174,6 +176,8 @@ export function createApp(options: AppOptions = {}) {
           err instanceof Error && err.cause instanceof Error
             ? `${err.cause.name}: ${err.cause.message}`
             : undefined,
+        // A missing table: which migrations the database lacks.
+        ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
       });
     }
     return errorResponse(apiError);

@@ -52,7 +52,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   rate_limited: "The API key exceeded its request rate; retry after `Retry-After` seconds.",
   internal_error: "An unexpected error; the request id identifies it in the logs.",
   not_implemented: "The operation exists but its contract is not published yet.",
-  service_unavailable: "The database cannot be reached; retry later.",
+  service_unavailable:
+    "The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds.",
 };
 
 export const ErrorDetailSchema = z.object({
@@ -98,7 +99,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Raised by the database layer: the caller answers 503, never the driver's text. */
+/** Raised by the database layer when a retry can cure it: 503, never the driver's text. */
 export class DatabaseUnavailableError extends Error {
   constructor(cause: unknown) {
     super("database unavailable", { cause });

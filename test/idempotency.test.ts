@@ -423,10 +423,9 @@ describe("a create that fails", () => {
     const name = unique("Failed");
     const body = { name, categoryId: 1 };
     // A D1 whose batch() fails: the insert and the record's completion never commit.
-    const response = await appWithBatch(() => Promise.reject(new Error("D1_ERROR: injected")))(
-      idem,
-      body,
-    );
+    const response = await appWithBatch(() =>
+      Promise.reject(new Error("D1_ERROR: Network connection lost.")),
+    )(idem, body);
     await expectError(response, 503, "service_unavailable");
     expect(await record(idem)).toBeNull();
     expect(await petsNamed(name)).toEqual([]);

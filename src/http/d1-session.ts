@@ -2,8 +2,9 @@
 // client sends back guarantees it sees at least what it saw (or wrote) before.
 // The request's pet store is made here: the one place that knows pets live in one D1.
 import { createMiddleware } from "hono/factory";
+import { classifyD1Error } from "../db/database.ts";
 import { d1PetStore } from "../db/pet-store.ts";
-import { ApiError, DatabaseUnavailableError } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./types.ts";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
@@ -37,7 +38,7 @@ export function d1Session(kind: "read" | "write") {
     try {
       session = c.env.DB.withSession(start);
     } catch (err) {
-      throw new DatabaseUnavailableError(err);
+      throw classifyD1Error(err);
     }
     const pets = d1PetStore(session);
     c.set("pets", pets);
