@@ -5,6 +5,7 @@
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { parseIdempotencyKey } from "../src/pets/idempotency.ts";
 import { call, createKey, createPetVia } from "./helpers.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
@@ -100,6 +101,14 @@ describe("Idempotency-Key (createPet)", () => {
       }),
       { seed, numRuns: 2000 },
     );
+  });
+
+  it("refuses a key holding a non-ASCII character (checked without HTTP: the runtime warns about such a header value)", () => {
+    for (const value of ["caf\u00e9", "\u00e9", '"caf\u00e9"', "k\u{1f511}"]) {
+      expect(() => parseIdempotencyKey(value), value).toThrow(
+        expect.objectContaining({ code: "invalid_idempotency_key", status: 400 }),
+      );
+    }
   });
 
   it("the server refuses what the pattern refuses and accepts what it accepts", async () => {

@@ -230,7 +230,6 @@ describe("the Idempotency-Key value", () => {
     ["256 characters", "k".repeat(256)],
     ["256 characters inside quotes", `"${"k".repeat(256)}"`],
     ["a tab", "a\tb"],
-    ["a non-ASCII byte", "caf\u00e9"],
     ["DEL", "a\u007fb"],
   ])(
     "is refused with 400 invalid_idempotency_key when it is %s, and nothing is created",

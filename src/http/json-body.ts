@@ -14,6 +14,9 @@ const tooLarge = () =>
 /**
  * Reads at most `limit` bytes of a stream; larger bodies are refused without
  * buffering them, whether or not Content-Length was sent (chunked uploads too).
+ * Past the limit, up to `limit` more bytes are read and dropped before the rest is
+ * cancelled: a client still sending a slightly large body then reads the 413 instead
+ * of a reset connection, and an endless body still costs no more than that.
  */
 export async function readBodyCapped(
   body: ReadableStream<Uint8Array> | null,
@@ -28,7 +31,7 @@ export async function readBodyCapped(
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
+      await drain(reader, limit);
       throw tooLarge();
     }
     chunks.push(value);
@@ -52,6 +55,17 @@ export function isIdentityEncoding(contentEncoding: string | undefined): boolean
   return contentEncoding
     .split(",")
     .every((coding) => ["", "identity"].includes(coding.trim().toLowerCase()));
+}
+
+/** Reads and drops up to `most` more bytes; cancels the stream if it has more. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, most: number) {
+  let dropped = 0;
+  while (dropped <= most) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    dropped += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
 }
 
 /** `application/json`, case-insensitive, parameters allowed. */
