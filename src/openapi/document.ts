@@ -21,7 +21,7 @@ import {
 } from "../operations.ts";
 import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
 import { IDEMPOTENCY_KEY } from "../pets/idempotency.ts";
-import "../pets/schemas.ts";
+import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -30,10 +30,19 @@ const DEPRECATED_SINCE = new Date(getPet.deprecation.since * 1000).toUTCString()
 
 const REF = (id: string) => `#/components/schemas/${id}`;
 
+/** What every schema of the document is written with. */
+const JSON_SCHEMA_OPTIONS = {
+  target: "draft-2020-12",
+  // A name's rules as a pattern that every validator reads alike (see portableNamePattern).
+  override: ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }) => {
+    if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+  },
+} as const;
+
 /** Components from the global registry (every schema with a meta `id`). */
 function componentSchemas(): Json {
   const pass = (io: "input" | "output") =>
-    z.toJSONSchema(z.globalRegistry, { target: "draft-2020-12", io, uri: REF }).schemas as Record<
+    z.toJSONSchema(z.globalRegistry, { ...JSON_SCHEMA_OPTIONS, io, uri: REF }).schemas as Record<
       string,
       Json
     >;
@@ -60,10 +69,7 @@ function inline(schema: z.core.$ZodType): Json {
     $schema: _s,
     $defs: _d,
     ...rest
-  } = z.toJSONSchema(schema, {
-    target: "draft-2020-12",
-    io: "input",
-  }) as Json;
+  } = z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: "input" }) as Json;
   // Named sub-schemas are emitted as components; point at them instead of local $defs.
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
 }

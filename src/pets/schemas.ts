@@ -9,12 +9,11 @@ export const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
-// What a name may not hold, as the contents of regular-expression classes, so that the
-// checks below and the document's pattern are one text: C0 controls, DEL and C1
-// controls; bidirectional controls (embeddings, overrides, isolates); and, for the one
-// visible character a name needs, what shows nothing on its own (white space, format
-// characters such as U+200B, and the other default-ignorable code points: Hangul
-// fillers, variation selectors).
+// What a name may not hold, as the contents of regular-expression classes: C0 controls,
+// DEL and C1 controls; bidirectional controls (embeddings, overrides, isolates); and, for
+// the one visible character a name needs, what shows nothing on its own (white space,
+// format characters such as U+200B, and the other default-ignorable code points: Hangul
+// fillers, variation selectors, tags).
 const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
 const BIDI_CONTROLS = "\\u202A-\\u202E\\u2066-\\u2069";
 const INVISIBLE = "\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}";
@@ -22,8 +21,34 @@ const INVISIBLE = "\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}";
 const CONTROL_CHARACTER = new RegExp(`[${CONTROLS}]`);
 const BIDI_CONTROL = new RegExp(`[${BIDI_CONTROLS}]`);
 const VISIBLE = new RegExp(`[^${CONTROLS}${INVISIBLE}]`, "u");
-/** The rules above as one pattern (JSON Schema patterns are Unicode-aware, like `u`). */
-export const NAME_PATTERN = `^[^${CONTROLS}${BIDI_CONTROLS}]*[^${CONTROLS}${BIDI_CONTROLS}${INVISIBLE}][^${CONTROLS}${BIDI_CONTROLS}]*$`;
+
+const hex = (cp: number) => `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/**
+ * The name rules as one JSON Schema pattern that means the same to a validator that
+ * reads patterns Unicode-aware (as JSON Schema 2020-12 asks) and to one that does not
+ * (draft-07-era ones, such as Postman's): no `\\p{...}`, only BMP escapes. The invisible
+ * characters of the BMP are listed as ranges computed from the checks above (so it runs
+ * at build time: it tries all 65,536), and any character beyond the BMP counts as visible,
+ * so the pattern lets through one thing the server refuses: a name made only of invisible
+ * characters beyond the BMP (tags, a few format characters).
+ */
+export function portableNamePattern(): string {
+  const ranges: string[] = [];
+  let start = -1;
+  for (let cp = 0; cp <= 0x10000; cp++) {
+    const surrogate = cp >= 0xd800 && cp <= 0xdfff;
+    const invisible = cp < 0x10000 && !surrogate && !VISIBLE.test(String.fromCharCode(cp));
+    if (invisible && start < 0) start = cp;
+    if (!invisible && start >= 0) {
+      ranges.push(start === cp - 1 ? hex(start) : `${hex(start)}-${hex(cp - 1)}`);
+      start = -1;
+    }
+  }
+  const forbidden = `${CONTROLS}${BIDI_CONTROLS}`;
+  const visible = `(?:[^${forbidden}${ranges.join("")}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`;
+  return `^[^${forbidden}]*${visible}[^${forbidden}]*$`;
+}
 
 /** zod's error option: "is required" when the field is absent, else `message`. */
 function requiredOr(message: string) {
@@ -56,7 +81,6 @@ export const PetNameSchema = z.string({ error: requiredOr("must be a string") })
       "The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format or other invisible characters); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.",
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,
-    pattern: NAME_PATTERN,
     examples: ["Rex"],
   }),
 );
