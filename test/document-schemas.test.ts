@@ -68,7 +68,7 @@ describe("petId (getPet)", () => {
   });
 });
 
-/** What decisions.md says Idempotency-Key accepts, written independently of the server. */
+/** What the contract says Idempotency-Key accepts, written independently of the server. */
 function modelAccepts(header: string): boolean {
   const printable = (s: string) => /^[\x20-\x7E]*$/.test(s);
   const sf = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(header);
