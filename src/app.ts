@@ -1,30 +1,36 @@
 // The app factory: the worker and the tests build the service through it.
 // It owns the error handler, the not-found and method-not-allowed answers, and
-// the order of the cross-cutting middleware.
-import type { MiddlewareHandler } from "hono";
+// registers every route under /v1 from the operation table (src/operations.ts).
+import { zValidator } from "@hono/zod-validator";
+import type { Handler, MiddlewareHandler } from "hono";
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
+import type { H } from "hono/types";
+import type * as z from "zod/mini";
 import type { LastUseRecorder } from "./auth/last-use.ts";
 import { createLastUseRecorder } from "./auth/last-use.ts";
 import { authenticate, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
-import { ApiError, errorResponse, toApiError } from "./errors.ts";
+import { DatabaseSchemaError } from "./db/database.ts";
+import { schemaDiagnosis } from "./db/schema.ts";
+import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import type { Clock } from "./http/clock.ts";
 import { systemClock } from "./http/clock.ts";
 import type { EdgeCache } from "./http/conditional-read.ts";
 import { conditionalRead } from "./http/conditional-read.ts";
 import { cors } from "./http/cors.ts";
 import { d1Session } from "./http/d1-session.ts";
+import { jsonBody } from "./http/json-body.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import type { Logger } from "./http/request-context.ts";
 import { consoleLogger, requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
-import { DOCS_ASSETS_PATH, docsAsset, docsPage } from "./openapi/docs-page.ts";
+import { validationHook } from "./http/validation.ts";
+import { docsAsset, docsPage } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
-import { OPERATIONS, type Operation } from "./operations.ts";
-import { getPetDeprecationHeaders, getPetSunset } from "./pets/deprecation.ts";
-import { petRoutes } from "./pets/routes.ts";
+import { OPERATIONS, type Operation, type OperationId, routePath } from "./operations.ts";
+import { announceDeprecation, enforceSunset } from "./pets/deprecation.ts";
+import { petHandlers } from "./pets/routes.ts";
 
 export interface AppOptions {
   clock?: Clock;
@@ -37,24 +43,30 @@ export interface AppOptions {
   keyCache?: () => EdgeCache | Promise<EdgeCache>;
 }
 
-/** Paths that exist, with the methods each allows (HEAD comes with GET). */
-export const ALLOWED_METHODS: Record<string, string> = {
-  "/": "GET, HEAD, OPTIONS",
-  "/v1/pets": "GET, HEAD, POST, OPTIONS",
-  "/v1/pets/:petId": "GET, HEAD, OPTIONS",
-  "/v1/store/orders": "GET, HEAD, OPTIONS",
-  "/v1/openapi.json": "GET, HEAD, OPTIONS",
-  "/v1/docs": "GET, HEAD, OPTIONS",
-  [`${DOCS_ASSETS_PATH}/:file`]: "GET, HEAD, OPTIONS",
+/** What each operation of the table does once its middleware let the request through. */
+const HANDLERS: Record<OperationId, Handler<AppEnv>> = {
+  ...petHandlers,
+  listOrders: () => {
+    throw new ApiError(
+      "not_implemented",
+      "GET /v1/store/orders is not available yet: its contract has not been published.",
+    );
+  },
+  getOpenApiDocument: (c) => c.json(openApiDocument),
+  getDocs: docsPage,
 };
 
-/** Public without a key: the documentation and its files, and any OPTIONS request. */
-const PUBLIC_PATHS = new Set(["/v1/openapi.json", "/v1/docs"]);
-const isPublic = (path: string) =>
-  PUBLIC_PATHS.has(path) || path.startsWith(`${DOCS_ASSETS_PATH}/`);
+const validate = (target: "param" | "query" | "json", schema: z.ZodMiniType) =>
+  zValidator(target, schema, validationHook) as unknown as MiddlewareHandler<AppEnv>;
 
-/** The operation's path as Hono routes it: under /v1, `{petId}` as `:petId`. */
-const routePath = (op: Operation) => `/v1${op.path.replaceAll(/\{(\w+)\}/g, ":$1")}`;
+/** The validators of an operation's path parameters, query and JSON body, from its schemas. */
+function validators(op: Operation): MiddlewareHandler<AppEnv>[] {
+  return [
+    ...(op.params ? [validate("param", op.params)] : []),
+    ...(op.query ? [validate("query", op.query)] : []),
+    ...(op.body ? [jsonBody, validate("json", op.body)] : []),
+  ];
+}
 
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
@@ -66,6 +78,40 @@ export function createApp(options: AppOptions = {}) {
   const requireKey = authenticate(verifier, lastUse);
   const edgeCache = options.edgeCache ?? (() => caches.default);
 
+  /**
+   * Everything a request to `op` meets before its handler, in this order (the same for
+   * every operation; the table says which apply): 401, then 429, then 403, then the
+   * rest. A deprecated operation's headers wrap everything after the key check, so
+   * every answer past 401 carries them; its sunset (410) comes after the scope check.
+   * Input is validated before any database or cache work, and a conditional read
+   * (ETag, 304, the edge cache) comes last, right before the handler.
+   */
+  const middlewareOf = (op: Operation): MiddlewareHandler<AppEnv>[] => [
+    ...(op.public ? [] : [requireKey]),
+    ...(op.deprecation ? [announceDeprecation(op.deprecation)] : []),
+    ...(op.scope
+      ? [
+          rateLimit,
+          requireScope(op.scope, `${op.operationId} (${op.method.toUpperCase()} /v1${op.path})`),
+        ]
+      : []),
+    ...(op.deprecation ? [enforceSunset(op.deprecation)] : []),
+    ...validators(op),
+    ...(op.session ? [d1Session(op.session)] : []),
+    ...(op.conditional
+      ? [
+          conditionalRead(
+            {
+              ...op.conditional,
+              path: op.path,
+              ...(op.deprecation ? { until: op.deprecation.sunset } : {}),
+            },
+            { cache: edgeCache, log },
+          ),
+        ]
+      : []),
+  ];
+
   const app = new Hono<AppEnv>();
 
   app.use(requestContext(log));
@@ -74,77 +120,57 @@ export function createApp(options: AppOptions = {}) {
     c.set("clock", clock);
     await next();
   });
-  app.use("/v1/*", async (c, next) => {
-    if (c.req.method === "OPTIONS" || isPublic(c.req.path)) return next();
-    return requireKey(c, next);
-  });
-  app.on("GET", "/v1/pets/:petId", getPetDeprecationHeaders);
-  // Order under /v1 (decisions.md): 401 above, then 429, then 403, then everything else.
-  const authenticated =
-    (middleware: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> =>
-    async (c, next) =>
-      c.var.apiKeyId === undefined ? next() : middleware(c, next);
-  app.use("/v1/*", authenticated(rateLimit));
-  // Each operation's scope, as the operation table declares it. A method the path
-  // does not have matches no operation here, so it stays a 405 whatever the scopes.
-  for (const op of OPERATIONS) {
-    if (!op.scope) continue;
-    const method = op.method.toUpperCase();
-    app.on(
-      method,
-      routePath(op),
-      requireScope(op.scope, `${op.operationId} (${method} /v1${op.path})`),
-    );
-  }
-  app.on("GET", "/v1/pets/:petId", getPetSunset);
-  app.use("/v1/*", authenticated(d1Session));
-  // ETag, 304 and the edge cache, for the reads the table marks: after 401, 429, 403.
-  for (const op of OPERATIONS) {
-    if (!op.conditional) continue;
-    app.on("GET", routePath(op), conditionalRead(op.conditional, { cache: edgeCache, log }));
-  }
 
   app.get("/", (c) =>
     c.json({
       name: "Pet Store API",
-      version: "1.0.0",
+      version: openApiDocument.info.version,
       documentation: new URL("/v1/docs", c.req.url).href,
       openapi: new URL("/v1/openapi.json", c.req.url).href,
     }),
   );
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument));
-  app.get("/v1/docs", docsPage);
-  app.get(`${DOCS_ASSETS_PATH}/:file`, docsAsset);
-  app.route("/v1", petRoutes);
-  app.get("/v1/store/orders", () => {
-    throw new ApiError(
-      "not_implemented",
-      "GET /v1/store/orders is not available yet: its contract has not been published.",
-    );
-  });
+  /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
+  const keyed = new Set<string>();
+  for (const op of OPERATIONS) {
+    const chain: H<AppEnv>[] = [...middlewareOf(op), HANDLERS[op.operationId as OperationId]];
+    app.on(op.method.toUpperCase(), [routePath(op)], ...chain);
+    if (op.files) app.on("GET", [`/v1${op.files}/*`], ...middlewareOf(op), docsAsset);
+    if (!op.public) keyed.add(routePath(op));
+  }
 
-  for (const [path, allow] of Object.entries(ALLOWED_METHODS)) {
+  // The methods each path allows are the ones registered above (HEAD comes with GET):
+  // OPTIONS answers them in Allow without a key; any other method is 405 with Allow,
+  // after the key check and the rate limit where the path needs a key.
+  const allowed = new Map<string, string[]>();
+  for (const { path, method } of app.routes) {
+    if (method === "ALL") continue;
+    const methods = allowed.get(path) ?? [];
+    for (const m of method === "GET" ? ["GET", "HEAD"] : [method]) {
+      if (!methods.includes(m)) methods.push(m);
+    }
+    allowed.set(path, methods);
+  }
+  for (const [path, methods] of allowed) {
+    const allow = [...methods, "OPTIONS"].join(", ");
     app.options(path, (c) => c.body(null, 204, { Allow: allow }));
-    app.all(path, (c) => {
+    const refuse: Handler<AppEnv> = (c) => {
       throw new ApiError(
         "method_not_allowed",
         `Method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}.`,
         { headers: { Allow: allow } },
       );
-    });
+    };
+    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey, rateLimit] : []), refuse);
   }
 
+  // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
+  app.all("/v1/*", async (c, next) => (c.req.method === "OPTIONS" ? next() : requireKey(c, next)));
+  app.all("/v1/*", async (c, next) => (c.var.apiKeyId === undefined ? next() : rateLimit(c, next)));
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
-  app.onError((err, c) => {
-    let apiError: ApiError;
-    if (err instanceof HTTPException && err.status === 400) {
-      // Hono's own validator only throws this for a body it could not parse.
-      apiError = new ApiError("invalid_json", "Request body is not valid JSON.");
-    } else {
-      apiError = toApiError(err);
-    }
-    if (apiError.status >= 500) {
+  app.onError(async (err, c) => {
+    const apiError = toApiError(err);
+    if (isFault(err)) {
       log({
         level: "error",
         msg: "unhandled error",
@@ -154,6 +180,8 @@ export function createApp(options: AppOptions = {}) {
           err instanceof Error && err.cause instanceof Error
             ? `${err.cause.name}: ${err.cause.message}`
             : undefined,
+        // A missing table: which migrations the database lacks.
+        ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
       });
     }
     return errorResponse(apiError);

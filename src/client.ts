@@ -1,7 +1,7 @@
 // Typed client for the Pet Store API, built with Hono's `hc` from the route types of
-// src/pets/routes.ts: paths, query and path parameters, JSON bodies and success
-// responses are checked by TypeScript. Nothing of the worker is bundled into a
-// consumer: `petRoutes` is imported for its type only.
+// src/pets/routes.ts (written from the operation table): paths, query and path
+// parameters, JSON bodies and success responses are checked by TypeScript. Nothing of
+// the worker is bundled into a consumer: `PetRoutes` is a type.
 //
 //   const api = createPetStoreClient("https://api.petstore.example.com", { apiKey });
 //   const res = await api.pets.$get({ query: { status: "available", limit: "20" } });
@@ -15,14 +15,13 @@ import { hc } from "hono/client";
 import type { Scope } from "./auth/scopes.ts";
 import { isScope } from "./auth/scopes.ts";
 import type { ErrorBody } from "./errors.ts";
-import type { petRoutes } from "./pets/routes.ts";
+import type { PetRoutes } from "./pets/routes.ts";
 
 export type { Scope } from "./auth/scopes.ts";
 export type { ErrorBody } from "./errors.ts";
-export type { NewPet, Pet, PetStatus } from "./pets/schemas.ts";
-
 /** The route types the client is generated from (mounted under `/v1`). */
-export type PetRoutes = typeof petRoutes;
+export type { PetRoutes } from "./pets/routes.ts";
+export type { NewPet, Pet, PetStatus } from "./pets/schemas.ts";
 
 export type PetStoreClient = ReturnType<typeof hc<PetRoutes>>;
 

@@ -1,5 +1,6 @@
 // The one place that defines and builds error bodies.
 // Every non-2xx answer of the service is an `ApiError` rendered by `errorResponse`.
+import { HTTPException } from "hono/http-exception";
 import * as z from "zod/mini";
 
 /** Machine-readable error codes and the HTTP status each one always carries. */
@@ -31,7 +32,8 @@ export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_json: "The request body is not valid JSON (or repeats a key, or nests too deeply).",
   validation_failed: "The request body is JSON but a field is missing or invalid.",
-  invalid_parameter: "A query or path parameter is missing, repeated or invalid.",
+  invalid_parameter:
+    "A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid.",
   invalid_cursor:
     "The `cursor` was not issued by the service, was altered, or belongs to another filter.",
   invalid_idempotency_key:
@@ -44,13 +46,15 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   idempotency_key_in_use: "A request with this `Idempotency-Key` is still being processed.",
   gone: "The operation has passed its sunset date; use its successor.",
   payload_too_large: "The request body is larger than 16,384 bytes.",
-  unsupported_media_type: "A request body was sent without `Content-Type: application/json`.",
+  unsupported_media_type:
+    "A request body was sent without `Content-Type: application/json`, or with a `Content-Encoding` other than `identity`.",
   idempotency_key_reused: "This `Idempotency-Key` was used with a different request body.",
   rate_limited:
     "The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds.",
   internal_error: "An unexpected error; the request id identifies it in the logs.",
   not_implemented: "The operation exists but its contract is not published yet.",
-  service_unavailable: "The database cannot be reached; retry later.",
+  service_unavailable:
+    "The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds.",
 };
 
 export const ErrorDetailSchema = z.object({
@@ -96,7 +100,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Raised by the database layer: the caller answers 503, never the driver's text. */
+/** Raised by the database layer when a retry can cure it: 503, never the driver's text. */
 export class DatabaseUnavailableError extends Error {
   constructor(cause: unknown) {
     super("database unavailable", { cause });
@@ -107,6 +111,10 @@ export class DatabaseUnavailableError extends Error {
 /** Turns anything thrown into the ApiError that is safe to show a client. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException && err.status === 400) {
+    // Hono's own validator only throws this for a body it could not parse.
+    return new ApiError("invalid_json", "Request body is not valid JSON.");
+  }
   if (err instanceof DatabaseUnavailableError) {
     return new ApiError("service_unavailable", "The database is unavailable; retry later.", {
       headers: { "Retry-After": "5" },
@@ -118,9 +126,19 @@ export function toApiError(err: unknown): ApiError {
   );
 }
 
+/**
+ * Whether something thrown while answering is a fault (of the service or its database),
+ * logged as an error, rather than an answer the service meant to give: every ApiError
+ * (a 4xx, the 501 of an operation whose contract is not published) is one of those.
+ */
+export function isFault(err: unknown): boolean {
+  return err !== undefined && toApiError(err).status >= 500 && !(err instanceof ApiError);
+}
+
 export function errorResponse(err: ApiError, extraHeaders?: Headers): Response {
   const headers = new Headers(extraHeaders);
-  headers.set("Content-Type", "application/json; charset=utf-8");
+  // The media type of every JSON answer, successes included (JSON is UTF-8 by definition).
+  headers.set("Content-Type", "application/json");
   for (const [name, value] of Object.entries(err.headers)) headers.set(name, value);
   return new Response(JSON.stringify(err.body()), { status: err.status, headers });
 }

@@ -1,8 +1,11 @@
-// The operations of /v1: one object each, read by the router (validation) and by
-// scripts/openapi.ts (the document). Adding a field here documents it there.
+// The operations of /v1: one object each. The app factory (src/app.ts) registers every
+// route from it (validators, key or public, scope, D1 session, deprecation and sunset,
+// conditional read, the methods each path allows) and scripts/openapi.ts writes the
+// document from it (src/openapi/document.ts). Adding a field here documents it there.
+import type { ToSchema, TypedResponse } from "hono";
 import * as z from "zod/mini";
 import type { Scope } from "./auth/scopes.ts";
-import { GET_PET_SUNSET_AT, PAGE_SIZE } from "./config.ts";
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
 import type { ErrorCode } from "./errors.ts";
 import type { ConditionalRead } from "./http/conditional-read.ts";
 import {
@@ -30,6 +33,20 @@ export type HeaderName =
   | "Access-Control-Allow-Origin"
   | "Access-Control-Expose-Headers";
 
+/** A deprecated operation (RFC 9745) and its sunset (RFC 8594). */
+export interface Deprecation {
+  /** Unix seconds: when the operation was deprecated (the `Deprecation` header). */
+  since: number;
+  /** Unix seconds: from this instant on the operation answers 410 `gone`. */
+  sunset: number;
+  /** Path of the operation that replaces it (`Link: <...>; rel="successor-version"`). */
+  successor: string;
+  /** Where the docs describe the deprecation (`Link: <...>; rel="deprecation"`). */
+  docs: string;
+  /** The 410's message: what to use instead. */
+  gone: string;
+}
+
 interface OperationBase {
   operationId: string;
   method: "get" | "post";
@@ -37,14 +54,19 @@ interface OperationBase {
   path: string;
   summary: string;
   description: string;
-  deprecated?: boolean;
   /** x-stability in the document. */
   stability?: "experimental";
   query?: z.ZodMiniType;
   params?: z.ZodMiniType;
   body?: z.ZodMiniType;
-  /** Request headers beyond Authorization. */
-  requestHeaders?: Array<"Idempotency-Key" | "x-d1-bookmark">;
+  /**
+   * The operation's D1 session (Sessions API): a read may be served by a replica, no
+   * older than the `x-d1-bookmark` the client sends (a documented parameter of reads
+   * only); a write starts on the primary. Both answer with their bookmark.
+   */
+  session?: "read" | "write";
+  /** Request headers beyond Authorization and those the fields above imply. */
+  requestHeaders?: Array<"Idempotency-Key">;
   success?: {
     status: 200 | 201;
     schema: z.ZodMiniType;
@@ -55,13 +77,18 @@ interface OperationBase {
   };
   /** Error codes this operation can answer with (every operation also has the common ones). */
   errors: ErrorCode[];
-  /** Headers every response of the operation carries (e.g. deprecation headers). */
-  alwaysHeaders?: HeaderName[];
+  /** Deprecated: every answer after the key check says so, and from the sunset on it is 410. */
+  deprecation?: Deprecation;
   /**
    * A read with ETag / If-None-Match / 304, whose immutable answers the edge cache may
    * keep (src/http/conditional-read.ts). The document gains the headers and the 304.
    */
   conditional?: ConditionalRead;
+  /**
+   * A folder of static files served beside the operation, with its access (the reference
+   * page's scripts, `GET <files>/*` from the ASSETS binding). Not in the document.
+   */
+  files?: string;
 }
 
 /**
@@ -72,7 +99,7 @@ interface OperationBase {
 export type Operation = OperationBase &
   ({ public: true; scope?: undefined } | { public?: undefined; scope: Scope });
 
-export const listPets: Operation = {
+export const listPets = {
   operationId: "listPets",
   method: "get",
   path: "/pets",
@@ -81,12 +108,8 @@ export const listPets: Operation = {
   description:
     'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
   query: ListPetsQuerySchema,
-  requestHeaders: ["x-d1-bookmark"],
-  conditional: {
-    immutable: "when-next-page",
-    params: Object.keys(ListPetsQuerySchema.shape),
-    defaults: { limit: String(PAGE_SIZE.default) },
-  },
+  session: "read",
+  conditional: { immutable: "when-next-page" },
   success: {
     status: 200,
     schema: PetsSchema,
@@ -94,9 +117,9 @@ export const listPets: Operation = {
     headers: ["Link", "x-d1-bookmark"],
   },
   errors: ["invalid_parameter", "invalid_cursor"],
-};
+} as const satisfies Operation;
 
-export const createPet: Operation = {
+export const createPet = {
   operationId: "createPet",
   method: "post",
   path: "/pets",
@@ -105,6 +128,7 @@ export const createPet: Operation = {
   description:
     "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
   body: NewPetSchema,
+  session: "write",
   requestHeaders: ["Idempotency-Key"],
   success: {
     status: 201,
@@ -121,9 +145,9 @@ export const createPet: Operation = {
     "unsupported_media_type",
     "idempotency_key_reused",
   ],
-};
+} as const satisfies Operation;
 
-export const getPet: Operation = {
+export const getPet = {
   operationId: "getPet",
   method: "get",
   path: "/pets/{petId}",
@@ -131,10 +155,16 @@ export const getPet: Operation = {
   summary: "Fetch an animal by id (deprecated)",
   description:
     'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`.',
-  deprecated: true,
+  deprecation: {
+    since: GET_PET_DEPRECATED_AT,
+    sunset: GET_PET_SUNSET_AT,
+    successor: "/v1/pets",
+    docs: "/v1/docs#tag/animals/GET/pets/%7BpetId%7D",
+    gone: "GET /v1/pets/{petId} was removed on Thu, 05 Dec 2030; use GET /v1/pets with the status filter.",
+  },
   params: PetIdParamSchema,
-  requestHeaders: ["x-d1-bookmark"],
-  conditional: { immutable: "always", until: GET_PET_SUNSET_AT },
+  session: "read",
+  conditional: { immutable: "always" },
   success: {
     status: 200,
     schema: PetSchema,
@@ -142,10 +172,9 @@ export const getPet: Operation = {
     headers: ["x-d1-bookmark"],
   },
   errors: ["invalid_parameter", "not_found", "gone"],
-  alwaysHeaders: ["Deprecation", "Sunset", "Link"],
-};
+} as const satisfies Operation;
 
-export const listOrders: Operation = {
+export const listOrders = {
   operationId: "listOrders",
   method: "get",
   path: "/store/orders",
@@ -155,7 +184,7 @@ export const listOrders: Operation = {
     "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
   stability: "experimental",
   errors: ["not_implemented"],
-};
+} as const satisfies Operation;
 
 /** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
 const OpenApiDocumentSchema = z.looseObject({
@@ -164,7 +193,7 @@ const OpenApiDocumentSchema = z.looseObject({
   paths: z.record(z.string(), z.unknown()),
 });
 
-export const getOpenApiDocument: Operation = {
+export const getOpenApiDocument = {
   operationId: "getOpenApiDocument",
   method: "get",
   path: "/openapi.json",
@@ -179,9 +208,9 @@ export const getOpenApiDocument: Operation = {
     headers: [],
   },
   errors: [],
-};
+} as const satisfies Operation;
 
-export const getDocs: Operation = {
+export const getDocs = {
   operationId: "getDocs",
   method: "get",
   path: "/docs",
@@ -196,17 +225,16 @@ export const getDocs: Operation = {
     headers: [],
     mediaType: "text/html",
   },
+  files: "/docs/assets",
   errors: [],
-};
+} as const satisfies Operation;
 
-export const OPERATIONS = [
-  listPets,
-  createPet,
-  getPet,
-  listOrders,
-  getOpenApiDocument,
-  getDocs,
-] as const;
+const ALL = [listPets, createPet, getPet, listOrders, getOpenApiDocument, getDocs] as const;
+
+/** Every operation, in the order the document lists them. */
+export const OPERATIONS: readonly Operation[] = ALL;
+
+export type OperationId = (typeof ALL)[number]["operationId"];
 
 /** Errors any authenticated operation can answer with. */
 export const COMMON_ERRORS: ErrorCode[] = [
@@ -220,3 +248,47 @@ export const COMMON_ERRORS: ErrorCode[] = [
 
 /** Errors a public operation can answer with (no key, no rate limit, no database). */
 export const PUBLIC_COMMON_ERRORS: ErrorCode[] = ["method_not_allowed", "internal_error"];
+
+// ------------------------------------------------------------ route types
+// What the router and the typed client (src/client.ts) read from an operation.
+
+/** An OpenAPI path template as Hono routes it: `/pets/{petId}` is `/pets/:petId`. */
+export type RoutePath<P extends string> = P extends `${infer Head}{${infer Name}}${infer Tail}`
+  ? `${Head}:${Name}${RoutePath<Tail>}`
+  : P;
+
+/** The operation's path as the app routes it: under /v1, `{petId}` as `:petId`. */
+export function routePath<Op extends Operation>(op: Op): `/v1${RoutePath<Op["path"]>}` {
+  return `/v1${op.path.replaceAll(/\{(\w+)\}/g, ":$1")}` as `/v1${RoutePath<Op["path"]>}`;
+}
+
+type Validated<Op, Field extends "query" | "params" | "body", Target extends string> = Op extends {
+  [F in Field]: infer Schema extends z.ZodMiniType;
+}
+  ? { in: { [T in Target]: z.input<Schema> }; out: { [T in Target]: z.output<Schema> } }
+  : { in: object; out: object };
+
+/**
+ * What the operation's validators hand its handler (`c.req.valid(...)`): the Hono input
+ * type of its query, path and body schemas, as `zValidator` declares them.
+ */
+export type OperationInput<Op> = {
+  in: Validated<Op, "query", "query">["in"] &
+    Validated<Op, "params", "param">["in"] &
+    Validated<Op, "body", "json">["in"];
+  out: Validated<Op, "query", "query">["out"] &
+    Validated<Op, "params", "param">["out"] &
+    Validated<Op, "body", "json">["out"];
+};
+
+/** The route type of one operation with a JSON success answer, for Hono's `hc`. */
+export type OperationSchema<Op extends Operation> = Op extends {
+  success: { status: infer Status extends 200 | 201; schema: infer Schema extends z.ZodMiniType };
+}
+  ? ToSchema<
+      Op["method"],
+      RoutePath<Op["path"]>,
+      OperationInput<Op>,
+      TypedResponse<z.output<Schema>, Status, "json">
+    >
+  : never;

@@ -387,6 +387,45 @@ describe("the edge cache keeps immutable answers", () => {
     expect(new Set(h.calls.filter((c) => c.op === "put").map((c) => c.key)).size).toBe(2);
   });
 
+  it("every percent-encoded spelling of a request hits its one entry", async () => {
+    const [pet] = await petsOf("sold", 1);
+    const id = String(pet?.id);
+    const encoded = (s: string) =>
+      [...s].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join("");
+    const h = edge();
+    const first = await h.fetch(`/v1/pets/${id}`);
+    expect(first.status).toBe(200);
+    const bytes = await snapshot(first);
+    for (const spelling of [
+      `/v1/pets/${encoded(id)}`,
+      `/v1/%70ets/${id}`,
+      `/%76%31/pets/${id}`,
+      `/%76%31/%70%65%74%73/${encoded(id)}`,
+      `/v1/pe%74s/${id.slice(0, 1)}${encoded(id.slice(1))}`,
+    ]) {
+      const response = await h.fetch(spelling);
+      expect(h.statements, spelling).toEqual([]);
+      expect(await snapshot(response), spelling).toEqual(bytes);
+    }
+    // A page too: the query's names and values may be spelled any way.
+    const made = await petsOf("sold", 3);
+    const cursor = await cursorBefore(made[0] as Pet, "sold");
+    const page = await h.fetch(`/v1/pets?limit=2&status=sold&cursor=${cursor}`);
+    expect(page.status).toBe(200);
+    const pageBytes = await snapshot(page);
+    for (const spelling of [
+      `/v1/%70ets?%6Cimit=2&status=%73old&cursor=${cursor}`,
+      `/%76%31/pets?limit=%32&%73tatus=sold&cursor=${encoded(cursor)}`,
+    ]) {
+      const response = await h.fetch(spelling);
+      expect(h.statements, spelling).toEqual([]);
+      expect(await snapshot(response), spelling).toEqual(pageBytes);
+    }
+    const kept = h.calls.filter((c) => c.op === "put").map((c) => c.key);
+    expect(kept).toHaveLength(2);
+    expect(new Set(h.calls.map((c) => c.key))).toEqual(new Set(kept));
+  });
+
   it("a different limit, status or cursor never shares an entry", async () => {
     const made = await petsOf("sold", 4);
     const sold = await cursorBefore(made[0] as Pet, "sold");

@@ -28,6 +28,8 @@ describe("assertConforms accepts documented answers", () => {
   it("a 405 with Allow on a documented path and another method", async () => {
     const body = { code: "method_not_allowed", message: "no", status: 405 };
     await assertConforms(req("DELETE", "/v1/pets"), json(body, 405, { Allow: "GET" }));
+    // getPet's path: the 405 is the path's answer, without getPet's deprecation headers.
+    await assertConforms(req("DELETE", "/v1/pets/1"), json(body, 405, { Allow: "GET" }));
   });
 });
 
@@ -86,6 +88,18 @@ describe("assertConforms refuses", () => {
       req("GET", "/nowhere"),
       json({ code: "not_found", message: "x", status: 400 }, 404),
       /error status 400 != 404/,
+    ],
+    [
+      "a 405 on a documented path without Allow",
+      req("DELETE", "/v1/pets/1"),
+      json({ code: "method_not_allowed", message: "no", status: 405 }, 405),
+      /required header Allow is missing/,
+    ],
+    [
+      "a 405 on a documented path whose Error code is another status's",
+      req("PUT", "/v1/pets"),
+      json({ code: "not_found", message: "no", status: 405 }, 405, { Allow: "GET" }),
+      /body: .*code/,
     ],
     [
       "a 401 without WWW-Authenticate",

@@ -92,6 +92,57 @@ describe("order of checks on a request body", () => {
     );
   });
 
+  it("refuses a gzip-compressed body with 415, not a 400 about UTF-8", async () => {
+    const before = await petCount();
+    const json = '{"name":"Zipped","categoryId":1}';
+    const gzipped = await new Response(
+      new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer();
+    const response = await postRaw(key, gzipped, {
+      "Content-Type": "application/json",
+      "Content-Encoding": "gzip",
+    });
+    await expectError(response, 415, "unsupported_media_type", /Content-Encoding.*gzip/);
+    expect(await petCount()).toBe(before);
+  });
+
+  it.each(["gzip", "GZIP", "br", "deflate", "identity, gzip", "x-custom"])(
+    "refuses plain JSON labelled Content-Encoding: %s with 415, creating nothing",
+    async (encoding) => {
+      const before = await petCount();
+      const response = await postRaw(key, '{"name":"Labelled","categoryId":1}', {
+        "Content-Type": "application/json",
+        "Content-Encoding": encoding,
+      });
+      await expectError(response, 415, "unsupported_media_type", /Content-Encoding/);
+      expect(await petCount()).toBe(before);
+    },
+  );
+
+  it.each(["identity", "Identity", ""])(
+    "accepts Content-Encoding: %j (the body as sent)",
+    async (encoding) => {
+      await expectCreated(
+        await postRaw(key, '{"name":"Plain","categoryId":2}', {
+          "Content-Type": "application/json",
+          "Content-Encoding": encoding,
+        }),
+        { name: "Plain", categoryId: 2, status: "available" },
+      );
+    },
+  );
+
+  it("checks the size before the content coding: an oversized gzip body is 413", async () => {
+    await expectError(
+      await postRaw(key, oversized, {
+        "Content-Type": "application/json",
+        "Content-Encoding": "gzip",
+      }),
+      413,
+      "payload_too_large",
+    );
+  });
+
   it("checks the media type before the JSON syntax and before validation", async () => {
     await expectError(
       await postRaw(key, "{not json", { "Content-Type": "text/plain" }),
@@ -162,7 +213,7 @@ describe("name", () => {
     ["surrounding white space, kept as sent", "  Rex  "],
     ["an ideographic space next to a letter", "\u3000R"],
     ["decomposed characters, not normalised", "Rene\u0301e"],
-    ["a C1 character (only U+0000-U+001F and U+007F are refused)", "a\u0080b"],
+    ["a no-break space between letters (U+00A0, just after the C1 controls)", "a\u00a0b"],
     ["JSON-looking text", '{"name":"x"}'],
   ])("accepts %s and returns it exactly", async (_what, name) => {
     const pet = await expectCreated(
@@ -234,6 +285,62 @@ describe("name", () => {
       400,
       "validation_failed",
       /"name".*blank/,
+    );
+  });
+
+  it.each([
+    ["U+0080, the first C1 control", "Rex\u0080"],
+    ["U+0085 NEXT LINE (a C1 control)", "Rex\u0085the dog"],
+    ["U+009F, the last C1 control", "\u009fRex"],
+  ])("refuses a name holding %s", async (_what, name) => {
+    await expectError(
+      await call("/v1/pets", { method: "POST", key, json: { name, categoryId: 1 } }),
+      400,
+      "validation_failed",
+      /"name" must not contain control characters/,
+    );
+  });
+
+  it.each([
+    ["U+202E RIGHT-TO-LEFT OVERRIDE", "Rex\u202excod"],
+    ["U+202A LEFT-TO-RIGHT EMBEDDING", "\u202aRex"],
+    ["U+2066 LEFT-TO-RIGHT ISOLATE", "Rex\u2066"],
+    ["U+2069 POP DIRECTIONAL ISOLATE", "\u2069Rex"],
+  ])("refuses a name holding the bidirectional control %s", async (_what, name) => {
+    await expectError(
+      await call("/v1/pets", { method: "POST", key, json: { name, categoryId: 1 } }),
+      400,
+      "validation_failed",
+      /"name" must not contain bidirectional control characters/,
+    );
+  });
+
+  it.each([
+    ["U+200B ZERO WIDTH SPACE", "\u200b"],
+    ["zero-width joiners and non-joiners", "\u200d\u200c\u200d"],
+    ["U+FEFF and U+2060 WORD JOINER", "\ufeff\u2060"],
+    ["U+3164 HANGUL FILLER", "\u3164"],
+    ["U+00AD SOFT HYPHEN and a space", "\u00ad "],
+    ["a variation selector", "\ufe0f"],
+    ["a tag character", "\u{e0041}"],
+  ])("refuses a name with no visible character: %s", async (_what, name) => {
+    await expectError(
+      await call("/v1/pets", { method: "POST", key, json: { name, categoryId: 1 } }),
+      400,
+      "validation_failed",
+      /"name" must not be blank/,
+    );
+  });
+
+  it.each([
+    ["a ZWJ emoji sequence", "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}"],
+    ["a right-to-left mark beside Arabic", "\u0631\u0643\u0633\u200f"],
+    ["a zero-width space between letters", "Re\u200bx"],
+    ["an emoji with its variation selector", "\u2764\ufe0f"],
+  ])("accepts invisible characters beside visible ones: %s", async (_what, name) => {
+    await expectCreated(
+      await call("/v1/pets", { method: "POST", key, json: { name, categoryId: 1 } }),
+      { name, categoryId: 1, status: "available" },
     );
   });
 

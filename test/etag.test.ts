@@ -6,11 +6,11 @@ import { describe, expect, it } from "vitest";
 import { EDGE_CACHE_VERSION } from "../src/config.ts";
 import { cacheKey } from "../src/http/conditional-read.ts";
 import { entityTag, ifNoneMatchMatches } from "../src/http/etag.ts";
-import { listPets } from "../src/operations.ts";
+import { getPet, listPets } from "../src/operations.ts";
+import { ListPetsQuerySchema, PetIdParamSchema } from "../src/pets/schemas.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
-const read = listPets.conditional as NonNullable<typeof listPets.conditional>;
 
 describe("entityTag", () => {
   it("is strong, quoted, and the same for the same bytes only", async () => {
@@ -62,28 +62,49 @@ describe("ifNoneMatchMatches (weak comparison)", () => {
   });
 });
 
-describe("cacheKey (listPets)", () => {
-  const key = (query: string) => cacheKey(new URL(`https://api.test/v1/pets${query}`), read);
+describe("cacheKey: built from the validated request", () => {
+  /** The key of a listPets request, after validation as the app runs it (or null: a 400). */
+  const key = (query: string) => {
+    const params = new URLSearchParams(query);
+    const record: Record<string, string | string[]> = {};
+    for (const name of new Set(params.keys())) {
+      const all = params.getAll(name);
+      record[name] = all.length === 1 ? (all[0] as string) : all;
+    }
+    const validated = ListPetsQuerySchema.safeParse(record);
+    return validated.success
+      ? cacheKey("https://api.test", listPets.path, { query: validated.data })
+      : null;
+  };
 
-  it("lists limit, status and cursor in a fixed order, fills the default limit, drops the rest", () => {
+  it("lists cursor, limit and status by name, fills the default limit, drops the rest", () => {
     expect(key("")).toBe(`https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets?limit=20`);
-    expect(key("?cursor=c1&x=1&status=sold")).toBe(
-      `https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets?limit=20&status=sold&cursor=c1`,
+    expect(key("?status=sold&x=1&cursor=c1")).toBe(
+      `https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets?cursor=c1&limit=20&status=sold`,
     );
   });
 
-  it("keeps nothing for a repeated selecting parameter (a 400 anyway)", () => {
-    expect(key("?limit=2&limit=3")).toBeUndefined();
-    expect(key("?status=sold&status=sold")).toBeUndefined();
+  it("has no key for a repeated selecting parameter: validation refuses it first", () => {
+    expect(key("?limit=2&limit=3")).toBeNull();
+    expect(key("?status=sold&status=sold")).toBeNull();
   });
 
   it("order and unknown parameters never split an entry; limit, status and cursor always do (generated)", () => {
+    const value = {
+      limit: fc.integer({ min: 1, max: 99 }).map(String),
+      status: fc.constantFrom("available", "pending"),
+      cursor: fc.stringMatching(/^[a-z0-9]{1,4}$/),
+    };
+    const changed = { limit: (v: string) => String(Number(v) + 1), status: () => "sold" };
     const param = fc.constantFrom("limit", "status", "cursor");
-    const value = fc.stringMatching(/^[a-z0-9]{1,4}$/);
-    const unknown = fc.tuple(fc.constantFrom("utm", "x", "page", "key"), value);
+    const unknown = fc.tuple(fc.constantFrom("utm", "x", "page", "key"), value.cursor);
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.tuple(param, value), { selector: ([name]) => name }),
+        fc
+          .uniqueArray(param, { maxLength: 3 })
+          .chain((names) =>
+            fc.tuple(...names.map((n) => value[n].map((v): [string, string] => [n, v]))),
+          ),
         fc.array(unknown, { maxLength: 3 }),
         fc.integer({ min: 0, max: 1000 }),
         (selecting, extra, shuffle) => {
@@ -95,13 +116,15 @@ describe("cacheKey (listPets)", () => {
           const query = (ps: Array<[string, string]>) =>
             `?${ps.map(([n, v]) => `${n}=${v}`).join("&")}`;
           const base = key(query(selecting));
+          expect(base).not.toBeNull();
           expect(key(query(shuffled))).toBe(base);
           for (const [name, v] of selecting) {
-            const changed = selecting.map(([n, w]): [string, string] => [
+            const other = name === "cursor" ? `${v}z` : changed[name as "limit" | "status"](v);
+            const altered = selecting.map(([n, w]): [string, string] => [
               n,
-              n === name ? `${v}z` : w,
+              n === name ? other : w,
             ]);
-            expect(key(query(changed))).not.toBe(base);
+            expect(key(query(altered))).not.toBe(base);
           }
         },
       ),
@@ -109,10 +132,10 @@ describe("cacheKey (listPets)", () => {
     );
   });
 
-  it("getPet's key is its path; other hosts never share an entry", () => {
-    const a = cacheKey(new URL("https://api.test/v1/pets/7?x=1"), { immutable: "always" });
+  it("getPet's key is its path with the validated id; other hosts never share an entry", () => {
+    const param = PetIdParamSchema.parse({ petId: "7" });
+    const a = cacheKey("https://api.test", getPet.path, { param });
     expect(a).toBe(`https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets/7`);
-    const b = cacheKey(new URL("https://other.test/v1/pets/7"), { immutable: "always" });
-    expect(b).not.toBe(a);
+    expect(cacheKey("https://other.test", getPet.path, { param })).not.toBe(a);
   });
 });

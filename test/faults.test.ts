@@ -1,9 +1,13 @@
-// D1 faults (issue 3, item 5): a binding that throws or rejects, a missing table,
-// a transaction that fails half-way. Every answer is 503 with the Error shape
-// and no internals, the failure is logged with the request id, and nothing
-// of a failed create remains (neither a pet nor an idempotency record).
+// D1 faults: a binding that throws or rejects, a missing table, a transaction that
+// fails half-way. Only what D1 documents as transient (a retry can cure it) is 503 with
+// Retry-After; anything else (a missing table, a constraint, SQL, a binding that throws
+// something else) is 500 internal_error. Every answer has the Error shape and no
+// internals, the failure is logged with the request id and its cause (a missing table
+// with the migrations the database lacks), and nothing of a failed create remains
+// (neither a pet nor an idempotency record).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { MIGRATIONS, MIGRATIONS_TABLE } from "../src/db/schema.ts";
 import type { LogLine } from "../src/http/request-context.ts";
 import { call, createKey, expectError } from "./helpers.ts";
 import {
@@ -13,7 +17,31 @@ import {
 } from "./support/instrumented-app.ts";
 import { expectCreated, idempotencyRecords, uniqueName } from "./support/requests.ts";
 
-const DRIVER_TEXT = "D1_ERROR: no such table: pets: SQLITE_ERROR (env.DB secret-internal-detail)";
+/** Appended to every failure the bindings below raise: it must never reach a client. */
+const SECRET = "(env.DB secret-internal-detail)";
+const TRANSIENT = `D1_ERROR: Network connection lost. ${SECRET}`;
+
+/** Every failure D1 documents as transient (retry), as its message reads. */
+const TRANSIENT_MESSAGES = [
+  "D1_ERROR: D1 DB reset because its code was updated.",
+  "D1_ERROR: Internal error while starting up D1 DB storage caused object to be reset.",
+  "D1_ERROR: Network connection lost.",
+  "D1_ERROR: Internal error in D1 DB storage caused object to be reset.",
+  "D1_ERROR: Cannot resolve D1 DB due to transient issue on remote node.",
+  "D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.",
+  "D1_ERROR: D1 DB is overloaded. Requests queued for too long.",
+  "D1_ERROR: D1 DB is overloaded. Too many requests queued.",
+];
+
+/** Failures a retry does not cure: the service's own faults. */
+const FAULT_MESSAGES = [
+  "D1_ERROR: no such table: pets: SQLITE_ERROR",
+  "D1_ERROR: UNIQUE constraint failed: pets.id: SQLITE_CONSTRAINT",
+  'D1_ERROR: near "SELEC": syntax error at offset 0: SQLITE_ERROR',
+  "D1_TYPE_ERROR: Type 'undefined' not supported for value 'undefined'",
+  "D1_ERROR: D1 DB's isolate exceeded its memory limit and was reset.",
+  "D1_ERROR: D1 DB exceeded its CPU time limit and was reset.",
+];
 
 let key: string;
 let keyId: number;
@@ -21,17 +49,17 @@ beforeAll(async () => {
   ({ key, id: keyId } = await createKey("faults"));
 });
 
-/** A DB binding whose every method throws at once. */
-function throwingDb(): D1Database {
+/** A DB binding whose every method throws `message` at once. */
+function throwingDb(message = TRANSIENT): D1Database {
   const fail = () => {
-    throw new Error(DRIVER_TEXT);
+    throw new Error(message);
   };
   return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as never;
 }
 
-/** A DB binding that accepts statements but whose every query rejects (network gone). */
-function rejectingDb(): D1Database {
-  const reject = () => Promise.reject(new Error(DRIVER_TEXT));
+/** A DB binding that accepts statements but whose every query rejects with `message`. */
+function rejectingDb(message = TRANSIENT): D1Database {
+  const reject = () => Promise.reject(new Error(message));
   const statement = {
     bind: () => statement,
     first: reject,
@@ -76,16 +104,28 @@ function failingBatchDb(): D1Database {
 }
 
 /**
- * Asserts the 503 of an unreachable or broken database (decisions.md: "503 when the
- * database cannot be reached"), of the Error shape without internals, and that the
- * app logged the failure with the same request id (never the API key).
+ * Asserts the answer to a failing database: 503 with Retry-After when the failure is
+ * transient, else 500 internal_error without it; the Error shape without internals; and
+ * that the app logged the failure, with its cause, under the same request id (never the
+ * API key). Returns the log line.
  */
-async function expectServerFailure(app: InstrumentedApp, response: Response) {
+async function expectServerFailure(
+  app: InstrumentedApp,
+  response: Response,
+  kind: "transient" | "fault",
+): Promise<LogLine> {
   const requestId = response.headers.get("X-Request-Id");
   const status = response.status;
   const text = await response.clone().text();
-  const body = await expectError(response, 503, "service_unavailable", /database.*unavailable/i);
-  expect(Number(response.headers.get("Retry-After"))).toBeGreaterThan(0);
+  const body =
+    kind === "transient"
+      ? await expectError(response, 503, "service_unavailable", /database.*unavailable/i)
+      : await expectError(response, 500, "internal_error", /X-Request-Id/);
+  if (kind === "transient") {
+    expect(Number(response.headers.get("Retry-After"))).toBeGreaterThan(0);
+  } else {
+    expect(response.headers.get("Retry-After")).toBeNull();
+  }
   expect(Object.keys(body).sort()).toEqual(["code", "message", "status"]);
   for (const internal of [
     "no such table",
@@ -98,11 +138,12 @@ async function expectServerFailure(app: InstrumentedApp, response: Response) {
     expect(text).not.toContain(internal);
   }
   const forRequest = app.logs.filter((line: LogLine) => line.request_id === requestId);
-  expect(forRequest.some((line) => line.level === "error" && line.msg === "unhandled error")).toBe(
-    true,
-  );
+  const error = forRequest.find((line) => line.level === "error" && line.msg === "unhandled error");
+  expect(error, JSON.stringify(forRequest)).toBeDefined();
+  expect(`${error?.error} ${error?.cause}`).toMatch(/D1_|no such table|TypeError/);
   expect(forRequest.some((line) => line.msg === "request" && line.status === status)).toBe(true);
   expect(JSON.stringify(app.logs)).not.toContain(key);
+  return error as LogLine;
 }
 
 async function petsNamed(name: string): Promise<number> {
@@ -130,7 +171,7 @@ describe("a DB binding that throws", () => {
     ] as const) {
       const response = await app.fetch(path, { method, key, json });
       // The key cannot be checked: an outage must not look like a bad key (401).
-      await expectServerFailure(app, response);
+      await expectServerFailure(app, response, "transient");
     }
   });
 
@@ -147,7 +188,7 @@ describe("a DB binding that throws", () => {
       ["/v1/pets/1", "GET", undefined, {}],
     ] as const) {
       const response = await app.fetch(path, { method, key, json, headers });
-      await expectServerFailure(app, response);
+      await expectServerFailure(app, response, "transient");
     }
   });
 
@@ -162,6 +203,39 @@ describe("a DB binding that throws", () => {
   });
 });
 
+describe("the class of a D1 failure decides the answer", () => {
+  const requests = [
+    ["/v1/pets", "GET", undefined],
+    ["/v1/pets", "POST", { name: "Down", categoryId: 1 }],
+    ["/v1/pets/1", "GET", undefined],
+  ] as const;
+
+  it.each([
+    ...TRANSIENT_MESSAGES.map((message) => ["transient", message] as const),
+    ...FAULT_MESSAGES.map((message) => ["fault", message] as const),
+  ])(
+    "%s (503 with Retry-After if transient, else 500), logged with the cause: %s",
+    async (kind, message) => {
+      for (const makeDb of [throwingDb, rejectingDb]) {
+        const app = instrumentedApp({ db: makeDb(`${message} ${SECRET}`) });
+        for (const [path, method, json] of requests) {
+          const response = await app.fetch(path, { method, key, json });
+          const line = await expectServerFailure(app, response, kind);
+          expect(`${line.error} ${line.cause}`).toContain(message);
+        }
+      }
+    },
+  );
+
+  it("a binding that throws something else than a D1 error is 500 too", async () => {
+    const db = { withSession: () => ({ prepare: undefined, getBookmark: () => null }) };
+    const app = instrumentedApp({ db: db as never, verifier: fixedVerifier(key, keyId) });
+    const response = await app.fetch("/v1/pets/1", { key });
+    const line = await expectServerFailure(app, response, "fault");
+    expect(line.error).toMatch(/^TypeError/);
+  });
+});
+
 describe("a missing table", () => {
   async function withTableRenamed<T>(table: string, work: () => Promise<T>): Promise<T> {
     await env.DB.exec(`ALTER TABLE ${table} RENAME TO ${table}_gone`);
@@ -172,23 +246,49 @@ describe("a missing table", () => {
     }
   }
 
-  it("answers 503 for every pet operation when the pets table is missing", async () => {
+  /** Runs `work` with `migration` unrecorded in d1_migrations, as if never applied. */
+  async function withMigrationUnrecorded<T>(migration: string, work: () => Promise<T>) {
+    const row = await env.DB.prepare(`SELECT * FROM ${MIGRATIONS_TABLE} WHERE name = ?1`)
+      .bind(migration)
+      .first<{ id: number; name: string; applied_at: string }>();
+    expect(row).not.toBeNull();
+    await env.DB.prepare(`DELETE FROM ${MIGRATIONS_TABLE} WHERE name = ?1`).bind(migration).run();
+    try {
+      return await work();
+    } finally {
+      await env.DB.prepare(
+        `INSERT INTO ${MIGRATIONS_TABLE} (id, name, applied_at) VALUES (?1, ?2, ?3)`,
+      )
+        .bind(row?.id, row?.name, row?.applied_at)
+        .run();
+    }
+  }
+
+  it("answers 500 for every pet operation when the pets table is missing, naming its migration in the log", async () => {
     const app = instrumentedApp({ db: env.DB });
     const name = uniqueName("missing-table");
     const idempotencyKey = uniqueName("idem");
-    await withTableRenamed("pets", async () => {
-      for (const [path, method, json, headers] of [
-        ["/v1/pets", "GET", undefined, {}],
-        ["/v1/pets/1", "GET", undefined, {}],
-        ["/v1/pets", "POST", { name, categoryId: 1 }, {}],
-        ["/v1/pets", "POST", { name, categoryId: 1 }, { "Idempotency-Key": idempotencyKey }],
-      ] as const) {
-        await expectServerFailure(app, await app.fetch(path, { method, key, json, headers }));
-      }
-      // The deployed worker answers the same way.
-      const viaWorker = await call("/v1/pets", { key });
-      await expectError(viaWorker, 503, "service_unavailable");
-    });
+    await withMigrationUnrecorded("0001_create_pets.sql", () =>
+      withTableRenamed("pets", async () => {
+        for (const [path, method, json, headers] of [
+          ["/v1/pets", "GET", undefined, {}],
+          ["/v1/pets/1", "GET", undefined, {}],
+          ["/v1/pets", "POST", { name, categoryId: 1 }, {}],
+          ["/v1/pets", "POST", { name, categoryId: 1 }, { "Idempotency-Key": idempotencyKey }],
+        ] as const) {
+          const response = await app.fetch(path, { method, key, json, headers });
+          const line = await expectServerFailure(app, response, "fault");
+          expect(line).toMatchObject({
+            missing: "table pets",
+            missing_migrations: "0001_create_pets.sql",
+          });
+          expect(line.hint).toContain("wrangler d1 migrations apply DB");
+        }
+        // The deployed worker answers the same way.
+        const viaWorker = await call("/v1/pets", { key });
+        await expectError(viaWorker, 500, "internal_error");
+      }),
+    );
     expect(await petsNamed(name)).toBe(0);
     expect(await idempotencyRecord(idempotencyKey)).toEqual([]);
 
@@ -204,30 +304,62 @@ describe("a missing table", () => {
     expect(await petsNamed(name)).toBe(1);
   });
 
-  it("answers 503, not 201, when the idempotency table is missing, and creates no pet", async () => {
+  it("answers 500, not 201, when the idempotency table is missing, and creates no pet", async () => {
     const app = instrumentedApp({ db: env.DB });
     const name = uniqueName("no-idem-table");
-    await withTableRenamed("idempotency_records", async () => {
-      const response = await app.fetch("/v1/pets", {
-        method: "POST",
-        key,
-        headers: { "Idempotency-Key": uniqueName() },
-        json: { name, categoryId: 2 },
-      });
-      await expectServerFailure(app, response);
-    });
+    await withMigrationUnrecorded("0005_idempotency_records.sql", () =>
+      withTableRenamed("idempotency_records", async () => {
+        const response = await app.fetch("/v1/pets", {
+          method: "POST",
+          key,
+          headers: { "Idempotency-Key": uniqueName() },
+          json: { name, categoryId: 2 },
+        });
+        const line = await expectServerFailure(app, response, "fault");
+        expect(line.missing_migrations).toBe("0005_idempotency_records.sql");
+      }),
+    );
     expect(await petsNamed(name)).toBe(0);
   });
 
-  it("answers 503, not 401, when the api_keys table is missing", async () => {
+  it("answers 500, not 401, when the api_keys table is missing", async () => {
     const { key: freshKey } = await createKey("faults-fresh");
     const app = instrumentedApp({ db: env.DB });
     await withTableRenamed("api_keys", async () => {
       const response = await app.fetch("/v1/pets", { key: freshKey });
       expect(response.headers.get("WWW-Authenticate")).toBeNull();
-      await expectServerFailure(app, response);
+      const line = await expectServerFailure(app, response, "fault");
+      // Every migration is recorded: the table went missing outside migrations/.
+      expect(line).toMatchObject({ missing: "table api_keys" });
+      expect(line.missing_migrations).toMatch(/^none recorded missing/);
       expect(JSON.stringify(app.logs)).not.toContain(freshKey);
     });
+  });
+
+  it("a database nobody migrated: 500 internal_error, and the log names every migration", async () => {
+    const { key: freshKey } = await createKey("faults-unmigrated");
+    const app = instrumentedApp({ db: env.DB });
+    const tables = ["pets", "api_keys", "idempotency_keys", MIGRATIONS_TABLE];
+    const renameAll = async (from: (t: string) => string, to: (t: string) => string) => {
+      for (const t of tables) await env.DB.exec(`ALTER TABLE ${from(t)} RENAME TO ${to(t)}`);
+    };
+    await renameAll(
+      (t) => t,
+      (t) => `${t}_gone`,
+    );
+    try {
+      const response = await app.fetch("/v1/pets", { key: freshKey });
+      const line = await expectServerFailure(app, response, "fault");
+      expect(line).toMatchObject({
+        missing: "table api_keys",
+        missing_migrations: MIGRATIONS.join(", "),
+      });
+    } finally {
+      await renameAll(
+        (t) => `${t}_gone`,
+        (t) => t,
+      );
+    }
   });
 });
 
@@ -244,7 +376,7 @@ describe("a transaction that fails half-way", () => {
       headers: { "Idempotency-Key": idempotencyKey },
       json: { name, categoryId: 3 },
     });
-    await expectServerFailure(app, response);
+    await expectServerFailure(app, response, "fault");
 
     expect(await petsNamed(name)).toBe(0);
     expect(await idempotencyRecord(idempotencyKey)).toEqual([]);
@@ -263,5 +395,11 @@ describe("a transaction that fails half-way", () => {
     expect(await idempotencyRecord(idempotencyKey)).toEqual([
       expect.objectContaining({ api_key_id: keyId, pet_id: pet.id }),
     ]);
+  });
+});
+
+describe("the migrations the worker knows of", () => {
+  it("are the files of migrations/, in order (the log names them from this list)", () => {
+    expect([...MIGRATIONS]).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
   });
 });

@@ -50,10 +50,13 @@ describe("before the sunset", () => {
     "99999999999999999999",
     "%20",
     "0x10",
-  ])("400 for petId=%j, naming petId, with the headers", async (petId) => {
+  ])("400 for petId=%j, naming petId, one problem, with the headers", async (petId) => {
     const response = await call(`/v1/pets/${petId}`, { key });
     const body = await expectError(response, 400, "invalid_parameter", /"petId"/);
-    expect(body.details?.[0]?.field).toBe("petId");
+    expect(body.details).toEqual([{ field: "petId", message: expect.any(String) }]);
+    expect(body.message).toBe(`Path parameter "petId" ${body.details?.[0]?.message}.`);
+    // A value that is not a number is not told it is too large.
+    if (!/^[1-9][0-9]*$/.test(petId)) expect(body.message).not.toMatch(/at most/);
     expectDeprecationHeaders(response);
   });
 

@@ -158,6 +158,33 @@ describe("the 16 KiB cap without Content-Length", () => {
     await expectError(response, 413, "payload_too_large", /16384 bytes/);
     expect(pulled).toBeLessThan(40);
   });
+
+  it("reads a body a little over the cap to its end before the 413, so the sender reads the answer", async () => {
+    let cancelled = false;
+    let chunks = 0;
+    const bytes = encoder.encode(big);
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const start = chunks++ * 1000;
+        if (start >= bytes.byteLength) return controller.close();
+        controller.enqueue(bytes.slice(start, start + 1000));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const response = await app.fetchRequest(
+      makeRequest("/v1/pets", {
+        method: "POST",
+        key,
+        headers: { "Content-Type": "application/json" },
+        body,
+      }),
+    );
+    await expectError(response, 413, "payload_too_large", /16384 bytes/);
+    expect(cancelled).toBe(false);
+    expect(chunks).toBe(Math.ceil(bytes.byteLength / 1000) + 1);
+  });
 });
 
 describe("JSON that JSON.parse would let through", () => {
@@ -360,7 +387,6 @@ describe("path and headers", () => {
     ["256 characters long", "k".repeat(256)],
     ["holding a control character", "abc\u0001def"],
     ["holding DEL", "abc\u007f"],
-    ["holding a Latin-1 letter", "caf\u00e9"],
     ["an empty structured-field string", '""'],
   ])("refuses an Idempotency-Key that is %s before touching D1", async (_what, value) => {
     await expectRefusedBeforeDatabase(

@@ -224,7 +224,6 @@ describe("the Idempotency-Key value", () => {
     ["256 characters", "k".repeat(256)],
     ["256 characters inside quotes", `"${"k".repeat(256)}"`],
     ["a tab", "a\tb"],
-    ["a non-ASCII byte", "caf\u00e9"],
     ["DEL", "a\u007fb"],
   ])(
     "is refused with 400 invalid_idempotency_key when it is %s, and nothing is created",
@@ -495,10 +494,9 @@ describe("a create that fails", () => {
     const name = unique("Failed");
     const body = { name, categoryId: 1 };
     // A D1 whose batch() fails: the insert and the record's completion never commit.
-    const response = await appWithBatch(() => Promise.reject(new Error("D1_ERROR: injected")))(
-      idem,
-      body,
-    );
+    const response = await appWithBatch(() =>
+      Promise.reject(new Error("D1_ERROR: Network connection lost.")),
+    )(idem, body);
     await expectError(response, 503, "service_unavailable");
     expect(await record(idem)).toBeNull();
     expect(await petsNamed(name)).toEqual([]);

@@ -297,14 +297,13 @@ describe("logs", () => {
         },
       } as RateLimit,
     };
-    const dbDown = {
-      ...env,
-      DB: {
-        prepare: () => {
-          throw new Error("D1_ERROR: network connection lost");
-        },
-      } as unknown as D1Database,
+    const down = {
+      prepare: () => {
+        throw new Error("D1_ERROR: Network connection lost.");
+      },
+      withSession: () => down,
     };
+    const dbDown = { ...env, DB: down as unknown as D1Database };
 
     const statuses = [
       await run("/v1/pets?limit=1", { key }),

@@ -104,7 +104,7 @@ describe("listing", () => {
 
 describe("limit validation", () => {
   it.each(["0", "101", "-1", "1.5", "01", "abc", "", "1e2", " 5", "20abc", "99999999999999999999"])(
-    "refuses limit=%j with 400 naming the parameter",
+    "refuses limit=%j with 400 naming the parameter, one problem, one message",
     async (value) => {
       const body = await expectError(
         await call(`/v1/pets?limit=${encodeURIComponent(value)}`, { key }),
@@ -112,7 +112,8 @@ describe("limit validation", () => {
         "invalid_parameter",
         /"limit"/,
       );
-      expect(body.details?.[0]?.field).toBe("limit");
+      expect(body.details).toEqual([{ field: "limit", message: expect.any(String) }]);
+      expect(body.message).toBe(`Query parameter "limit" ${body.details?.[0]?.message}.`);
     },
   );
 

@@ -1,8 +1,11 @@
 // The served OpenAPI document: public, fresh (equal to what the schemas generate), complete.
 import { describe, expect, it } from "vitest";
+import packageJson from "../package.json" with { type: "json" };
 import { ERROR_STATUS } from "../src/errors.ts";
 import { buildOpenApiDocument } from "../src/openapi/document.ts";
 import { CONTRACT_EXPOSED_HEADERS, call, expectError } from "./helpers.ts";
+
+type Json = Record<string, unknown>;
 
 type Doc = ReturnType<typeof buildOpenApiDocument> & {
   paths: Record<string, Record<string, Record<string, unknown>>>;
@@ -30,6 +33,7 @@ describe("GET /v1/openapi.json", () => {
   it("is OpenAPI 3.1 with both servers under /v1 and the bearer scheme on everything", async () => {
     const doc = await served();
     expect(doc.openapi).toMatch(/^3\.1\./);
+    expect((doc.info as { version: string }).version).toBe(packageJson.version);
     expect(doc.servers.map((s) => s.url)).toEqual([
       expect.stringMatching(/^https:\/\/.+\/v1$/),
       expect.stringMatching(/^https:\/\/staging\..+\/v1$/),
@@ -130,11 +134,39 @@ describe("GET /v1/openapi.json", () => {
       schema: Record<string, unknown>;
     }>;
     expect(params.find((p) => p.name === "limit")?.schema).toMatchObject({
-      pattern: "^[1-9][0-9]*$",
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
+      default: 20,
     });
     const schemas = doc.components.schemas;
     expect(schemas.NewPet?.required).toEqual(["name", "categoryId"]);
     expect(schemas.Pet?.required).toEqual(["id", "name", "categoryId", "status"]);
+  });
+
+  it("gives getPet's deprecation date as a person reads it, not only as @<unix seconds>", async () => {
+    const doc = await served();
+    const description = (doc.info as { description: string }).description;
+    // 2026-11-01, the date the Deprecation header carries as @1793491200.
+    expect(description).toContain("deprecated since Sun, 01 Nov 2026 00:00:00 GMT");
+    expect(description).not.toMatch(/since @\d/);
+    expect(JSON.stringify(doc.components.headers.Deprecation)).toContain("Sun, 01 Nov 2026");
+  });
+
+  it("documents HEAD wherever GET is answered: the same answers without bodies", async () => {
+    const doc = await served();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      expect(Object.keys(item).includes("head"), path).toBe(Object.keys(item).includes("get"));
+      const get = item.get as { operationId: string; responses: Record<string, Json> } | undefined;
+      const head = item.head as { operationId: string; responses: Record<string, Json> };
+      if (!get) continue;
+      expect(head.operationId).toBe(`${get.operationId}Head`);
+      expect(Object.keys(head.responses)).toEqual(Object.keys(get.responses));
+      for (const [status, response] of Object.entries(head.responses)) {
+        expect(response.content, `HEAD ${path} ${status}`).toBeUndefined();
+        expect(response.headers).toEqual(get.responses[status]?.headers);
+      }
+    }
   });
 
   it("allows only GET there, without a key", async () => {

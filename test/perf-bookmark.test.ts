@@ -101,9 +101,50 @@ describe("a malformed bookmark", () => {
   ])("on %s", (_name, path) => {
     it.each(MALFORMED)("with %s is 400 invalid_parameter", async (_label, value) => {
       const response = await call(path, { key, headers: { [HEADER]: value } });
-      await expectError(response, 400, "invalid_parameter", /x-d1-bookmark/);
+      const body = await expectError(response, 400, "invalid_parameter", /^Header "x-d1-bookmark"/);
+      expect(body.details).toEqual([{ field: HEADER, message: "is not a D1 bookmark" }]);
       expect(response.headers.get(HEADER)).toBeNull();
     });
+  });
+
+  it("is ignored where it is not a parameter: createPet, listOrders, 404 and 405", async () => {
+    const headers = { [HEADER]: "not a bookmark" };
+    const created = await call("/v1/pets", {
+      method: "POST",
+      key,
+      headers,
+      json: { name: "Ignores the bookmark", categoryId: 3 },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    bookmarkOf(created);
+    await expectError(await call("/v1/store/orders", { key, headers }), 501, "not_implemented");
+    await expectError(await call("/v1/cats", { key, headers }), 404, "not_found");
+    await expectError(
+      await call("/v1/pets/1", { method: "DELETE", key, headers }),
+      405,
+      "method_not_allowed",
+    );
+  });
+
+  it("is documented, with its pattern, exactly where it is a parameter (the reads)", async () => {
+    const doc = (await (await call("/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { parameters?: Array<Record<string, unknown>> }>>;
+    };
+    const documented: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const parameter = op.parameters?.find((p) => p.name === HEADER);
+        if (!parameter) continue;
+        documented.push(`${method} ${path}`);
+        expect(parameter).toMatchObject({ in: "header", schema: { pattern: BOOKMARK.source } });
+      }
+    }
+    expect(documented).toEqual([
+      "get /pets",
+      "head /pets",
+      "get /pets/{petId}",
+      "head /pets/{petId}",
+    ]);
   });
 
   it("is checked only after the key: no key is still 401", async () => {

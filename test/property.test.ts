@@ -20,6 +20,7 @@ const TIMEOUT = 120_000;
 const RUNS = {
   roundTrip: 200,
   createBodies: 800,
+  names: 400,
   listQueries: 300,
   petIds: 300,
   cursors: 300,
@@ -33,8 +34,11 @@ function assertProperty<T>(property: fc.IAsyncPropertyWithHooks<T>, numRuns: num
 // ------------------------------------------------------------------ the model
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: decisions.md forbids exactly these
-const CONTROL = /[\u0000-\u001F\u007F]/;
-const BLANK = /^\p{White_Space}*$/u;
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+/** Bidirectional embeddings, overrides and isolates. */
+const BIDI = /[\u202A-\u202E\u2066-\u2069]/;
+/** A character that shows something: not white space, control, format or otherwise ignorable. */
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 const WHITE_SPACE = [
   ..."\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005",
   ..."\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000",
@@ -43,7 +47,13 @@ const WHITE_SPACE = [
 function isValidName(value: unknown): value is string {
   if (typeof value !== "string" || !value.isWellFormed()) return false;
   const codePoints = [...value].length;
-  return codePoints >= 1 && codePoints <= 100 && !CONTROL.test(value) && !BLANK.test(value);
+  return (
+    codePoints >= 1 &&
+    codePoints <= 100 &&
+    !CONTROL.test(value) &&
+    !BIDI.test(value) &&
+    VISIBLE.test(value)
+  );
 }
 
 const isValidCategoryId = (value: unknown): value is number =>
@@ -125,6 +135,29 @@ function expectPetShape(pet: unknown): asserts pet is PetBody {
 
 const astral = fc.integer({ min: 0x10000, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp));
 const whiteSpace = fc.constantFrom(...WHITE_SPACE);
+const c1Control = fc.integer({ min: 0x80, max: 0x9f }).map((c) => String.fromCharCode(c));
+const bidiControl = fc.constantFrom(..."\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069");
+/** Characters that show nothing: zero-width and other format characters, fillers, selectors. */
+const invisible = fc.constantFrom(
+  ..."\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u061c",
+  ..."\u115f\u1160\u17b4\u17b5\u180b\u180e\u3164\ufe00\ufe0f\uffa0\ufff0",
+  "\u{1bca0}",
+  "\u{1d173}",
+  "\u{e0001}",
+  "\u{e0100}",
+);
+/** A name with one character of `forbidden` among visible ones. */
+const holding = (forbidden: fc.Arbitrary<string>) =>
+  fc
+    .tuple(fc.string({ maxLength: 5 }), forbidden, fc.string({ unit: "grapheme", maxLength: 5 }))
+    .map(([a, c, b]) => `${a}${c}${b}`);
+/** Only invisible characters and white space (not the white space that is a control). */
+const invisibleOnly = fc
+  .array(fc.oneof(invisible, fc.constantFrom(...WHITE_SPACE.filter((c) => !CONTROL.test(c)))), {
+    minLength: 1,
+    maxLength: 8,
+  })
+  .map((a) => a.join(""));
 
 const validName = fc
   .oneof(
@@ -145,6 +178,10 @@ const validName = fc
         fc.array(fc.constantFrom(" ", "\u3000", "\u2029"), { maxLength: 3 }),
       )
       .map(([a, b, c]) => a.join("") + b + c.join("")),
+    // Invisible characters beside visible ones are fine (ZWJ sequences, RLM, selectors).
+    fc
+      .tuple(fc.array(invisible, { maxLength: 3 }), fc.string({ unit: "grapheme", minLength: 1 }))
+      .map(([a, b]) => a.join("") + b),
   )
   .filter(isValidName);
 
@@ -161,6 +198,9 @@ const invalidName = fc.oneof(
     .map(([a, c, b]) => a + c + b),
   fc.string({ maxLength: 5 }).map((s) => `${s}\u007f`),
   fc.array(whiteSpace, { minLength: 1, maxLength: 8 }).map((a) => a.join("")),
+  holding(c1Control),
+  holding(bidiControl),
+  invisibleOnly,
   fc
     .tuple(
       fc.string({ maxLength: 5 }),
@@ -391,6 +431,60 @@ describe(`property tests (fast-check seed ${seed}; override with VITE_FC_SEED)`,
       expect(atLowerBound).toBeGreaterThan(0);
       expect(atUpperBound).toBeGreaterThan(0);
       expect(astralNames).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `createPet names: C1 controls, bidirectional controls and invisible-only names are refused, and the document's pattern agrees (${RUNS.names} cases)`,
+    async () => {
+      const doc = (await (await call("/v1/openapi.json")).json()) as {
+        components: { schemas: { NewPet: { properties: { name: { pattern: string } } } } };
+      };
+      // Read Unicode-aware (JSON Schema 2020-12) and not (draft-07-era validators, such as
+      // Postman's): the pattern must mean the same to both.
+      const source = doc.components.schemas.NewPet.properties.name.pattern;
+      const patterns = [new RegExp(source, "u"), new RegExp(source)];
+      const seen = { valid: 0, c1: 0, bidi: 0, invisible: 0 };
+      const name = fc.oneof(
+        validName.map((n) => ["valid", n] as const),
+        holding(c1Control).map((n) => ["c1", n] as const),
+        holding(bidiControl).map((n) => ["bidi", n] as const),
+        invisibleOnly.map((n) => ["invisible", n] as const),
+      );
+      await assertProperty(
+        fc.asyncProperty(name, async ([kind, value]) => {
+          seen[kind]++;
+          expect(isValidName(value), JSON.stringify(value)).toBe(kind === "valid");
+          // JSON Schema counts code points and cannot see lone surrogates; the pattern
+          // decides the rest as the server does, except that it takes any character beyond
+          // the BMP for visible (no portable pattern can name them).
+          const beyondBmp = [...value].some((c) => c.length === 2);
+          for (const pattern of patterns) {
+            expect(pattern.test(value), JSON.stringify(value)).toBe(
+              kind === "valid" || (kind === "invisible" && beyondBmp),
+            );
+          }
+          const response = await call("/v1/pets", {
+            method: "POST",
+            key: keys.names,
+            json: { name: value, categoryId: 1 },
+          });
+          if (kind === "valid") {
+            expectPetShape(await expectDocumented(response, [201]));
+            return;
+          }
+          const message = {
+            c1: /"name" must not contain control characters/,
+            bidi: /"name" must not contain bidirectional control characters/,
+            invisible: /"name" must not be blank/,
+          }[kind];
+          const error = await expectError(response, 400, "validation_failed", message);
+          expect(error.details?.map((d) => d.field)).toEqual(["name"]);
+        }),
+        RUNS.names,
+      );
+      for (const count of Object.values(seen)) expect(count).toBeGreaterThan(RUNS.names / 10);
     },
     TIMEOUT,
   );

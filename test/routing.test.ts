@@ -2,7 +2,9 @@
 
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import packageJson from "../package.json" with { type: "json" };
 import type { LogLine } from "../src/http/request-context.ts";
+import { OPERATIONS, type Operation } from "../src/operations.ts";
 import {
   CONTRACT_EXPOSED_HEADERS,
   call,
@@ -18,6 +20,8 @@ describe("outside /v1", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
     const body = (await response.json()) as Record<string, string>;
+    // The version is written once, in package.json (which release checks read).
+    expect(body.version).toBe(packageJson.version);
     expect(body.documentation).toMatch(/\/v1\/docs$/);
     expect(body.openapi).toMatch(/\/v1\/openapi\.json$/);
   });
@@ -63,11 +67,60 @@ describe("under /v1 with a key", () => {
     );
   });
 
+  it("answers successes and errors with one media type, application/json", async () => {
+    const { key } = await createKey();
+    const answers = [
+      await call("/v1/pets?limit=1", { key }),
+      await call("/v1/pets"),
+      await call("/v1/cats", { key }),
+      await call("/v1/pets?limit=abc", { key }),
+      await call("/v1/store/orders", { key }),
+      await call("/"),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 401, 404, 400, 501, 200]);
+    for (const response of answers) {
+      expect(response.headers.get("Content-Type")).toBe("application/json");
+      expect(await response.json()).toBeTypeOf("object");
+    }
+  });
+
   it("HEAD is answered like GET, without a body", async () => {
     const { key } = await createKey();
     const response = await call("/v1/pets", { method: "HEAD", key });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("");
+  });
+});
+
+describe("the operation table drives the routes", () => {
+  /** A concrete path for an operation's path template. */
+  const concrete = (op: Operation) => `/v1${op.path.replaceAll(/\{\w+\}/g, "1")}`;
+
+  it("each path allows exactly its operations' methods (HEAD with GET), in OPTIONS and in 405", async () => {
+    const { key } = await createKey();
+    for (const op of OPERATIONS) {
+      const methods = OPERATIONS.filter((other) => other.path === op.path).flatMap((other) =>
+        other.method === "get" ? ["GET", "HEAD"] : [other.method.toUpperCase()],
+      );
+      const allow = [...methods, "OPTIONS"].join(", ");
+      const options = await call(concrete(op), { method: "OPTIONS" });
+      expect(options.status, op.operationId).toBe(204);
+      expect(options.headers.get("Allow"), op.operationId).toBe(allow);
+      const refused = await call(concrete(op), { method: "PATCH", key });
+      await expectError(refused, 405, "method_not_allowed", /PATCH/);
+      expect(refused.headers.get("Allow"), op.operationId).toBe(allow);
+    }
+  });
+
+  it("an operation needs a key unless the table marks it public", async () => {
+    for (const op of OPERATIONS) {
+      const response = await call(concrete(op), {
+        method: op.method.toUpperCase(),
+        ...(op.body ? { json: {} } : {}),
+      });
+      if (op.public) expect(response.status, op.operationId).toBe(200);
+      else await expectError(response, 401, "unauthorized");
+    }
   });
 });
 
@@ -228,6 +281,20 @@ describe("request ids and logs", () => {
     expect(JSON.stringify(lines)).not.toContain(key);
   });
 
+  it("logs answers the service means to give (a 4xx, the 501 of listOrders) at info, never as errors", async () => {
+    const lines: LogLine[] = [];
+    const app = createCheckedApp({ log: (line) => lines.push(line) });
+    const { key } = await createKey();
+    const orders = await app.fetch(makeRequest("/v1/store/orders", { key }), env);
+    await expectError(orders, 501, "not_implemented");
+    const invalid = await app.fetch(makeRequest("/v1/pets?limit=0", { key }), env);
+    await expectError(invalid, 400, "invalid_parameter");
+    expect(lines.map((l) => [l.level, l.msg, l.status])).toEqual([
+      ["info", "request", 501],
+      ["info", "request", 400],
+    ]);
+  });
+
   it("answers an unexpected failure with 500 internal_error, no internals, logged with the request id", async () => {
     const lines: LogLine[] = [];
     const app = createCheckedApp({
@@ -245,5 +312,6 @@ describe("request ids and logs", () => {
     const error = lines.find((l) => l.msg === "unhandled error");
     expect(error?.request_id).toBe(requestId);
     expect(error?.error).toContain("boom");
+    expect(lines.find((l) => l.msg === "request")).toMatchObject({ level: "error", status: 500 });
   });
 });

@@ -16,8 +16,8 @@
 // invalid-key limiter, which answers 429 before any lookup once it is exceeded.
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../config.ts";
 import { findApiKeyByHash } from "../db/api-keys.ts";
+import { openSession } from "../db/database.ts";
 import { sha256Hex } from "../encoding.ts";
-import { DatabaseUnavailableError } from "../errors.ts";
 import type { Clock } from "../http/clock.ts";
 import { type EdgeCache, withTimeout } from "../http/conditional-read.ts";
 import type { Logger } from "../http/request-context.ts";
@@ -111,14 +111,6 @@ function boundedMap<V>(maxEntries: number) {
       map.set(k, v);
     },
   };
-}
-
-function databaseSession(db: D1Database, constraint: D1SessionConstraint): D1DatabaseSession {
-  try {
-    return db.withSession(constraint);
-  } catch (err) {
-    throw new DatabaseUnavailableError(err);
-  }
 }
 
 const UNKNOWN: Verification = { ok: false, reason: "unknown" };
@@ -245,10 +237,10 @@ export function createApiKeyVerifier(
     mayBeNew: boolean,
     now: number,
   ): Promise<KeyRecord> => {
-    let row = await findApiKeyByHash(databaseSession(env.DB, "first-unconstrained"), keyHash);
+    let row = await findApiKeyByHash(openSession(env.DB, "first-unconstrained"), keyHash);
     // Only a key whose tag our secret made can be this new: nobody else can make one.
     if (!row && mayBeNew) {
-      row = await findApiKeyByHash(databaseSession(env.DB, "first-primary"), keyHash);
+      row = await findApiKeyByHash(openSession(env.DB, "first-primary"), keyHash);
     }
     if (!row || row.revoked || !sameHash(row.keyHash, keyHash)) return { readAt: now, key: null };
     return {

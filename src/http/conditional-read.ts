@@ -27,12 +27,20 @@ export interface ConditionalRead {
    * or only a page that has a next page (its `Link` carries rel="next").
    */
   immutable: "always" | "when-next-page";
-  /** The query parameters that select the answer, in the order the cache key lists them. */
-  params?: readonly string[];
-  /** Values that an absent parameter means (`limit` absent = `limit=20`). */
-  defaults?: Readonly<Record<string, string>>;
+}
+
+/** A conditional read as the app registers it: the table's entry, its path and sunset. */
+export interface ConditionalReadRoute extends ConditionalRead {
+  /** The operation's path template under /v1 (`/pets/{petId}`). */
+  path: string;
   /** Unix seconds from which no kept answer may be served (getPet's sunset). */
   until?: number;
+}
+
+/** What the operation's validators made of the request (absent: not validated). */
+export interface ValidatedRequest {
+  param?: Readonly<Record<string, unknown>>;
+  query?: Readonly<Record<string, unknown>>;
 }
 
 /** The Cache API as this module uses it; `caches.default` in production. */
@@ -49,18 +57,19 @@ export const CLIENT_CACHE_CONTROL = "private, no-cache";
 const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
 
 /**
- * The cache key: the origin and path, then only the parameters that select the
- * answer, in a fixed order, with defaults filled in. Unknown parameters and their
- * order neither split nor merge entries; `undefined` (no caching) when a selecting
- * parameter is repeated, which is a 400 anyway.
+ * The cache key, built from the validated request only: the operation's path with its
+ * validated parameters, then the validated query (defaults filled in) sorted by name.
+ * So every spelling of one request (percent-encoded or not, parameters in any
+ * order, unknown ones added) has one entry, and nothing unvalidated reaches the key.
  */
-export function cacheKey(url: URL, read: ConditionalRead): string | undefined {
-  const key = new URL(`/_edge/v${EDGE_CACHE_VERSION}${url.pathname}`, url.origin);
-  for (const name of read.params ?? []) {
-    const values = url.searchParams.getAll(name);
-    if (values.length > 1) return undefined;
-    const value = values[0] ?? read.defaults?.[name];
-    if (value !== undefined) key.searchParams.append(name, value);
+export function cacheKey(origin: string, path: string, validated: ValidatedRequest): string {
+  const filled = path.replaceAll(/\{(\w+)\}/g, (_, name: string) =>
+    encodeURIComponent(String(validated.param?.[name])),
+  );
+  const key = new URL(`/_edge/v${EDGE_CACHE_VERSION}/v1${filled}`, origin);
+  const query = Object.entries(validated.query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [name, value] of query) {
+    if (value !== undefined) key.searchParams.append(name, String(value));
   }
   return key.href;
 }
@@ -121,7 +130,7 @@ export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefi
 }
 
 export function conditionalRead(
-  read: ConditionalRead,
+  read: ConditionalReadRoute,
   deps: { cache: () => EdgeCache; log: Logger },
 ) {
   const warn = (msg: string, requestId: string, err: unknown) =>
@@ -157,7 +166,15 @@ export function conditionalRead(
         ? Number.POSITIVE_INFINITY
         : Math.floor((read.until * 1000 - now) / 1000),
     );
-    const key = ttl > 0 ? cacheKey(new URL(c.req.url), read) : undefined;
+    // Registered after the operation's validators: what they accepted is the request.
+    const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
+    const key =
+      ttl > 0
+        ? cacheKey(new URL(c.req.url).origin, read.path, {
+            param: valid("param"),
+            query: valid("query"),
+          })
+        : undefined;
 
     let rep = key === undefined ? undefined : await lookUp(key, c.var.requestId);
     if (rep === undefined) {

@@ -2,29 +2,42 @@
 // client sends back guarantees it sees at least what it saw (or wrote) before.
 // The request's pet store is made here: the one place that knows pets live in one D1.
 import { createMiddleware } from "hono/factory";
+import { openSession } from "../db/database.ts";
 import { d1PetStore } from "../db/pet-store.ts";
-import { ApiError, DatabaseUnavailableError } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./types.ts";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
-const BOOKMARK = /^[A-Za-z0-9-]{1,256}$/;
+/** What a D1 bookmark looks like; the document publishes it as the header's pattern. */
+export const BOOKMARK = /^[A-Za-z0-9-]{1,256}$/;
 
-export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
-  const sent = c.req.header(BOOKMARK_HEADER);
-  if (sent !== undefined && !BOOKMARK.test(sent)) {
-    throw new ApiError("invalid_parameter", `Header "${BOOKMARK_HEADER}" is not a D1 bookmark.`);
+/** The bookmark a read was sent, or undefined; a malformed one is 400. */
+function sentBookmark(header: string | undefined): string | undefined {
+  if (header !== undefined && !BOOKMARK.test(header)) {
+    throw new ApiError(
+      "invalid_parameter",
+      `Header "${BOOKMARK_HEADER}" is not a D1 bookmark: send back the value of an earlier answer's "${BOOKMARK_HEADER}" header, or none.`,
+      { details: [{ field: BOOKMARK_HEADER, message: "is not a D1 bookmark" }] },
+    );
   }
-  const isRead = c.req.method === "GET" || c.req.method === "HEAD";
-  // Writes start on the primary; reads start anywhere, or no older than the client's bookmark.
-  let session: D1DatabaseSession;
-  try {
-    session = c.env.DB.withSession(isRead ? (sent ?? "first-unconstrained") : "first-primary");
-  } catch (err) {
-    throw new DatabaseUnavailableError(err);
-  }
-  const pets = d1PetStore(session);
-  c.set("pets", pets);
-  await next();
-  const bookmark = pets.bookmark();
-  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
-});
+  return header;
+}
+
+/**
+ * The operation's session, as the operation table declares it: a read starts anywhere,
+ * or no older than the bookmark the client sends; a write starts on the primary, and
+ * ignores any bookmark (it is not a parameter of writes).
+ */
+export function d1Session(kind: "read" | "write") {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const start =
+      kind === "read"
+        ? (sentBookmark(c.req.header(BOOKMARK_HEADER)) ?? "first-unconstrained")
+        : "first-primary";
+    const pets = d1PetStore(openSession(c.env.DB, start));
+    c.set("pets", pets);
+    await next();
+    const bookmark = pets.bookmark();
+    if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  });
+}

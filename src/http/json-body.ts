@@ -1,5 +1,5 @@
-// Reads a JSON request body in the order decisions.md fixes:
-// size (413) -> media type (415) -> JSON syntax (400) -> validation (400, elsewhere).
+// Reads a JSON request body in this order: size (413) -> media type and content coding
+// (415) -> JSON syntax (400) -> validation (400, elsewhere).
 import { createMiddleware } from "hono/factory";
 import { MAX_BODY_BYTES } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -14,6 +14,9 @@ const tooLarge = () =>
 /**
  * Reads at most `limit` bytes of a stream; larger bodies are refused without
  * buffering them, whether or not Content-Length was sent (chunked uploads too).
+ * Past the limit, up to `limit` more bytes are read and dropped before the rest is
+ * cancelled: a client still sending a slightly large body then reads the 413 instead
+ * of a reset connection, and an endless body still costs no more than that.
  */
 export async function readBodyCapped(
   body: ReadableStream<Uint8Array> | null,
@@ -28,7 +31,7 @@ export async function readBodyCapped(
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
+      await drain(reader, limit);
       throw tooLarge();
     }
     chunks.push(value);
@@ -40,6 +43,29 @@ export async function readBodyCapped(
     offset += chunk.byteLength;
   }
   return bytes;
+}
+
+/**
+ * Whether a body arrives as sent: no `Content-Encoding`, or only `identity`. The service
+ * decodes no content coding, so a gzip (or any other) body is refused, never read as
+ * JSON, whether or not it really is compressed.
+ */
+export function isIdentityEncoding(contentEncoding: string | undefined): boolean {
+  if (contentEncoding === undefined) return true;
+  return contentEncoding
+    .split(",")
+    .every((coding) => ["", "identity"].includes(coding.trim().toLowerCase()));
+}
+
+/** Reads and drops up to `most` more bytes; cancels the stream if it has more. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, most: number) {
+  let dropped = 0;
+  while (dropped <= most) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    dropped += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
 }
 
 /** `application/json`, case-insensitive, parameters allowed. */
@@ -180,6 +206,13 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError(
       "unsupported_media_type",
       'Request body must be sent with "Content-Type: application/json".',
+    );
+  }
+  const encoding = c.req.header("Content-Encoding");
+  if (!isIdentityEncoding(encoding)) {
+    throw new ApiError(
+      "unsupported_media_type",
+      `Request body must not be encoded: send it without "Content-Encoding" (or with "identity"), not "${encoding?.slice(0, 32)}".`,
     );
   }
   const value = parseJsonBody(bytes);

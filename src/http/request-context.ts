@@ -1,5 +1,6 @@
 // X-Request-Id on every answer and one structured JSON log line per request.
 import { createMiddleware } from "hono/factory";
+import { isFault } from "../errors.ts";
 import type { AppEnv } from "./types.ts";
 
 const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
@@ -23,7 +24,7 @@ export function requestContext(log: Logger) {
     await next();
     c.res.headers.set("X-Request-Id", requestId);
     log({
-      level: c.res.status >= 500 ? "error" : "info",
+      level: isFault(c.error) ? "error" : "info",
       msg: "request",
       request_id: requestId,
       method: c.req.method,

@@ -8,12 +8,13 @@
 import type { Context } from "hono";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/types.ts";
+import { getDocs } from "../operations.ts";
 
 /** The pinned renderer; scripts/docs-assets.ts refuses any other installed version. */
 export const SCALAR_VERSION = "1.72.1";
 
 /** Every file of the page lives under /v1/docs (nothing answers outside /v1 but GET /). */
-export const DOCS_ASSETS_PATH = "/v1/docs/assets";
+export const DOCS_ASSETS_PATH = `/v1${getDocs.files}`;
 
 /**
  * The files scripts/docs-assets.ts writes under dist/assets, by URL path. A versioned

@@ -3,35 +3,46 @@
 // Run at build time by scripts/openapi.ts; the worker serves the JSON it writes,
 // so no isolate pays for generating it. A test rebuilds it and compares.
 import * as z from "zod/mini";
+import packageJson from "../../package.json" with { type: "json" };
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../auth/scopes.ts";
-import {
-  GET_PET_DEPRECATED_AT,
-  IDEMPOTENCY_TTL_SECONDS,
-  MAX_BODY_BYTES,
-  PAGE_SIZE,
-} from "../config.ts";
+import { IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
 import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
+import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
 import { ETAG_FORMAT } from "../http/etag.ts";
 import {
   COMMON_ERRORS,
+  getPet,
   type HeaderName,
   OPERATIONS,
   type Operation,
   PUBLIC_COMMON_ERRORS,
 } from "../operations.ts";
 import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
-import "../pets/schemas.ts";
+import { IDEMPOTENCY_KEY } from "../pets/idempotency.ts";
+import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
 
 type Json = Record<string, unknown>;
 
+/** getPet's deprecation date as a person reads it (the header says `@<unix seconds>`). */
+const DEPRECATED_SINCE = new Date(getPet.deprecation.since * 1000).toUTCString();
+
 const REF = (id: string) => `#/components/schemas/${id}`;
+
+/** What every schema of the document is written with. */
+const JSON_SCHEMA_OPTIONS = {
+  target: "draft-2020-12",
+  // A name's rules as a pattern that every validator reads alike (see portableNamePattern).
+  override: ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }) => {
+    if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+  },
+} as const;
 
 /** Components from the global registry (every schema with a meta `id`). */
 function componentSchemas(): Json {
   const pass = (io: "input" | "output") =>
-    z.toJSONSchema(z.globalRegistry, { target: "draft-2020-12", io, uri: REF }).schemas as Record<
+    z.toJSONSchema(z.globalRegistry, { ...JSON_SCHEMA_OPTIONS, io, uri: REF }).schemas as Record<
       string,
       Json
     >;
@@ -58,10 +69,7 @@ function inline(schema: z.core.$ZodType): Json {
     $schema: _s,
     $defs: _d,
     ...rest
-  } = z.toJSONSchema(schema, {
-    target: "draft-2020-12",
-    io: "input",
-  }) as Json;
+  } = z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: "input" }) as Json;
   // Named sub-schemas are emitted as components; point at them instead of local $defs.
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
 }
@@ -89,7 +97,7 @@ const HEADERS: Record<HeaderName, { description: string; required?: true; schema
     schema: { type: "string", pattern: "^/v1/pets/[1-9][0-9]*$" },
   },
   Deprecation: {
-    description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}).`,
+    description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}: ${DEPRECATED_SINCE}).`,
     schema: { type: "string", const: DEPRECATION_HEADERS.Deprecation },
   },
   Sunset: {
@@ -173,6 +181,11 @@ function headerObjects(names: HeaderName[], always: HeaderName[] = []): Json {
   );
 }
 
+/** Headers every answer of the operation past the key check carries. */
+function alwaysHeaders(op: Operation): HeaderName[] {
+  return op.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
+}
+
 function errorResponses(op: Operation): Json {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...(op.public ? PUBLIC_COMMON_ERRORS : COMMON_ERRORS), ...op.errors]) {
@@ -181,13 +194,15 @@ function errorResponses(op: Operation): Json {
   }
   const responses: Json = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    // 401 comes before the operation runs, so it carries none of the operation's own
-    // headers; a 5xx may come from the key check too (database down), so there they
-    // are documented but not promised.
-    const always = status === 401 || status >= 500 ? [] : (op.alwaysHeaders ?? []);
+    // 401 comes before the operation runs, and 405 is the path's answer to a method it
+    // does not have, not this operation's: neither carries the operation's own headers.
+    // A 5xx may come from the key check too (database down), so there they are
+    // documented but not promised.
+    const own = status === 401 || status === 405 ? [] : alwaysHeaders(op);
+    const always = status >= 500 ? [] : own;
     const headers = new Set<HeaderName>([
       ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
-      ...(status === 401 ? [] : (op.alwaysHeaders ?? [])),
+      ...own,
     ]);
     responses[String(status)] = {
       description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),
@@ -236,25 +251,25 @@ function parameters(op: Operation): Json[] {
       schema: { type: "string" },
     });
   }
+  if (op.session === "read") {
+    result.push({
+      name: BOOKMARK_HEADER,
+      in: "header",
+      required: false,
+      description: `A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 \`invalid_parameter\`. Only reads take it; other operations ignore it.`,
+      schema: { type: "string", pattern: BOOKMARK.source },
+    });
+  }
   for (const name of op.requestHeaders ?? []) {
-    if (name === "Idempotency-Key") {
-      result.push({
-        name,
-        in: "header",
-        required: false,
-        description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. 409 is rare: only while a request with the key that an earlier version of the service accepted is still being processed.`,
-        // 255 characters, or 257 with the quotes of a structured-field string.
-        schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x20-\\x7E]+$" },
-      });
-    } else {
-      result.push({
-        name,
-        in: "header",
-        required: false,
-        description: "A bookmark from an earlier response: the read sees data at least that fresh.",
-        schema: { type: "string" },
-      });
-    }
+    result.push({
+      name,
+      in: "header",
+      required: false,
+      description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. 409 is rare: only while a request with the key that an earlier version of the service accepted is still being processed.`,
+      // The length as the server counts it: that of the value, inside the quotes of a
+      // structured-field string, where an escape counts once.
+      schema: { type: "string", pattern: IDEMPOTENCY_KEY.source },
+    });
   }
   return result;
 }
@@ -269,8 +284,8 @@ function operationObject(op: Operation): Json {
     responses[String(op.success.status)] = {
       description: op.success.description,
       headers: headerObjects(
-        [...op.success.headers, ...conditional, ...(op.alwaysHeaders ?? [])],
-        op.alwaysHeaders,
+        [...op.success.headers, ...conditional, ...alwaysHeaders(op)],
+        alwaysHeaders(op),
       ),
       content: {
         [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
@@ -282,8 +297,8 @@ function operationObject(op: Operation): Json {
       description:
         "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
       headers: headerObjects(
-        [...conditional, "Link", ...(op.alwaysHeaders ?? []), "x-d1-bookmark"],
-        op.alwaysHeaders,
+        [...conditional, "Link", ...alwaysHeaders(op), "x-d1-bookmark"],
+        alwaysHeaders(op),
       ),
     };
   }
@@ -295,14 +310,14 @@ function operationObject(op: Operation): Json {
     tags: [op.public ? "documentation" : op.path.startsWith("/store") ? "store" : "animals"],
   };
   object.security = op.scope ? [{ bearerAuth: [op.scope] }] : [];
-  if (op.deprecated) object.deprecated = true;
+  if (op.deprecation) object.deprecated = true;
   if (op.stability) object["x-stability"] = op.stability;
   const params = parameters(op);
   if (params.length > 0) object.parameters = params;
   if (op.body) {
     object.requestBody = {
       required: true,
-      description: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\`. Repeated keys and unknown fields are refused.`,
+      description: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`,
       content: { "application/json": { schema: inline(op.body) } },
     };
   }
@@ -310,26 +325,52 @@ function operationObject(op: Operation): Json {
   return object;
 }
 
+/**
+ * HEAD, which the service answers wherever it answers GET: the GET operation's
+ * answers (statuses and headers) without their bodies.
+ */
+function headObject(op: Operation, get: Json): Json {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, Json>).map(([status, response]) => {
+      const { content: _content, ...headersOnly } = response;
+      return [status, headersOnly];
+    }),
+  );
+  return {
+    ...get,
+    operationId: `${op.operationId}Head`,
+    summary: `${op.summary}: headers only`,
+    description: `The answer of \`GET ${op.path}\` without its body (HTTP HEAD).`,
+    responses,
+  };
+}
+
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
   for (const op of OPERATIONS) {
-    paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
+    const object = operationObject(op);
+    paths[op.path] = {
+      ...paths[op.path],
+      [op.method]: object,
+      ...(op.method === "get" ? { head: headObject(op, object) } : {}),
+    };
   }
   return {
     openapi: "3.1.1",
     info: {
       title: "Pet Store API",
-      version: "1.0.0",
+      // The release's version: package.json is the one place it is written.
+      version: packageJson.version,
       description: [
         "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme).",
         "",
-        `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type (415), JSON syntax (400), fields (400).`,
+        `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
         "",
         `Rate limits apply per API key (429 with \`Retry-After\`).`,
         "",
         `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${EXPOSED_HEADERS.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${ALLOWED_REQUEST_HEADERS.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
         "",
-        `Deprecation: \`GET /pets/{petId}\` is deprecated since @${GET_PET_DEPRECATED_AT} (\`Deprecation\` header) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
+        `Deprecation: \`GET /pets/{petId}\` is deprecated since ${DEPRECATED_SINCE} (\`Deprecation: ${DEPRECATION_HEADERS.Deprecation}\`) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
       ].join("\n"),
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },

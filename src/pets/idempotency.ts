@@ -2,7 +2,18 @@
 import { sha256Hex } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
 
-const PRINTABLE_ASCII = /^[\x20-\x7E]{1,255}$/;
+/** One character of a structured-field string (RFC 9651): printable ASCII, `"` and `\` escaped. */
+const SF_CHARACTER = String.raw`(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])`;
+const SF_STRING = new RegExp(`^"(${SF_CHARACTER}*)"$`);
+
+/**
+ * Every Idempotency-Key the service accepts: a structured-field string whose value is 1
+ * to 255 printable ASCII characters, or 1 to 255 printable ASCII characters that are not
+ * one. The document publishes it as the header's pattern.
+ */
+export const IDEMPOTENCY_KEY = new RegExp(
+  String.raw`^(?:"${SF_CHARACTER}{1,255}"|(?!"${SF_CHARACTER}*"$)[\x20-\x7E]{1,255})$`,
+);
 
 /**
  * The key's value, or undefined when the header is absent. A structured-field
@@ -10,21 +21,14 @@ const PRINTABLE_ASCII = /^[\x20-\x7E]{1,255}$/;
  */
 export function parseIdempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  let value = header;
-  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
-    const inner = value.slice(1, -1);
-    // sf-string: printable ASCII; `"` and `\` only escaped.
-    if (/^(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*$/.test(inner)) {
-      value = inner.replace(/\\(["\\])/g, "$1");
-    }
-  }
-  if (!PRINTABLE_ASCII.test(value)) {
+  if (!IDEMPOTENCY_KEY.test(header)) {
     throw new ApiError(
       "invalid_idempotency_key",
       'Header "Idempotency-Key" must be 1 to 255 printable ASCII characters.',
     );
   }
-  return value;
+  const quoted = SF_STRING.exec(header)?.[1];
+  return quoted === undefined ? header : quoted.replace(/\\(["\\])/g, "$1");
 }
 
 /** JSON with object keys sorted, so equal JSON values serialise equally. */

@@ -1,18 +1,22 @@
-// Handlers of the pet operations. Validation happens in the zValidator
-// middleware before them; storage is the request's PetStore (src/pets/store.ts),
-// `c.var.pets`, and nothing else: SQL lives in src/db.
-import { zValidator } from "@hono/zod-validator";
-import type { Context } from "hono";
-import { Hono } from "hono";
-import { PAGE_SIZE } from "../config.ts";
+// Handlers of the pet operations, one per operation of the table (src/operations.ts),
+// which the app factory registers behind the operation's validators: `c.req.valid(...)`
+// is typed from the operation's own schemas. Storage is the request's PetStore
+// (src/pets/store.ts), `c.var.pets`, and nothing else: SQL lives in src/db.
+import type { Context, Handler, Hono } from "hono";
 import { ApiError } from "../errors.ts";
-import { jsonBody } from "../http/json-body.ts";
 import type { AppEnv } from "../http/types.ts";
-import { validationHook } from "../http/validation.ts";
+import {
+  createPet,
+  getPet,
+  listPets,
+  type Operation,
+  type OperationInput,
+  type OperationSchema,
+  type RoutePath,
+} from "../operations.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { bodyFingerprint, parseIdempotencyKey } from "./idempotency.ts";
 import type { Pet } from "./schemas.ts";
-import { ListPetsQuerySchema, NewPetSchema, PetIdParamSchema } from "./schemas.ts";
 
 /** The 201 of a create, first answer or replay alike: the pet, and where it lives. */
 function created(c: Context<AppEnv>, pet: Pet, replayed = false) {
@@ -22,10 +26,18 @@ function created(c: Context<AppEnv>, pet: Pet, replayed = false) {
   });
 }
 
-export const petRoutes = new Hono<AppEnv>()
-  .get("/pets", zValidator("query", ListPetsQuerySchema, validationHook), async (c) => {
+/** A handler of `op`, its context typed by the operation's path and validated input. */
+function handler<Op extends Operation>(
+  _op: Op,
+  handle: Handler<AppEnv, `/v1${RoutePath<Op["path"]>}`, OperationInput<Op>>,
+): Handler<AppEnv> {
+  return handle as Handler<AppEnv>;
+}
+
+export const petHandlers = {
+  listPets: handler(listPets, async (c) => {
     const query = c.req.valid("query");
-    const limit = query.limit ?? PAGE_SIZE.default;
+    const { limit } = query;
     const afterId = query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status);
     const page = await c.var.pets.list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);
@@ -40,8 +52,8 @@ export const petRoutes = new Hono<AppEnv>()
       c.header("Link", `<${next.href}>; rel="next"`);
     }
     return c.json(page.pets, 200);
-  })
-  .post("/pets", jsonBody, zValidator("json", NewPetSchema, validationHook), async (c) => {
+  }),
+  createPet: handler(createPet, async (c) => {
     const pet = c.req.valid("json");
     const idempotencyKey = parseIdempotencyKey(c.req.header("Idempotency-Key"));
     const now = Math.floor(c.var.clock() / 1000);
@@ -68,10 +80,22 @@ export const petRoutes = new Hono<AppEnv>()
       );
     }
     return created(c, outcome.pet, outcome.kind === "replayed");
-  })
-  .get("/pets/:petId", zValidator("param", PetIdParamSchema, validationHook), async (c) => {
+  }),
+  getPet: handler(getPet, async (c) => {
     const { petId } = c.req.valid("param");
     const pet = await c.var.pets.get(petId);
     if (!pet) throw new ApiError("not_found", `No animal has petId ${petId}.`);
     return c.json(pet, 200);
-  });
+  }),
+};
+
+/**
+ * The routes of the pet operations as Hono's typed client (`hc`, src/client.ts) sees
+ * them, relative to `/v1`: paths, inputs and success answers, all from the table.
+ */
+export type PetRoutes = Hono<
+  AppEnv,
+  OperationSchema<typeof listPets> &
+    OperationSchema<typeof createPet> &
+    OperationSchema<typeof getPet>
+>;

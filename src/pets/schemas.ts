@@ -9,10 +9,46 @@ export const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
-// Intentional: the contract forbids U+0000-U+001F and U+007F in names.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
-const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
-const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
+// What a name may not hold, as the contents of regular-expression classes: C0 controls,
+// DEL and C1 controls; bidirectional controls (embeddings, overrides, isolates); and, for
+// the one visible character a name needs, what shows nothing on its own (white space,
+// format characters such as U+200B, and the other default-ignorable code points: Hangul
+// fillers, variation selectors, tags).
+const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
+const BIDI_CONTROLS = "\\u202A-\\u202E\\u2066-\\u2069";
+const INVISIBLE = "\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}";
+
+const CONTROL_CHARACTER = new RegExp(`[${CONTROLS}]`);
+const BIDI_CONTROL = new RegExp(`[${BIDI_CONTROLS}]`);
+const VISIBLE = new RegExp(`[^${CONTROLS}${INVISIBLE}]`, "u");
+
+const hex = (cp: number) => `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/**
+ * The name rules as one JSON Schema pattern that means the same to a validator that
+ * reads patterns Unicode-aware (as JSON Schema 2020-12 asks) and to one that does not
+ * (draft-07-era ones, such as Postman's): no `\\p{...}`, only BMP escapes. The invisible
+ * characters of the BMP are listed as ranges computed from the checks above (so it runs
+ * at build time: it tries all 65,536), and any character beyond the BMP counts as visible,
+ * so the pattern lets through one thing the server refuses: a name made only of invisible
+ * characters beyond the BMP (tags, a few format characters).
+ */
+export function portableNamePattern(): string {
+  const ranges: string[] = [];
+  let start = -1;
+  for (let cp = 0; cp <= 0x10000; cp++) {
+    const surrogate = cp >= 0xd800 && cp <= 0xdfff;
+    const invisible = cp < 0x10000 && !surrogate && !VISIBLE.test(String.fromCharCode(cp));
+    if (invisible && start < 0) start = cp;
+    if (!invisible && start >= 0) {
+      ranges.push(start === cp - 1 ? hex(start) : `${hex(start)}-${hex(cp - 1)}`);
+      start = -1;
+    }
+  }
+  const forbidden = `${CONTROLS}${BIDI_CONTROLS}`;
+  const visible = `(?:[^${forbidden}${ranges.join("")}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`;
+  return `^[^${forbidden}]*${visible}[^${forbidden}]*$`;
+}
 
 /** zod's error option: "is required" when the field is absent, else `message`. */
 function requiredOr(message: string) {
@@ -29,13 +65,20 @@ export const PetNameSchema = z.string({ error: requiredOr("must be a string") })
     { error: `must be 1 to ${NAME_MAX_CODE_POINTS} characters long`, abort: true },
   ),
   z.refine((s) => !CONTROL_CHARACTER.test(s), {
-    error: "must not contain control characters",
+    error: "must not contain control characters (U+0000-U+001F, U+007F-U+009F)",
     abort: true,
   }),
-  z.refine((s) => !ONLY_WHITE_SPACE.test(s), { error: "must not be blank" }),
+  z.refine((s) => !BIDI_CONTROL.test(s), {
+    error: "must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)",
+    abort: true,
+  }),
+  z.refine((s) => VISIBLE.test(s), {
+    error:
+      "must not be blank: it needs a visible character, not only white space or invisible ones",
+  }),
   z.meta({
     description:
-      "The animal's name: 1 to 100 Unicode code points, not only white space, no control characters. Stored and returned exactly as sent.",
+      "The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format or other invisible characters); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.",
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,
     examples: ["Rex"],
@@ -106,20 +149,31 @@ function singleQueryParameter(what: string) {
 
 const PAGE_SIZE_MESSAGE = `must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max} written in digits`;
 
+/** Decimal digits without a sign or a leading zero: how an integer parameter is written. */
+const DECIMAL_DIGITS = /^[1-9][0-9]*$/;
+
 export const ListPetsQuerySchema = z.object({
-  limit: z.optional(
+  // Absent means the default page size: the validated query always has a limit.
+  limit: z._default(
     z.pipe(
       singleQueryParameter("an integer").check(
-        z.regex(/^[1-9][0-9]{0,2}$/, { error: PAGE_SIZE_MESSAGE }),
-        z.refine((s) => Number(s) <= PAGE_SIZE.max, { error: PAGE_SIZE_MESSAGE }),
+        // One problem, one message: one check for the digits and the range.
+        z.refine((s) => DECIMAL_DIGITS.test(s) && Number(s) <= PAGE_SIZE.max, {
+          error: PAGE_SIZE_MESSAGE,
+        }),
         z.meta({
-          description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}). Never clamped: out of range is 400.`,
-          pattern: "^[1-9][0-9]*$",
-          examples: ["20"],
+          description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}), written in decimal digits without a sign or a leading zero. Never clamped: out of range is 400.`,
+          // The document describes the value; the check above is the server's.
+          type: "integer",
+          minimum: PAGE_SIZE.min,
+          maximum: PAGE_SIZE.max,
+          default: PAGE_SIZE.default,
+          examples: [PAGE_SIZE.default],
         }),
       ),
       z.transform((s) => Number(s)),
     ),
+    PAGE_SIZE.default,
   ),
   status: z.optional(
     z.pipe(
@@ -145,16 +199,18 @@ export const ListPetsQuerySchema = z.object({
 export const PetIdParamSchema = z.object({
   petId: z.pipe(
     z.string().check(
-      z.regex(/^[1-9][0-9]{0,15}$/, {
+      z.refine((s) => DECIMAL_DIGITS.test(s), {
         error: "must be a positive integer written in decimal digits",
+        abort: true,
       }),
-      z.refine((s) => Number(s) <= Number.MAX_SAFE_INTEGER, {
-        error: "must be at most 9007199254740991",
-      }),
+      z.refine((s) => Number(s) <= MAX_ID, { error: `must be at most ${MAX_ID}` }),
       z.meta({
-        description: "Identifier of the animal: decimal digits, 1 to 2^53 - 1.",
-        pattern: "^[1-9][0-9]*$",
-        examples: ["1"],
+        description: `Identifier of the animal, 1 to 2^53 - 1, written in decimal digits without a sign or a leading zero.`,
+        type: "integer",
+        format: "int64",
+        minimum: 1,
+        maximum: MAX_ID,
+        examples: [1],
       }),
     ),
     z.transform((s) => Number(s)),

@@ -3,13 +3,15 @@
 // drift. test/helpers.ts `call()` runs it on every response.
 //
 // For a request that matches a documented operation (method + path template under the
-// server's base path; HEAD is checked as GET without a body):
+// server's base path; HEAD has its own operations, whose answers have no body):
 //   - the status is one the operation documents;
 //   - the media type is a documented one, and the body validates against its schema
 //     (JSON Schema 2020-12, components resolved), or is empty when none is documented;
 //   - every header the response documents as `required` is present, and every
 //     documented header that is present validates against its schema.
-// Anything else (OPTIONS, a documented path with another method, an unknown path,
+// A documented path with another method must answer what each of the path's operations
+// documents for that status (405 with Allow, or the 401 that precedes it).
+// Anything else (OPTIONS, an unknown path,
 // the public `GET /` and the docs page's script files outside the document) must
 // still be one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
 // `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the
@@ -128,8 +130,7 @@ function matchOperation(
   const match = PATHS.find((p) => p.pattern.test(relative));
   if (!match) return undefined;
   const item = doc.paths[match.template] ?? {};
-  const lookup = method === "HEAD" ? "get" : method.toLowerCase();
-  return { template: match.template, item, op: item[lookup] };
+  return { template: match.template, item, op: item[method.toLowerCase()] };
 }
 
 async function checkDocumented(
@@ -251,19 +252,37 @@ async function checkUndocumented(
   }
 }
 
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURI(pathname);
+  } catch {
+    return pathname;
+  }
+}
+
 /**
  * Checks one observed response against the OpenAPI document; throws an Error naming
  * every problem. Reads a clone, so the caller can still read the response.
  */
 export async function assertConforms(request: Request, response: Response): Promise<void> {
   const problems: string[] = [];
-  const { pathname } = new URL(request.url);
+  // The path as the server routes it: percent-encoded characters decoded.
+  const pathname = decodedPath(new URL(request.url).pathname);
   if (!response.headers.get("X-Request-Id")) problems.push("X-Request-Id is missing");
   const match = matchOperation(request.method, pathname);
   let where: string;
   if (match?.op && request.method !== "OPTIONS") {
     where = `${match.op.operationId} (${request.method} ${match.template})`;
     await checkDocumented(problems, request, response.clone(), match.template, match.op);
+  } else if (match && request.method !== "OPTIONS") {
+    // A documented path with a method it does not have (405, or what precedes it: 401,
+    // 429): the answer must be the one every operation of the path documents for it.
+    where = `${request.method} ${match.template} (a method the path does not have)`;
+    // (HEAD operations aside: theirs are the GET answers without bodies.)
+    for (const [method, op] of Object.entries(match.item)) {
+      if (method === "head") continue;
+      await checkDocumented(problems, request, response.clone(), match.template, op);
+    }
   } else {
     where = `${request.method} ${pathname} (not a documented operation)`;
     await checkUndocumented(problems, request, response.clone());

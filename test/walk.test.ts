@@ -1,0 +1,270 @@
+// The document walked: every path of the served OpenAPI document, with every method, and
+// every status each operation documents that a test can provoke. Each answer goes
+// through the conformance check (test/support/conformance.ts: the status is documented,
+// the required headers are there, headers and body match their schemas), and the walk
+// fails when an operation documents a status it did not provoke and the list of the
+// unprovokable below does not name it with a reason. Driven by the document alone: a new
+// path, method or status is walked without editing this file.
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SCOPES, type Scope } from "../src/auth/scopes.ts";
+import { type CallOptions, call, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
+import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
+
+type Json = Record<string, unknown>;
+
+interface Parameter {
+  name: string;
+  in: "query" | "path" | "header";
+  required?: boolean;
+  schema: Json;
+}
+
+interface Operation {
+  operationId: string;
+  deprecated?: boolean;
+  security: Array<Record<string, string[]>>;
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: Json }> };
+  responses: Record<string, unknown>;
+}
+
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Json> };
+}
+
+/** Statuses no walk can provoke from outside, and where they are tested instead. */
+const UNPROVOKABLE: Record<string, string> = {
+  "409": "a create still in flight with the same Idempotency-Key: test/idempotency.test.ts",
+  "500 public": "public operations touch no binding that could fail",
+};
+
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+let doc: Document;
+let key: string;
+let petId: number;
+
+beforeAll(async () => {
+  doc = (await (await call("/v1/openapi.json")).json()) as Document;
+  ({ key } = await createKey("walk"));
+  const created = await call("/v1/pets", { method: "POST", key, json: exampleBody() });
+  petId = ((await created.json()) as { id: number }).id;
+});
+
+/** The first example of a schema ($refs followed), or undefined. */
+function resolve(schema: Json): Json {
+  const ref = schema.$ref as string | undefined;
+  return ref ? (doc.components.schemas[ref.split("/").at(-1) as string] as Json) : schema;
+}
+
+/** A valid body for the create operation, from the examples its schema documents. */
+function exampleBody(op?: Operation): Json {
+  const schema = resolve(
+    op?.requestBody?.content["application/json"]?.schema ?? {
+      $ref: "#/components/schemas/NewPet",
+    },
+  );
+  const properties = schema.properties as Record<string, Json>;
+  return Object.fromEntries(
+    ((schema.required as string[]) ?? []).map((name) => [
+      name,
+      (resolve(properties[name] as Json).examples as unknown[])[0],
+    ]),
+  );
+}
+
+/** The path with its parameters filled: an existing pet, or `values`. */
+function concrete(template: string, values: Record<string, string> = {}): string {
+  return `/v1${template.replaceAll(/\{(\w+)\}/g, (_, name: string) => values[name] ?? String(petId))}`;
+}
+
+/** The scope an operation's security requirement names, if any. */
+function scopeOf(op: Operation): Scope | undefined {
+  return op.security[0]?.bearerAuth?.[0] as Scope | undefined;
+}
+
+interface Walk {
+  template: string;
+  method: string;
+  op: Operation;
+}
+
+/** One request that should provoke `status`, or undefined when it does not apply. */
+type Provoke = (walk: Walk) => Promise<Response | undefined>;
+
+/** Sends a request through the worker (call) with the walk's path and method. */
+const send = (walk: Walk, options: CallOptions & { path?: string } = {}) =>
+  call(options.path ?? concrete(walk.template), { method: walk.method, key, ...options });
+
+/** Sends it through the app factory with other bindings or another clock. */
+function sendVia(walk: Walk, appOptions: Parameters<typeof createCheckedApp>[0], appEnv: Env) {
+  return createCheckedApp({ log: () => {}, ...appOptions }).fetch(
+    makeRequest(concrete(walk.template), {
+      method: walk.method,
+      key,
+      ...(walk.op.requestBody ? { json: exampleBody(walk.op) } : {}),
+    }),
+    appEnv,
+  );
+}
+
+/** No tier of the key cache nor the edge cache answers: every request reaches D1. */
+const NOTHING_CACHED = { keyCache: () => NO_EDGE_CACHE, edgeCache: () => NO_EDGE_CACHE };
+
+/** A DB binding whose every call throws `message`. */
+function failingDb(message: string): D1Database {
+  const fail = () => {
+    throw new Error(message);
+  };
+  return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as never;
+}
+
+const PROVOKE: Record<string, Provoke> = {
+  async "200"(walk) {
+    return send(walk);
+  },
+  async "201"(walk) {
+    return send(walk, { json: exampleBody(walk.op) });
+  },
+  async "304"(walk) {
+    const first = await send(walk, { method: "GET" });
+    const etag = first.headers.get("ETag");
+    await first.body?.cancel();
+    return etag ? send(walk, { headers: { "If-None-Match": etag } }) : undefined;
+  },
+  async "400"(walk) {
+    if (walk.op.requestBody) {
+      return send(walk, { headers: { "Content-Type": "application/json" }, body: "{" });
+    }
+    const parameter = walk.op.parameters?.find((p) => p.in !== "header");
+    if (!parameter) return undefined;
+    if (parameter.in === "path") {
+      return send(walk, { path: concrete(walk.template, { [parameter.name]: "abc" }) });
+    }
+    return send(walk, { path: `${concrete(walk.template)}?${parameter.name}=abc` });
+  },
+  async "401"(walk) {
+    return send(walk, { key: null });
+  },
+  async "403"(walk) {
+    const scope = scopeOf(walk.op);
+    if (!scope) return undefined;
+    const { key: lacking } = await createKey("walk-lacking", {
+      scopes: SCOPES.filter((s) => s !== scope),
+    });
+    return send(walk, { key: lacking, ...(walk.op.requestBody ? { json: {} } : {}) });
+  },
+  async "404"(walk) {
+    const parameter = walk.op.parameters?.find((p) => p.in === "path");
+    if (!parameter) return undefined;
+    const missing = String(parameter.schema.maximum ?? "999999999");
+    return send(walk, { path: concrete(walk.template, { [parameter.name]: missing }) });
+  },
+  async "405"(walk) {
+    const documented = Object.keys(doc.paths[walk.template] ?? {});
+    const other = METHODS.find((m) => m !== "OPTIONS" && !documented.includes(m.toLowerCase()));
+    return other ? send(walk, { method: other }) : undefined;
+  },
+  async "410"(walk) {
+    if (!walk.op.deprecated) return undefined;
+    return sendVia(walk, { clock: () => Date.UTC(2100, 0, 1) }, env);
+  },
+  async "413"(walk) {
+    if (!walk.op.requestBody) return undefined;
+    return send(walk, { json: { ...exampleBody(walk.op), pad: "x".repeat(17_000) } });
+  },
+  async "415"(walk) {
+    if (!walk.op.requestBody) return undefined;
+    const body = JSON.stringify(exampleBody(walk.op));
+    return send(walk, { headers: { "Content-Type": "text/plain" }, body });
+  },
+  async "422"(walk) {
+    if (!walk.op.parameters?.some((p) => p.name === "Idempotency-Key")) return undefined;
+    const headers = { "Idempotency-Key": crypto.randomUUID() };
+    const first = await send(walk, { headers, json: exampleBody(walk.op) });
+    await first.body?.cancel();
+    return send(walk, { headers, json: { ...exampleBody(walk.op), categoryId: 99 } });
+  },
+  async "429"(walk) {
+    if (!scopeOf(walk.op)) return undefined;
+    const limiter = { limit: async () => ({ success: false }) };
+    return sendVia(walk, {}, { ...env, RATE_LIMITER: limiter } as Env);
+  },
+  async "500"(walk) {
+    if (!scopeOf(walk.op)) return undefined;
+    return sendVia(walk, NOTHING_CACHED, {
+      ...env,
+      DB: failingDb("D1_ERROR: no such table: api_keys"),
+    } as Env);
+  },
+  async "501"(walk) {
+    return send(walk);
+  },
+  async "503"(walk) {
+    if (!scopeOf(walk.op)) return undefined;
+    return sendVia(walk, NOTHING_CACHED, {
+      ...env,
+      DB: failingDb("D1_ERROR: Network connection lost."),
+    } as Env);
+  },
+};
+
+describe("the served document, walked", () => {
+  it("every documented path answers every method: its operations, OPTIONS with Allow, else 405", async () => {
+    let walked = 0;
+    for (const [template, item] of Object.entries(doc.paths)) {
+      const allow = [...Object.keys(item).map((m) => m.toUpperCase()), "OPTIONS"].join(", ");
+      for (const method of METHODS) {
+        const op = item[method.toLowerCase()];
+        const response = await call(concrete(template), {
+          method,
+          key,
+          ...(op?.requestBody ? { json: exampleBody(op) } : {}),
+        });
+        walked++;
+        if (method === "OPTIONS") {
+          expect(response.status, `OPTIONS ${template}`).toBe(204);
+          expect(response.headers.get("Allow"), `OPTIONS ${template}`).toBe(allow);
+        } else if (!op) {
+          expect(response.status, `${method} ${template}`).toBe(405);
+          expect(response.headers.get("Allow"), `${method} ${template}`).toBe(allow);
+        } else {
+          expect(Object.keys(op.responses), `${method} ${template}`).toContain(
+            String(response.status),
+          );
+        }
+        await response.body?.cancel();
+      }
+    }
+    expect(walked).toBe(Object.keys(doc.paths).length * METHODS.length);
+  });
+
+  it("provokes every status each operation documents, and each answer conforms", async () => {
+    const missed: string[] = [];
+    let provoked = 0;
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const walk = { template, method: method.toUpperCase(), op };
+        for (const status of Object.keys(op.responses)) {
+          const why =
+            UNPROVOKABLE[status] ?? (op.security.length === 0 && UNPROVOKABLE[`${status} public`]);
+          const response = await PROVOKE[status]?.(walk);
+          if (response === undefined) {
+            if (!why) missed.push(`${walk.method} ${template} ${status}`);
+            continue;
+          }
+          // call() and createCheckedApp() checked it against the document already.
+          expect(response.status, `${walk.method} ${template}: wanted ${status}`).toBe(
+            Number(status),
+          );
+          await response.body?.cancel();
+          provoked++;
+        }
+      }
+    }
+    expect(missed, "documented statuses the walk cannot provoke").toEqual([]);
+    expect(provoked).toBeGreaterThan(60);
+  });
+});
