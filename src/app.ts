@@ -11,26 +11,29 @@ import { createLastUseRecorder } from "./auth/last-use.ts";
 import { authenticate, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
+import type { Clock } from "./clock.ts";
+import { systemClock } from "./clock.ts";
 import { DatabaseSchemaError } from "./db/database.ts";
+import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
-import type { Clock } from "./http/clock.ts";
-import { systemClock } from "./http/clock.ts";
 import type { EdgeCache } from "./http/conditional-read.ts";
 import { conditionalRead } from "./http/conditional-read.ts";
 import { cors } from "./http/cors.ts";
 import { d1Session } from "./http/d1-session.ts";
 import { jsonBody } from "./http/json-body.ts";
 import { rateLimit } from "./http/rate-limit.ts";
-import type { Logger } from "./http/request-context.ts";
-import { consoleLogger, requestContext } from "./http/request-context.ts";
+import { requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import { validationHook } from "./http/validation.ts";
+import type { Logger } from "./log.ts";
+import { consoleLogger } from "./log.ts";
 import { docsAsset, docsPage } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
 import { OPERATIONS, type Operation, type OperationId, routePath } from "./operations.ts";
 import { announceDeprecation, enforceSunset } from "./pets/deprecation.ts";
 import { petHandlers } from "./pets/routes.ts";
+import type { OpenPetStore } from "./pets/store.ts";
 
 export interface AppOptions {
   clock?: Clock;
@@ -41,6 +44,8 @@ export interface AppOptions {
   edgeCache?: () => EdgeCache;
   /** The data center's cache of API key records (src/auth/verifier.ts); a named cache by default. */
   keyCache?: () => EdgeCache | Promise<EdgeCache>;
+  /** Where pets are kept: one D1 database (the `DB` binding) unless given another store. */
+  openPetStore?: OpenPetStore;
 }
 
 /** What each operation of the table does once its middleware let the request through. */
@@ -77,6 +82,7 @@ export function createApp(options: AppOptions = {}) {
   const lastUse = options.lastUse ?? createLastUseRecorder(clock, log);
   const requireKey = authenticate(verifier, lastUse);
   const edgeCache = options.edgeCache ?? (() => caches.default);
+  const openPetStore = options.openPetStore ?? openD1PetStore;
 
   /**
    * Everything a request to `op` meets before its handler, in this order (the same for
@@ -97,7 +103,7 @@ export function createApp(options: AppOptions = {}) {
       : []),
     ...(op.deprecation ? [enforceSunset(op.deprecation)] : []),
     ...validators(op),
-    ...(op.session ? [d1Session(op.session)] : []),
+    ...(op.session ? [d1Session(op.session, openPetStore)] : []),
     ...(op.conditional
       ? [
           conditionalRead(

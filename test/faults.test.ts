@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MIGRATIONS, MIGRATIONS_TABLE } from "../src/db/schema.ts";
-import type { LogLine } from "../src/http/request-context.ts";
+import type { LogLine } from "../src/log.ts";
 import { call, createKey, expectError } from "./helpers.ts";
 import {
   fixedVerifier,

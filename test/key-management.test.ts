@@ -15,7 +15,7 @@ import {
 import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
 import { createLastUseRecorder } from "../src/auth/last-use.ts";
 import { LAST_USE_INTERVAL_MS } from "../src/config.ts";
-import type { LogLine } from "../src/http/request-context.ts";
+import type { LogLine } from "../src/log.ts";
 import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } from "./helpers.ts";
 
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';

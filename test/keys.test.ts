@@ -14,7 +14,7 @@ import {
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { createApiKeyVerifier, type Verification } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
-import type { LogLine } from "../src/http/request-context.ts";
+import type { LogLine } from "../src/log.ts";
 import {
   createCheckedApp,
   createKey,

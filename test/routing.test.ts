@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
-import type { LogLine } from "../src/http/request-context.ts";
+import type { LogLine } from "../src/log.ts";
 import { OPERATIONS, type Operation } from "../src/operations.ts";
 import {
   CONTRACT_EXPOSED_HEADERS,

@@ -1,10 +1,11 @@
 // "Last used" for `npm run keys -- list`, to within an hour, without a database
 // write on the answer's path: at most one write per key per hour per isolate,
 // handed to waitUntil, so a slow or failing write neither delays nor fails a request.
+
+import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, LAST_USE_INTERVAL_MS, LAST_USE_RETRY_MS } from "../config.ts";
 import { recordApiKeyUseStatement } from "../db/api-keys.ts";
-import type { Clock } from "../http/clock.ts";
-import type { Logger } from "../http/request-context.ts";
+import type { Logger } from "../log.ts";
 
 export interface LastUseRecorder {
   /** Notes a use of key `keyId`; any write it starts is given to `waitUntil`. Never throws. */

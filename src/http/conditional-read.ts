@@ -16,8 +16,8 @@ import {
   EDGE_CACHE_TTL_SECONDS,
   EDGE_CACHE_VERSION,
 } from "../config.ts";
+import type { Logger } from "../log.ts";
 import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
-import type { Logger } from "./request-context.ts";
 import type { AppEnv } from "./types.ts";
 
 /** What the operation table says about one conditional read. */

@@ -1,10 +1,10 @@
 // D1 Sessions API: reads may be served by a nearby replica, and the bookmark a
 // client sends back guarantees it sees at least what it saw (or wrote) before.
-// The request's pet store is made here: the one place that knows pets live in one D1.
+// The app factory says which store to open (src/app.ts); this middleware only reads the
+// bookmark a client sends and returns the store's.
 import { createMiddleware } from "hono/factory";
-import { openSession } from "../db/database.ts";
-import { d1PetStore } from "../db/pet-store.ts";
 import { ApiError } from "../errors.ts";
+import type { OpenPetStore } from "../pets/store.ts";
 import type { AppEnv } from "./types.ts";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
@@ -28,13 +28,10 @@ function sentBookmark(header: string | undefined): string | undefined {
  * or no older than the bookmark the client sends; a write starts on the primary, and
  * ignores any bookmark (it is not a parameter of writes).
  */
-export function d1Session(kind: "read" | "write") {
+export function d1Session(kind: "read" | "write", open: OpenPetStore) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const start =
-      kind === "read"
-        ? (sentBookmark(c.req.header(BOOKMARK_HEADER)) ?? "first-unconstrained")
-        : "first-primary";
-    const pets = d1PetStore(openSession(c.env.DB, start));
+    const after = kind === "read" ? sentBookmark(c.req.header(BOOKMARK_HEADER)) : undefined;
+    const pets = open(c.env, { kind, after });
     c.set("pets", pets);
     await next();
     const bookmark = pets.bookmark();

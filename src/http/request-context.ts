@@ -1,6 +1,7 @@
 // X-Request-Id on every answer and one structured JSON log line per request.
 import { createMiddleware } from "hono/factory";
 import { isFault } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import type { AppEnv } from "./types.ts";
 
 const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
@@ -9,12 +10,6 @@ export function requestIdFor(request: Request): string {
   const ray = request.headers.get("cf-ray");
   return ray && RAY_ID.test(ray) ? ray : crypto.randomUUID();
 }
-
-export type LogLine = Record<string, string | number | boolean | undefined>;
-export type Logger = (line: LogLine) => void;
-
-/** Writes one JSON object per line; Workers Logs indexes its fields. Never given secrets. */
-export const consoleLogger: Logger = (line) => console.log(JSON.stringify(line));
 
 export function requestContext(log: Logger) {
   return createMiddleware<AppEnv>(async (c, next) => {

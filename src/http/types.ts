@@ -1,6 +1,6 @@
 import type { Scope } from "../auth/scopes.ts";
+import type { Clock } from "../clock.ts";
 import type { PetStore } from "../pets/store.ts";
-import type { Clock } from "./clock.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
 export interface AppVariables {
@@ -9,7 +9,7 @@ export interface AppVariables {
   apiKeyId: number;
   /** The scopes of that key (set with apiKeyId). */
   apiKeyScopes: readonly Scope[];
-  /** The pets this request reads and writes: a D1 session's store (src/http/d1-session.ts). */
+  /** The pets this request reads and writes: the store the app factory opened for it. */
   pets: PetStore;
   /** The request body as parsed by `jsonBody`, before validation. */
   jsonBody: unknown;

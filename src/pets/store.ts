@@ -1,6 +1,6 @@
 // What the pet routes need from storage, and nothing else. Today one D1 database
 // implements it (src/db/pet-store.ts); a sharded store is another implementation of
-// this interface, chosen where the request's store is made (src/http/d1-session.ts).
+// this interface, chosen by the app factory (src/app.ts, `openPetStore`).
 // docs/scaling.md says what a sharded one must provide.
 import type { NewPet, Pet, PetStatus } from "./schemas.ts";
 
@@ -51,3 +51,13 @@ export interface PetStore {
   /** The consistency token the client gets back (`x-d1-bookmark`), if any. */
   bookmark(): string | null;
 }
+
+/**
+ * Opens the store one request uses: for a read, as fresh as `after` (a consistency
+ * token the client got back from `bookmark()` earlier) or anywhere if none; for a
+ * write, where writes go.
+ */
+export type OpenPetStore = (
+  env: Env,
+  request: { kind: "read" | "write"; after?: string | undefined },
+) => PetStore;

@@ -8,7 +8,7 @@ import { type AppOptions, createApp } from "../../src/app.ts";
 import { SCOPES } from "../../src/auth/scopes.ts";
 import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
 import type { EdgeCache } from "../../src/http/conditional-read.ts";
-import type { LogLine } from "../../src/http/request-context.ts";
+import type { LogLine } from "../../src/log.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
 import { assertConforms } from "./conformance.ts";
 import { type Place, Recorder, type Trip } from "./instrumentation.ts";
