@@ -1,4 +1,4 @@
--- Restricted keys (decisions.md, "Restricted keys").
+-- Restricted keys (docs/keys.md, "Managing keys").
 -- scopes: the operations a key may call, space-separated in a fixed order
 -- (pets:read pets:write orders:read). Every key that existed before scopes keeps
 -- full access through the default.

@@ -30,7 +30,7 @@ export const AUTH_UNKNOWN_TTL_MS = 10_000;
 /** Entries per isolate, for valid keys and for refused ones (each its own bounded map). */
 export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 
-/** A key's last use is written at most this often per isolate (decisions.md: within an hour). */
+/** A key's last use is written at most this often per isolate (docs/keys.md: to within an hour). */
 export const LAST_USE_INTERVAL_MS = 60 * 60 * 1000;
 /** After a failed last-use write, the next use of the key tries again after this long. */
 export const LAST_USE_RETRY_MS = 60 * 1000;

@@ -1,4 +1,4 @@
-// The scopes an API key can carry (decisions.md, "Restricted keys"). Each operation
+// The scopes an API key can carry (docs/keys.md, "Managing keys"). Each operation
 // names its scope once, in src/operations.ts; the scope middleware enforces it.
 
 export const SCOPES = ["pets:read", "pets:write", "orders:read"] as const;

@@ -1,5 +1,5 @@
 // Conditional requests and edge caching for the reads that the operation table marks
-// `conditional` (decisions.md, "Conditional requests and edge caching"). One
+// `conditional` (docs/api.md, "Conditional requests and the edge cache"). One
 // middleware serves them all; it runs after authentication, the rate limit and the
 // scope check (all registered before it in src/app.ts), so no 304 and no cache hit
 // ever skips them.

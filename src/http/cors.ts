@@ -1,5 +1,5 @@
 // CORS: browsers may call the API. No cookies are used, so `*` is safe as the default.
-// decisions.md "Docs and browsers": a page on another origin reads every header the
+// docs/api.md "Browsers and the docs page": a page on another origin reads every header the
 // contract names and sends every request header it defines; a preflight for a method
 // the path does not have is granted too, so the page reads the 405 Error (with Allow)
 // instead of failing with a network error.

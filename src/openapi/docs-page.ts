@@ -1,5 +1,5 @@
 // GET /v1/docs: an interactive reference over GET /v1/openapi.json, loading nothing
-// from another origin (decisions.md "Docs and browsers"). The renderer is the
+// from another origin (docs/api.md "Browsers and the docs page"). The renderer is the
 // standalone browser build of @scalar/api-reference, pinned in package.json, copied
 // into dist/assets by scripts/docs-assets.ts and served from this origin through the
 // ASSETS binding: none of it is bundled into the worker script. The page's own code
