@@ -1,8 +1,7 @@
-// SQL injection (issue 3, item 6): SQL metacharacters and comment sequences in every
-// string input are stored literally or refused; the schema, the other rows and the
-// API keys stay exactly as they were. Every test makes its own key, bystander pets and
-// snapshot (freshStore), so the tests pass alone and in any order
-// (`npx vitest run test/injection.test.ts --sequence.shuffle`).
+// SQL injection: SQL metacharacters and comment sequences in every string input are
+// stored literally or refused; the schema, the other rows and the API keys stay exactly
+// as they were. Every test makes its own key, bystander pets and snapshot (freshStore),
+// so the tests pass alone and in any order (`--sequence.shuffle`).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/encoding.ts";
@@ -47,22 +46,16 @@ async function apiKeyRows() {
 }
 
 /**
- * What one test needs, made by that test (nothing is shared between tests, so their
- * order does not matter): its own API key, three bystander pets (one per status), and a
- * snapshot of the schema, the keys and every pet, to prove afterwards that the hostile
- * input changed nothing but the pets this test created.
+ * What one test needs, made by that test: its own API key, three bystander pets (one per
+ * status), and a snapshot of the schema, the keys and every pet, to prove afterwards that
+ * the hostile input changed nothing but the pets this test created (`createdIds`).
  */
 async function freshStore() {
   const { key, id: keyId } = await createKey("injection");
   const bystanders = [];
   for (const [i, status] of (["available", "pending", "sold"] as const).entries()) {
-    bystanders.push(
-      await createPetVia(key, {
-        name: `bystander ${i} ${uniqueName()}`,
-        categoryId: 100 + i,
-        status,
-      }),
-    );
+    const name = `bystander ${i} ${uniqueName()}`;
+    bystanders.push(await createPetVia(key, { name, categoryId: 100 + i, status }));
   }
   const baselineRows = await allPetRows();
   const baselineSchema = await schemaObjects();
@@ -70,7 +63,6 @@ async function freshStore() {
   expect(baselineSchema.map((o) => o.name)).toEqual(
     expect.arrayContaining(["pets", "api_keys", "idempotency_keys", "idempotency_records"]),
   );
-  /** Pets this test created on purpose (the only rows allowed to appear). */
   const createdIds = new Set<number>();
   return {
     key,
@@ -99,8 +91,7 @@ describe("name: stored and returned literally", () => {
       { name, categoryId: 9, status: "available" },
     );
     createdIds.add(pet.id);
-    const fetched = await call(`/v1/pets/${pet.id}`, { key });
-    expect(await fetched.json()).toEqual(pet);
+    expect(await (await call(`/v1/pets/${pet.id}`, { key })).json()).toEqual(pet);
     const row = await env.DB.prepare("SELECT name FROM pets WHERE id = ?1")
       .bind(pet.id)
       .first<{ name: string }>();
@@ -110,12 +101,8 @@ describe("name: stored and returned literally", () => {
 
   it("lists the injected names verbatim, each exactly once", async () => {
     const { key, createdIds, expectIntact } = await freshStore();
-    const names: string[] = [];
-    for (const payload of PAYLOADS.slice(0, 5)) {
-      const name = `${payload} ${uniqueName("list")}`;
-      names.push(name);
-      createdIds.add((await createPetVia(key, { name, categoryId: 9 })).id);
-    }
+    const names = PAYLOADS.slice(0, 5).map((payload) => `${payload} ${uniqueName("list")}`);
+    for (const name of names) createdIds.add((await createPetVia(key, { name, categoryId: 9 })).id);
     const seen: string[] = [];
     let next: string | null = "/v1/pets?limit=100";
     while (next) {
@@ -130,68 +117,95 @@ describe("name: stored and returned literally", () => {
   });
 });
 
-describe("status: refused literally", () => {
-  it.each([...PAYLOADS, "available' --", "sold'; --", "pending/**/"])(
-    "in a create body: %s",
-    async (status) => {
+const forgedCursor = (payload: string) =>
+  btoa(`c1.${payload}..AAAAAAAAAAAAAAAA`)
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+
+/** Where a payload is refused: the values sent, how, and the Error that answers. */
+const REFUSED: Array<{
+  where: string;
+  values: string[];
+  send: (key: string, value: string) => Promise<Response>;
+  status: number;
+  code: string;
+  message: RegExp;
+  challenge?: string;
+}> = [
+  {
+    where: "status in a create body",
+    values: [...PAYLOADS, "available' --", "sold'; --", "pending/**/"],
+    send: (key, status) =>
+      call("/v1/pets", { method: "POST", key, json: { name: "Inj", categoryId: 1, status } }),
+    status: 400,
+    code: "validation_failed",
+    message: /"status"/,
+  },
+  {
+    where: "status in the list query",
+    values: [...PAYLOADS, "available' --", "sold' OR '1'='1"],
+    send: (key, status) => call(`/v1/pets?${new URLSearchParams({ status })}`, { key }),
+    status: 400,
+    code: "invalid_parameter",
+    message: /"status"/,
+  },
+  {
+    where: "cursor",
+    values: [...PAYLOADS, ...PAYLOADS.slice(0, 6).map(forgedCursor)],
+    send: (key, cursor) => call(`/v1/pets?${new URLSearchParams({ cursor })}`, { key }),
+    status: 400,
+    code: "invalid_cursor",
+    message: /"cursor"/,
+  },
+  {
+    where: "petId",
+    values: [...PAYLOADS, "1--", "1/**/", "1;", "1 ", "1'"],
+    send: (key, petId) => call(`/v1/pets/${encodeURIComponent(petId)}`, { key }),
+    status: 400,
+    code: "invalid_parameter",
+    message: /"petId"/,
+  },
+  {
+    where: "the bearer token",
+    values: [
+      ...PAYLOADS,
+      "x' OR '1'='1",
+      "' OR 1=1 --",
+      "psk_' OR revoked_at IS NULL --",
+      "A".repeat(8_192),
+    ],
+    send: (_key, token) => call("/v1/pets", { headers: { Authorization: `Bearer ${token}` } }),
+    status: 401,
+    code: "unauthorized",
+    message: /^The API key is (malformed|invalid or revoked)\.$/,
+    challenge: 'Bearer realm="petstore", error="invalid_token"',
+  },
+];
+
+describe.each(REFUSED)("$where: refused literally", ({ values, send, ...refusal }) => {
+  it.each(values.map((value) => ({ value, shown: value.slice(0, 60) })))(
+    "$shown",
+    async ({ value }) => {
       const { key, expectIntact } = await freshStore();
-      await expectError(
-        await call("/v1/pets", {
-          method: "POST",
-          key,
-          json: { name: "Inj", categoryId: 1, status },
-        }),
-        400,
-        "validation_failed",
-        /"status"/,
-      );
+      const response = await send(key, value);
+      await expectError(response, refusal.status, refusal.code, refusal.message);
+      if (refusal.challenge)
+        expect(response.headers.get("WWW-Authenticate")).toBe(refusal.challenge);
       await expectIntact();
     },
   );
-
-  it.each([...PAYLOADS, "available' --", "sold' OR '1'='1"])(
-    "in the list query: %s",
-    async (status) => {
-      const { key, expectIntact } = await freshStore();
-      const response = await call(`/v1/pets?${new URLSearchParams({ status })}`, { key });
-      await expectError(response, 400, "invalid_parameter", /"status"/);
-      await expectIntact();
-    },
-  );
-});
-
-describe("cursor: refused literally", () => {
-  const forged = (payload: string) =>
-    btoa(`c1.${payload}..AAAAAAAAAAAAAAAA`)
-      .replaceAll("+", "-")
-      .replaceAll("/", "_")
-      .replace(/=+$/, "");
-
-  it.each([...PAYLOADS, ...PAYLOADS.slice(0, 6).map(forged)])("%s", async (cursor) => {
-    const { key, expectIntact } = await freshStore();
-    const response = await call(`/v1/pets?${new URLSearchParams({ cursor })}`, { key });
-    await expectError(response, 400, "invalid_cursor", /"cursor"/);
-    await expectIntact();
-  });
-});
-
-describe("petId: refused literally", () => {
-  it.each([...PAYLOADS, "1--", "1/**/", "1;", "1 ", "1'"])("%s", async (petId) => {
-    const { key, expectIntact } = await freshStore();
-    const response = await call(`/v1/pets/${encodeURIComponent(petId)}`, { key });
-    await expectError(response, 400, "invalid_parameter", /"petId"/);
-    await expectIntact();
-  });
 });
 
 describe("Idempotency-Key: stored literally, scoped exactly", () => {
   it.each(PAYLOADS.filter((p) => /^[\x20-\x7e]+$/.test(p)))("%s", async (idempotencyKey) => {
     const { key, keyId, createdIds, expectIntact } = await freshStore();
     const name = uniqueName("idem");
+    const headers = { "Idempotency-Key": idempotencyKey };
     const first = await call("/v1/pets", {
       method: "POST",
       key,
-      headers: { "Idempotency-Key": idempotencyKey },
+      headers,
       json: { name, categoryId: 5 },
     });
     const pet = await expectCreated(first, { name, categoryId: 5, status: "available" });
@@ -200,7 +214,7 @@ describe("Idempotency-Key: stored literally, scoped exactly", () => {
     const replay = await call("/v1/pets", {
       method: "POST",
       key,
-      headers: { "Idempotency-Key": idempotencyKey },
+      headers,
       json: { categoryId: 5, name },
     });
     expect(replay.status).toBe(201);
@@ -220,79 +234,42 @@ describe("Idempotency-Key: stored literally, scoped exactly", () => {
   });
 
   it("does not match a key by pattern: 'a' and \"a' OR '1'='1\" are different keys", async () => {
-    const store = await freshStore();
+    const { key, createdIds, expectIntact } = await freshStore();
     const base = `k-${crypto.randomUUID()}`;
-    const one = await createPetWithKey(store, base, uniqueName("k1"));
-    const two = await createPetWithKey(store, `${base}' OR '1'='1`, uniqueName("k2"));
-    const three = await createPetWithKey(store, `${base.slice(0, -1)}_`, uniqueName("k3"));
-    const four = await createPetWithKey(store, `${base.slice(0, -3)}%`, uniqueName("k4"));
-    expect(new Set([one, two, three, four].map((p) => p.id)).size).toBe(4);
-    await store.expectIntact();
-  });
-
-  async function createPetWithKey(
-    { key, createdIds }: { key: string; createdIds: Set<number> },
-    idempotencyKey: string,
-    name: string,
-  ) {
-    const response = await call("/v1/pets", {
-      method: "POST",
-      key,
-      headers: { "Idempotency-Key": idempotencyKey },
-      json: { name, categoryId: 6 },
-    });
-    expect(response.headers.get("Idempotent-Replayed")).toBeNull();
-    const pet = await expectCreated(response, { name, categoryId: 6, status: "available" });
-    createdIds.add(pet.id);
-    return pet;
-  }
-});
-
-describe("Authorization: refused literally", () => {
-  it.each([...PAYLOADS, "x' OR '1'='1", "' OR 1=1 --", "psk_' OR revoked_at IS NULL --"])(
-    "Bearer %s",
-    async (token) => {
-      const { expectIntact } = await freshStore();
-      const response = await call("/v1/pets", { headers: { Authorization: `Bearer ${token}` } });
-      await expectError(response, 401, "unauthorized");
-      expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
-      await expectIntact();
-    },
-  );
-});
-
-describe("the store after hostile input of every kind", () => {
-  it("still serves every bystander pet unchanged", async () => {
-    const { key, bystanders, createdIds, expectIntact } = await freshStore();
-    const payload = PAYLOADS[0];
-    const pet = await createPetVia(key, { name: payload, categoryId: 9 });
-    createdIds.add(pet.id);
-    const send = (path: string) => call(path, { key });
-    await expectError(
-      await send(`/v1/pets?${new URLSearchParams({ status: payload })}`),
-      400,
-      "invalid_parameter",
-    );
-    await expectError(
-      await send(`/v1/pets?${new URLSearchParams({ cursor: payload })}`),
-      400,
-      "invalid_cursor",
-    );
-    await expectError(
-      await send(`/v1/pets/${encodeURIComponent(payload)}`),
-      400,
-      "invalid_parameter",
-    );
-    await expectError(
-      await call("/v1/pets", { headers: { Authorization: `Bearer ${payload}` } }),
-      401,
-      "unauthorized",
-    );
-    for (const bystander of bystanders) {
-      const response = await call(`/v1/pets/${bystander.id}`, { key });
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual(bystander);
+    for (const idempotencyKey of [
+      base,
+      `${base}' OR '1'='1`,
+      `${base.slice(0, -1)}_`,
+      `${base.slice(0, -3)}%`,
+    ]) {
+      const name = uniqueName("k");
+      const headers = { "Idempotency-Key": idempotencyKey };
+      const response = await call("/v1/pets", {
+        method: "POST",
+        key,
+        headers,
+        json: { name, categoryId: 6 },
+      });
+      expect(response.headers.get("Idempotent-Replayed")).toBeNull();
+      createdIds.add(
+        (await expectCreated(response, { name, categoryId: 6, status: "available" })).id,
+      );
     }
+    expect(createdIds.size).toBe(4);
     await expectIntact();
   });
+});
+
+it("the store still serves every bystander pet unchanged after hostile input of every kind", async () => {
+  const { key, bystanders, createdIds, expectIntact } = await freshStore();
+  const payload = PAYLOADS[0];
+  createdIds.add((await createPetVia(key, { name: payload, categoryId: 9 })).id);
+  for (const { send, status, code } of REFUSED)
+    await expectError(await send(key, payload), status, code);
+  for (const bystander of bystanders) {
+    const response = await call(`/v1/pets/${bystander.id}`, { key });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(bystander);
+  }
+  await expectIntact();
 });

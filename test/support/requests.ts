@@ -1,21 +1,68 @@
-// Helpers shared by the hardening tests: raw bodies, pet checks, D1 snapshots.
+// Helpers shared by the request tests: refusals before the database, pet checks, D1 snapshots.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { sha256Hex } from "../../src/encoding.ts";
+import type { ErrorBody } from "../../src/errors.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
-import { call } from "../helpers.ts";
+import { type CallOptions, call, expectError } from "../helpers.ts";
+import { fixedVerifier, instrumentedApp, NO_EDGE_CACHE } from "./instrumented-app.ts";
 
 /** A Pet as a body read back: its `status` any string, for tests that check it. */
 export type PetBody = Omit<Pet, "status"> & { status: string };
 
-/** POST /v1/pets with a body sent byte for byte as given (no JSON.stringify). */
-export function postRaw(
+/** POST /v1/pets with a body sent byte for byte (a function makes a fresh stream per send). */
+export function postOptions(
   key: string,
-  body: BodyInit | null,
+  body: BodyInit | null | (() => BodyInit),
   headers: Record<string, string> = { "Content-Type": "application/json" },
-): Promise<Response> {
-  return call("/v1/pets", { method: "POST", key, headers, ...(body === null ? {} : { body }) });
+): () => CallOptions {
+  return () => ({
+    method: "POST",
+    key,
+    headers,
+    ...(body === null ? {} : { body: typeof body === "function" ? body() : body }),
+  });
 }
+
+/**
+ * A request sent twice, through the worker (`call`) and through the real app over a
+ * recorded D1, with no edge cache, that accepts `key` without a lookup: both must refuse it with the same
+ * short Error, D1 must run no statement, and no pet may appear. Returns the Error and
+ * the worker's response. A first read
+ * through the app spends its once-a-while work (the key's last use) and shows that the
+ * recording sees statements, so an empty record means something.
+ */
+export function refusalChecker(key: string, keyId: number) {
+  const verifier = fixedVerifier(key, keyId);
+  const app = instrumentedApp({ db: env.DB, verifier, cache: NO_EDGE_CACHE });
+  let warm = false;
+  return {
+    app,
+    async expectRefused(
+      path: string,
+      options: () => CallOptions,
+      status: number,
+      code: string,
+      message?: RegExp,
+    ): Promise<{ body: ErrorBody; response: Response }> {
+      if (!warm) {
+        expect((await app.fetch("/v1/pets?limit=1", { key })).status).toBe(200);
+        expect(app.statements.some((sql) => /\bFROM pets\b/.test(sql))).toBe(true);
+        warm = true;
+      }
+      const before = await petCount();
+      const response = await call(path, options());
+      await expectError(response, status, code, message);
+      const body = await expectError(await app.fetch(path, options()), status, code, message);
+      expect(JSON.stringify(body).length).toBeLessThan(1_000);
+      expect(app.statements, app.statements.join("; ")).toEqual([]);
+      expect(await petCount()).toBe(before);
+      return { body, response };
+    },
+  };
+}
+
+export type RefusalChecker = ReturnType<typeof refusalChecker>;
 
 /** Asserts a 201 createPet answer: exactly the four fields, Location, JSON media type. */
 export async function expectCreated(
@@ -55,30 +102,24 @@ export async function schemaObjects(): Promise<Record<string, unknown>[]> {
   return results;
 }
 
-/** An idempotency record as stored (migration 0005), its hashes as lower-case hex. */
-export interface IdempotencyRecord {
-  api_key_id: number;
-  key_hash: string;
-  fingerprint: string;
-  pet_id: number;
-  created_at: number;
-}
-
 /**
- * The records of Idempotency-Key `idempotencyKey` (found by its SHA-256, as the service
- * stores it), of API key `apiKeyId` or of any key.
+ * The records (migration 0005) of Idempotency-Key `idempotencyKey`, found by its SHA-256
+ * as the service stores it, of API key `apiKeyId` or of any key; hashes as lower-case hex.
  */
-export async function idempotencyRecords(
-  idempotencyKey: string,
-  apiKeyId?: number,
-): Promise<IdempotencyRecord[]> {
+export async function idempotencyRecords(idempotencyKey: string, apiKeyId?: number) {
   const { results } = await env.DB.prepare(
     `SELECT api_key_id, lower(hex(key_hash)) AS key_hash, lower(hex(fingerprint)) AS fingerprint,
             pet_id, created_at
      FROM idempotency_records WHERE key_hash = unhex(?1) AND (?2 IS NULL OR api_key_id = ?2)`,
   )
     .bind(await sha256Hex(idempotencyKey), apiKeyId ?? null)
-    .all<IdempotencyRecord>();
+    .all<{
+      api_key_id: number;
+      key_hash: string;
+      fingerprint: string;
+      pet_id: number;
+      created_at: number;
+    }>();
   return results;
 }
 
