@@ -11,7 +11,7 @@ import {
   expectError,
   makeRequest,
 } from "./helpers.ts";
-import { type RefusalChecker, refusalChecker } from "./support/requests.ts";
+import { type RefusalChecker, refusalChecker, SQL_PAYLOADS } from "./support/requests.ts";
 
 let key: string;
 let checker: RefusalChecker;
@@ -46,6 +46,7 @@ describe("before the sunset", () => {
     [
       ...["0", "-1", "abc", "1.5", "1.0", "01", "1e3", "0x10", "9007199254740992", "%20", "%20%31"],
       ...["99999999999999999999", "1".repeat(5_000), "1%00", "%EF%BC%91"],
+      ...[...SQL_PAYLOADS, "1--", "1/**/", "1;", "1 ", "1'"].map(encodeURIComponent),
     ].map((petId) => ({ petId, shown: petId.slice(0, 30) })),
   )(
     "400 for petId=$shown, before the database, naming petId, with the headers",

@@ -23,7 +23,6 @@ import {
 
 let key: string;
 let keyId: number;
-let counter = 0;
 let checker: RefusalChecker;
 
 beforeAll(async () => {
@@ -31,11 +30,8 @@ beforeAll(async () => {
   checker = refusalChecker(key, keyId);
 });
 
-/** A name (and Idempotency-Key) no other test in this file uses. */
-function unique(prefix: string): string {
-  counter += 1;
-  return `${prefix}-${counter}-${crypto.randomUUID()}`;
-}
+/** A name (and Idempotency-Key) no other test uses. */
+const unique = (prefix: string) => `${prefix}-${crypto.randomUUID()}`;
 
 /** A fresh Idempotency-Key, and a pet body `{ name, categoryId: 1, ...extra }` with a fresh name. */
 function fresh(prefix: string, extra: Record<string, unknown> = {}) {
@@ -49,11 +45,11 @@ function post(
   body: unknown,
   options: { key?: string; headers?: Record<string, string> } = {},
 ): Promise<Response> {
-  const headers: Record<string, string> = {
+  const headers = {
     "Content-Type": "application/json",
+    ...(idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey }),
     ...options.headers,
   };
-  if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return call("/v1/pets", { method: "POST", key: options.key ?? key, headers, body: text });
 }

@@ -7,6 +7,30 @@ import type { Pet } from "../../src/pets/schemas.ts";
 import { type CallOptions, call, expectError } from "../helpers.ts";
 import { fixedVerifier, instrumentedApp, NO_EDGE_CACHE } from "./instrumented-app.ts";
 
+/** SQL metacharacters, comment sequences and statements, for every string input. */
+export const SQL_PAYLOADS = [
+  "'; DROP TABLE pets; --",
+  "Robert'); DROP TABLE pets;--",
+  "' OR '1'='1",
+  '" OR ""="',
+  "1 OR 1=1",
+  "1; DELETE FROM pets",
+  "x' UNION SELECT key_hash, prefix, 1, 'sold' FROM api_keys --",
+  "'; UPDATE pets SET status='sold' WHERE 1=1; --",
+  "x'||(SELECT sql FROM sqlite_master)||'",
+  "/* comment */ x",
+  "x -- comment",
+  "x #",
+  "%' OR name LIKE '%",
+  "_%",
+  "?1 ?2 $1 :name @p",
+  "\\'; DROP TABLE pets; --",
+  "`pets`; DROP TABLE `api_keys`",
+  "\"; ATTACH DATABASE 'x.db' AS x; --",
+  "' ; PRAGMA writable_schema=1; --",
+  "0x27 CHAR(39)",
+] as const;
+
 /** A Pet as a body read back: its `status` any string, for tests that check it. */
 export type PetBody = Omit<Pet, "status"> & { status: string };
 
@@ -113,13 +137,10 @@ export async function idempotencyRecords(idempotencyKey: string, apiKeyId?: numb
      FROM idempotency_records WHERE key_hash = unhex(?1) AND (?2 IS NULL OR api_key_id = ?2)`,
   )
     .bind(await sha256Hex(idempotencyKey), apiKeyId ?? null)
-    .all<{
-      api_key_id: number;
-      key_hash: string;
-      fingerprint: string;
-      pet_id: number;
-      created_at: number;
-    }>();
+    .all<
+      Record<"api_key_id" | "pet_id" | "created_at", number> &
+        Record<"key_hash" | "fingerprint", string>
+    >();
   return results;
 }
 
