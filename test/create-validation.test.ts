@@ -49,7 +49,7 @@ const coded = (coding: string): Headers => ({ ...JSON_TYPE, "Content-Encoding": 
 const postPet = (json: unknown) => call("/v1/pets", { method: "POST", key, json });
 
 function refused(body: Body, status: number, code: string, message?: RegExp, headers = JSON_TYPE) {
-  return checker.expectRefused("/v1/pets", postOptions(key, body, headers), status, code, message);
+  return checker.expectRefused("/v1/pets", status, code, message, postOptions(key, body, headers));
 }
 
 const invalid = (body: string, message: RegExp) => refused(body, 400, "validation_failed", message);

@@ -51,9 +51,9 @@ describe("before the sunset", () => {
   )(
     "400 for petId=$shown, before the database, naming petId, with the headers",
     async ({ petId }) => {
+      const path = `/v1/pets/${petId}`;
       const { body, response } = await checker.expectRefused(
-        `/v1/pets/${petId}`,
-        () => ({ key }),
+        path,
         400,
         "invalid_parameter",
         /"petId"/,

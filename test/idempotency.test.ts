@@ -235,7 +235,7 @@ describe("the Idempotency-Key value", () => {
     const headers = { "Content-Type": "application/json", "Idempotency-Key": value };
     const options = postOptions(key, '{"name":"Rex","categoryId":1}', headers);
     const message = /"Idempotency-Key"/;
-    await checker.expectRefused("/v1/pets", options, 400, "invalid_idempotency_key", message);
+    await checker.expectRefused("/v1/pets", 400, "invalid_idempotency_key", message, options);
   });
 });
 

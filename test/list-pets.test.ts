@@ -141,7 +141,6 @@ describe("400 invalid_parameter, naming the one parameter", () => {
   )("$field: $shown", async ({ field, query, message }) => {
     const { body } = await checker.expectRefused(
       `/v1/pets?${query}`,
-      () => ({ key }),
       400,
       "invalid_parameter",
       message,
@@ -161,7 +160,7 @@ describe("400 invalid_cursor", () => {
   }
 
   const refused = (query: string, message?: RegExp) =>
-    checker.expectRefused(`/v1/pets?${query}`, () => ({ key }), 400, "invalid_cursor", message);
+    checker.expectRefused(`/v1/pets?${query}`, 400, "invalid_cursor", message);
   /** A cursor of the issued shape (base64url) with `payload` for its id and a made-up checksum. */
   const forged = (payload: string) =>
     btoa(`c1.${payload}..AAAAAAAAAAAAAAAA`)

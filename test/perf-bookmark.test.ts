@@ -96,26 +96,22 @@ describe("a malformed bookmark", () => {
     ["SQL", "'; DROP TABLE pets; --"],
   ] as const;
 
-  describe.each([
-    ["listPets", "/v1/pets"],
-    ["getPet", "/v1/pets/1"],
-  ])("on %s", (_name, path) => {
-    it.each(MALFORMED)(
-      "with %s is 400 invalid_parameter, before any query",
-      async (_label, value) => {
-        const options = () => ({ key, headers: { [HEADER]: value } });
-        const message = /^Header "x-d1-bookmark"/;
-        const { body, response } = await checker.expectRefused(
-          path,
-          options,
-          400,
-          "invalid_parameter",
-          message,
-        );
-        expect(body.details).toEqual([{ field: HEADER, message: "is not a D1 bookmark" }]);
-        expect(response.headers.get(HEADER)).toBeNull();
-      },
+  it.each(
+    ["/v1/pets", "/v1/pets/1"].flatMap((path) =>
+      MALFORMED.map(([what, value]) => ({ path, what, value })),
+    ),
+  )("on $path with $what is 400 invalid_parameter, before any query", async ({ path, value }) => {
+    const options = () => ({ key, headers: { [HEADER]: value } });
+    const message = /^Header "x-d1-bookmark"/;
+    const { body, response } = await checker.expectRefused(
+      path,
+      400,
+      "invalid_parameter",
+      message,
+      options,
     );
+    expect(body.details).toEqual([{ field: HEADER, message: "is not a D1 bookmark" }]);
+    expect(response.headers.get(HEADER)).toBeNull();
   });
 
   it("is ignored where it is not a parameter: createPet, listOrders, 404 and 405", async () => {

@@ -51,8 +51,8 @@ export function postOptions(
 /**
  * A request sent twice, through the worker (`call`) and through the real app over a
  * recorded D1, with no edge cache, that accepts `key` without a lookup: both must refuse it with the same
- * short Error, D1 must run no statement, and no pet may appear. Returns the Error and
- * the worker's response. A first read
+ * short Error, D1 must run no statement, and no pet may appear. `options` default to a GET
+ * with the key. Returns the Error and the worker's response. A first read
  * through the app spends its once-a-while work (the key's last use) and shows that the
  * recording sees statements, so an empty record means something.
  */
@@ -64,10 +64,10 @@ export function refusalChecker(key: string, keyId: number) {
     app,
     async expectRefused(
       path: string,
-      options: () => CallOptions,
       status: number,
       code: string,
       message?: RegExp,
+      options: () => CallOptions = () => ({ key }),
     ): Promise<{ body: ErrorBody; response: Response }> {
       if (!warm) {
         expect((await app.fetch("/v1/pets?limit=1", { key })).status).toBe(200);
