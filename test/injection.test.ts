@@ -15,6 +15,7 @@ import {
   SQL_PAYLOADS as PAYLOADS,
   schemaObjects,
   uniqueName,
+  walkPages,
 } from "./support/requests.ts";
 
 /** The API keys, without their last use (written after answers, off the request path). */
@@ -83,15 +84,8 @@ describe("name: stored and returned literally", () => {
     const { key, createdIds, expectIntact } = await freshStore();
     const names = PAYLOADS.slice(0, 5).map((payload) => `${payload} ${uniqueName("list")}`);
     for (const name of names) createdIds.add((await createPetVia(key, { name, categoryId: 9 })).id);
-    const seen: string[] = [];
-    let next: string | null = "/v1/pets?limit=100";
-    while (next) {
-      const response: Response = await call(next, { key });
-      expect(response.status).toBe(200);
-      for (const pet of (await response.json()) as { name: string }[]) seen.push(pet.name);
-      const link = response.headers.get("Link")?.match(/<([^>]+)>; rel="next"/)?.[1];
-      next = link ? new URL(link).pathname + new URL(link).search : null;
-    }
+    const pages = await walkPages("/v1/pets?limit=100", key);
+    const seen = pages.flatMap((page) => page.pets.map((pet) => pet.name));
     for (const name of names) expect(seen.filter((n) => n === name)).toHaveLength(1);
     await expectIntact();
   });

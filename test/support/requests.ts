@@ -105,6 +105,24 @@ export async function expectCreated(
   return pet;
 }
 
+/** The rel="next" URL of a listing page, or null. */
+export function nextLink(response: Response): string | null {
+  return response.headers.get("Link")?.match(/<([^>]+)>;\s*rel="next"/)?.[1] ?? null;
+}
+
+/** Follows rel="next" from `path` (at most 100 pages): each page's pets and its next link. */
+export async function walkPages(path: string, key: string) {
+  const pages: Array<{ pets: PetBody[]; next: string | null }> = [];
+  for (let at: string | null = path; at !== null && pages.length < 100; ) {
+    const response = await call(at, { key });
+    expect(response.status).toBe(200);
+    const next = nextLink(response);
+    pages.push({ pets: (await response.json()) as PetBody[], next });
+    at = next && new URL(next).pathname + new URL(next).search;
+  }
+  return pages;
+}
+
 /** Every row of `pets`, in id order, straight from D1. */
 export async function allPetRows(): Promise<Record<string, unknown>[]> {
   const { results } = await env.DB.prepare(
