@@ -3,7 +3,7 @@
 // validation (400 validation_failed). Every refusal goes through the worker and through
 // the real app over a recorded D1 (refusalChecker): no statement may run, no pet appear.
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createKey, expectError } from "./helpers.ts";
+import { call, expectError } from "./helpers.ts";
 import {
   expectCreated,
   postOptions,
@@ -18,9 +18,8 @@ type Headers = Record<string, string>;
 let key: string;
 let checker: RefusalChecker;
 beforeAll(async () => {
-  const created = await createKey("create-validation");
-  key = created.key;
-  checker = refusalChecker(key, created.id);
+  checker = await refusalChecker("create-validation");
+  key = checker.key;
 });
 
 const encoder = new TextEncoder();

@@ -5,7 +5,6 @@ import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import {
   call,
   createCheckedApp,
-  createKey,
   createPetVia,
   expectDeprecationHeaders,
   expectError,
@@ -18,9 +17,8 @@ let checker: RefusalChecker;
 let pet: { id: number; name: string; categoryId: number; status: string };
 
 beforeAll(async () => {
-  const apiKey = await createKey();
-  key = apiKey.key;
-  checker = refusalChecker(key, apiKey.id);
+  checker = await refusalChecker("get-pet");
+  key = checker.key;
   pet = await createPetVia(key, {
     name: "Ünïcødé 🐈",
     categoryId: 9007199254740991,
@@ -72,9 +70,10 @@ describe("before the sunset", () => {
 });
 
 describe("the sunset switch (injected clock)", () => {
-  async function at(ms: number, path: string): Promise<Response> {
+  /** `path` answered by an app whose clock reads `ms`, with the key unless `key` is null. */
+  async function at(ms: number, path: string, withKey: string | null = key): Promise<Response> {
     const app = createCheckedApp({ clock: () => ms, log: () => {} });
-    return app.fetch(makeRequest(path, { key }), env);
+    return app.fetch(makeRequest(path, { key: withKey }), env);
   }
 
   it("still answers 200 one millisecond before Thu, 05 Dec 2030 00:00:00 GMT", async () => {
@@ -94,8 +93,7 @@ describe("the sunset switch (injected clock)", () => {
   });
 
   it("still authenticates first after the sunset", async () => {
-    const app = createCheckedApp({ clock: () => GET_PET_SUNSET_AT * 1000, log: () => {} });
-    const response = await app.fetch(makeRequest(`/v1/pets/${pet.id}`), env);
+    const response = await at(GET_PET_SUNSET_AT * 1000, `/v1/pets/${pet.id}`, null);
     await expectError(response, 401, "unauthorized");
     expect(response.headers.get("Deprecation")).toBeNull();
   });

@@ -26,8 +26,8 @@ let keyId: number;
 let checker: RefusalChecker;
 
 beforeAll(async () => {
-  ({ key, id: keyId } = await createKey("idempotency"));
-  checker = refusalChecker(key, keyId);
+  checker = await refusalChecker("idempotency");
+  ({ key, id: keyId } = checker);
 });
 
 /** A name (and Idempotency-Key) no other test uses. */

@@ -4,7 +4,7 @@ import { expect } from "vitest";
 import { sha256Hex } from "../../src/encoding.ts";
 import type { ErrorBody } from "../../src/errors.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
-import { type CallOptions, call, expectError } from "../helpers.ts";
+import { type CallOptions, call, createKey, expectError } from "../helpers.ts";
 import { fixedVerifier, instrumentedApp, NO_EDGE_CACHE } from "./instrumented-app.ts";
 
 /** SQL metacharacters, comment sequences and statements, for every string input. */
@@ -49,18 +49,22 @@ export function postOptions(
 }
 
 /**
- * A request sent twice, through the worker (`call`) and through the real app over a
- * recorded D1, with no edge cache, that accepts `key` without a lookup: both must refuse it with the same
+ * A new API key (`label`), and a check of a request sent twice, through the worker (`call`)
+ * and through the real app over a recorded D1, with no edge cache, that accepts the key
+ * without a lookup: both must refuse it with the same
  * short Error, D1 must run no statement, and no pet may appear. `options` default to a GET
  * with the key. Returns the Error and the worker's response. A first read
  * through the app spends its once-a-while work (the key's last use) and shows that the
  * recording sees statements, so an empty record means something.
  */
-export function refusalChecker(key: string, keyId: number) {
-  const verifier = fixedVerifier(key, keyId);
+export async function refusalChecker(label: string) {
+  const { key, id } = await createKey(label);
+  const verifier = fixedVerifier(key, id);
   const app = instrumentedApp({ db: env.DB, verifier, cache: NO_EDGE_CACHE });
   let warm = false;
   return {
+    key,
+    id,
     app,
     async expectRefused(
       path: string,
@@ -86,7 +90,7 @@ export function refusalChecker(key: string, keyId: number) {
   };
 }
 
-export type RefusalChecker = ReturnType<typeof refusalChecker>;
+export type RefusalChecker = Awaited<ReturnType<typeof refusalChecker>>;
 
 /** Asserts a 201 createPet answer: exactly the four fields, Location, JSON media type. */
 export async function expectCreated(
