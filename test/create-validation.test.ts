@@ -94,10 +94,7 @@ describe("accepted", () => {
   it.each<[string, { name: string; categoryId: number; status?: string }]>([
     ['{"name":"\\ud83d\\udc15 Rex","categoryId":1}', { name: "🐕 Rex", categoryId: 1 }],
     ['{"name":"name","categoryId":1,"status":"available"}', { name: "name", categoryId: 1 }],
-    [
-      '{"status":"sold","categoryId":77,"name":"Order"}',
-      { name: "Order", categoryId: 77, status: "sold" },
-    ],
+    ['{"status":"sold","categoryId":77,"name":"O"}', { name: "O", categoryId: 77, status: "sold" }],
     ['{"name":"Num","categoryId":1.0}', { name: "Num", categoryId: 1 }],
     ['{"name":"Num","categoryId":1e0}', { name: "Num", categoryId: 1 }],
     ['{"name":"Num","categoryId":1E2}', { name: "Num", categoryId: 100 }],
@@ -218,16 +215,8 @@ describe("400 invalid_json", () => {
     ["two values", `${REX} {}`, notJson],
     ["an empty body", "", /empty/],
     ["only white space", "   \n", /empty/],
-    [
-      "bytes not UTF-8",
-      new Uint8Array([...encoder.encode('{"name":"'), 0xff, 0xfe, 34, 125]),
-      /UTF-8/,
-    ],
-    [
-      "arrays 33 deep in a field",
-      `{"name":"Rex","categoryId":1,"x":${"[".repeat(33)}${"]".repeat(33)}}`,
-      deep,
-    ],
+    ["bytes not UTF-8", new Uint8Array([...encoder.encode('{"name":"'), 0xff, 34, 125]), /UTF-8/],
+    ["arrays 33 deep in a field", `{"x":${"[".repeat(33)}${"]".repeat(33)}}`, deep],
     ["arrays 8,000 deep", `${"[".repeat(8_000)}${"]".repeat(8_000)}`, deep],
     ["objects 2,000 deep", `${'{"a":'.repeat(2_000)}1${"}".repeat(2_000)}`, deep],
     ["unbalanced deep nesting", "[".repeat(16_000), notJson],
@@ -341,10 +330,9 @@ describe("400 validation_failed, naming the field", () => {
 
   it.each([
     ...["id", "Name", "category_id", "extra", "created_at", ""].map((field) => [field, "1"]),
-    ...["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf"].map(
-      (field) => [field, '{"status":"sold","polluted":true}'],
-    ),
-    ["__defineGetter__", '{"status":"sold","polluted":true}'],
+    ...["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf"]
+      .concat("__defineGetter__")
+      .map((field) => [field, '{"status":"sold","polluted":true}']),
     ["x", "[[[[[]]]]]"], // shallow nesting is no JSON problem: the field is named
   ])("the unknown field %j, and only it", async (field, value) => {
     const text = `{"name":"Rex","categoryId":1,${JSON.stringify(field)}:${value}}`;
@@ -390,10 +378,8 @@ describe("400 validation_failed, naming the field", () => {
 });
 
 it("authenticates before looking at the body", async () => {
-  const response = await call(
-    "/v1/pets",
-    postOptions("", encoder.encode("x".repeat(20_000)), {})(),
-  );
+  // An oversized body of no media type: the key is checked before its size and type.
+  const response = await call("/v1/pets", postOptions("", encoder.encode(oversized), {})());
   await expectError(response, 401, "unauthorized");
   expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="petstore"');
 });

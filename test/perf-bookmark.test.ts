@@ -29,21 +29,13 @@ function bookmarkOf(response: Response): string {
   return bookmark as string;
 }
 
-async function expectPets(response: Response): Promise<Pet[]> {
-  const text = await response.text();
-  expect(response.status, text).toBe(200);
-  const pets = JSON.parse(text) as Pet[];
-  expect(pets.some((p) => p.id === pet.id && p.name === "Bookmarked")).toBe(true);
-  return pets;
-}
-
 describe("listPets and getPet return a bookmark", () => {
   it("without a bookmark, and with one they issued on either operation: a fresh one each time", async () => {
     let sent: Record<string, string> = {};
     for (let i = 0; i < 4; i++) {
       const list = await call("/v1/pets", { key, headers: sent });
       sent = { [HEADER]: bookmarkOf(list) };
-      await expectPets(list);
+      expect(await list.json()).toContainEqual(pet);
       const get = await call(`/v1/pets/${pet.id}`, { key, headers: i === 0 ? {} : sent });
       sent = { [HEADER]: bookmarkOf(get) };
       expect(await get.json()).toEqual(pet);

@@ -56,11 +56,7 @@ async function listPage(query: string) {
   const text = await response.text();
   expect(response.status, text).toBe(200);
   const petQueries = recorder.statements().filter((e) => /\bFROM pets\b/.test(e.sql));
-  return {
-    pets: JSON.parse(text) as Pet[],
-    next: nextLink(response),
-    petQueries,
-  };
+  return { pets: JSON.parse(text) as Pet[], next: nextLink(response), petQueries };
 }
 
 /** The ids a page must hold: the first `limit` matching ids after `afterId`. */

@@ -79,14 +79,8 @@ function expectedForBody(body: unknown): Expected {
   if (Object.hasOwn(record, "status") && !isStatus(record.status)) fields.push("status");
   fields.push(...Object.keys(record).filter((field) => !FIELDS.includes(field)));
   if (fields.length > 0) return { kind: "invalid", fields };
-  return {
-    kind: "created",
-    pet: {
-      name: record.name as string,
-      categoryId: record.categoryId as number,
-      status: (record.status as string | undefined) ?? "available",
-    },
-  };
+  const { name, categoryId, status = "available" } = record as Omit<PetBody, "id">;
+  return { kind: "created", pet: { name, categoryId, status } };
 }
 
 function expectedForText(text: string): Expected {
