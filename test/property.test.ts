@@ -575,10 +575,7 @@ describe(`property tests (fast-check seed ${seed}; override with VITE_FC_SEED)`,
   it(`Authorization: generated headers get 200 only for "Bearer <the key>", else 401 with WWW-Authenticate (${RUNS.authorization} cases)`, async () => {
     const key = keys.authorization;
     const BEARER = ["Bearer", "bearer", "BEARER", "bEaReR"];
-    const printable = fc.string({
-      unit: char(0x20, 0x7e),
-      maxLength: 30,
-    });
+    const printable = fc.string({ unit: char(0x20, 0x7e), maxLength: 30 });
     const near = [key, key.toUpperCase(), key.slice(0, -1), `${key}=`, `${key}x`, `"${key}"`];
     const token = fc.oneof(
       { weight: 7, arbitrary: fc.constantFrom(...near, "local-dev-key") },
@@ -633,6 +630,6 @@ describe(`property tests (fast-check seed ${seed}; override with VITE_FC_SEED)`,
       }),
       RUNS.authorization,
     );
-    expect(Math.min(seen.ok, seen.challenge, seen.invalidToken)).toBeGreaterThan(0);
+    expect(Math.min(...Object.values(seen))).toBeGreaterThan(0);
   });
 });

@@ -49,13 +49,12 @@ export function postOptions(
 }
 
 /**
- * A new API key (`label`), and a check of a request sent twice, through the worker (`call`)
- * and through the real app over a recorded D1, with no edge cache, that accepts the key
- * without a lookup: both must refuse it with the same
- * short Error, D1 must run no statement, and no pet may appear. `options` default to a GET
- * with the key. Returns the Error and the worker's response. A first read
- * through the app spends its once-a-while work (the key's last use) and shows that the
- * recording sees statements, so an empty record means something.
+ * A new API key (`label`), and a check that a request is refused before the database: sent
+ * through the worker (`call`) and through the real app over a recorded D1 (no edge cache,
+ * the key accepted without a lookup), both answers must be the same short Error, D1 must
+ * run no statement and no pet may appear. `options` default to a GET with the key. The
+ * first check reads once through the app: that spends its once-a-while work (the key's last
+ * use) and shows that the recording sees statements, so an empty record means something.
  */
 export async function refusalChecker(label: string) {
   const { key, id } = await createKey(label);
