@@ -1,13 +1,8 @@
-// decisions.md, "Conditional requests and edge caching": ETag and 304 on listPets and
-// getPet, and immutable answers (a pet, a page that has a next page) kept in the
-// Workers Cache API and served from there without a D1 row.
-//
-// Two harnesses, both the real app over the real local D1:
-// - `call()` goes through the worker's own fetch (caches.default, real auth);
-// - `edge()` builds the same app with a hand-driven clock, a D1 binding that records
-//   every statement and the rows it read, and a real Cache API cache of its own
-//   (caches.open) wrapped to record the keys asked for and kept; it waits for the
-//   request's waitUntil work (the cache put) before it returns.
+// Conditional reads (docs/api.md, "Conditional requests and the edge cache"): ETag and 304
+// on listPets and getPet, and immutable answers (a pet, a page that has a next page) kept
+// in the Workers Cache API and served from there without a D1 row. `call()` goes through
+// the worker's own fetch; `edge()` builds the same app with a D1 binding that records every
+// statement and a Cache API cache of its own, recording the keys asked for and kept.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -64,15 +59,15 @@ async function snapshot(response: Response) {
   return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
 }
 
-// ------------------------------------------------------------------ harness
 interface CacheCall {
   op: "match" | "put";
   key: string;
 }
 
-function edge(
-  options: { clock?: () => number; cache?: (cache: Cache) => EdgeCache; onMatch?: () => void } = {},
-) {
+type Edge = ReturnType<typeof edge>;
+
+/** A cache that fails (options.cache) or the harness's own, recorded across requests. */
+function edge(options: { clock?: () => number; cache?: EdgeCache } = {}) {
   const recorder = new Recorder();
   const calls: CacheCall[] = [];
   const logs: LogLine[] = [];
@@ -95,7 +90,7 @@ function edge(
   const app = createCheckedApp({
     log: (line) => logs.push(line),
     ...(options.clock ? { clock: options.clock } : {}),
-    edgeCache: () => (options.cache ? options.cache(cache as Cache) : recording),
+    edgeCache: () => options.cache ?? recording,
   });
   const appEnv: Env = { ...env, DB: recorder.d1(env.DB) };
   return {
@@ -122,7 +117,6 @@ function edge(
   };
 }
 
-// ------------------------------------------------------------- ETag and 304
 describe("ETag and Cache-Control on every 200 of listPets and getPet", () => {
   it("a strong tag computed from the body: equal bodies, equal tags; other bodies, other tags", async () => {
     const [a, b] = await petsOf("sold", 2);
@@ -169,13 +163,10 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
     expect(pageLink).toMatch(/rel="next"/);
   });
 
-  const opaque = () => tag.slice(1, -1);
-
+  // Which fields match is etag.test.ts's table; these show the app asks it.
   it.each([
     ["the tag itself", () => tag],
-    ["its weak form W/", () => `W/${tag}`],
-    ["a list holding it", () => `"other", W/"x", ${tag}`],
-    ["a list without spaces", () => `"other",${tag}`],
+    ["a list holding its weak form", () => `"other", W/${tag}`],
     ["*", () => "*"],
   ])("%s: 304, no body, the resource's headers kept", async (_name, value) => {
     const response = await call(petPath, { key, headers: { "If-None-Match": value() } });
@@ -183,16 +174,13 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
     expect(await response.text()).toBe("");
     expect(response.headers.get("ETag")).toBe(tag);
     expect(response.headers.get("Cache-Control")).toBe("private, no-cache");
-    expect(response.headers.get("X-Request-Id")).toBeTruthy();
     expect(response.headers.get("Content-Type")).toBeNull();
     expectDeprecationHeaders(response);
   });
 
   it.each([
-    ["another tag", () => `"${"A".repeat(22)}"`],
-    ["the tag without quotes", () => opaque()],
+    ["the tag without quotes", () => tag.slice(1, -1)],
     ["a list of other tags", () => `"a", W/"b"`],
-    ["an empty field", () => ""],
   ])("%s: 200 with the body", async (_name, value) => {
     const response = await call(petPath, { key, headers: { "If-None-Match": value() } });
     expect(response.status).toBe(200);
@@ -274,14 +262,29 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
   });
 });
 
-// --------------------------------------------------------------- edge cache
 describe("the edge cache keeps immutable answers", () => {
-  it("getPet: a miss reads D1 and keeps the pet; the hit runs no statement and is byte-identical", async () => {
+  /** `path` read once (kept), then each spelling: a hit, no statement, the same bytes. */
+  async function expectOneEntry(h: Edge, path: string, spellings: string[]) {
+    const first = await h.fetch(path);
+    expect(first.status).toBe(200);
+    const bytes = await snapshot(first);
+    for (const spelling of spellings) {
+      const response = await h.fetch(spelling);
+      expect(h.statements, spelling).toEqual([]);
+      expect(await snapshot(response), spelling).toEqual(bytes);
+    }
+    return bytes;
+  }
+
+  it("getPet: a miss reads D1 and keeps the pet with its tag; the hit and its 304 run no statement", async () => {
     const [pet] = await petsOf("sold", 1);
     const h = edge();
     const miss = await h.fetch(`/v1/pets/${pet?.id}`);
     expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);
     expect(h.calls.map((c) => c.op)).toEqual(["match", "put"]);
+    const tag = miss.headers.get("ETag") as string;
+    // The tag is kept with the entry, so a hit does not hash the body again.
+    expect(h.stored.map((r) => r.headers.get("ETag"))).toEqual([tag]);
     const missed = await snapshot(miss);
 
     const hit = await h.fetch(`/v1/pets/${pet?.id}`);
@@ -292,6 +295,12 @@ describe("the edge cache keeps immutable answers", () => {
     expect(JSON.parse(new TextDecoder().decode(served.body))).toEqual(pet);
     expectDeprecationHeaders(hit);
     expect(hit.headers.get("X-Request-Id")).not.toBe(miss.headers.get("X-Request-Id"));
+
+    const revalidated = await h.fetch(`/v1/pets/${pet?.id}`, { headers: { "If-None-Match": tag } });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.headers.get("ETag")).toBe(tag);
+    expectDeprecationHeaders(revalidated);
+    expect(h.statements).toEqual([]);
   });
 
   it("a full page is kept; after more creates the hit is still identical and reads nothing", async () => {
@@ -303,36 +312,8 @@ describe("the edge cache keeps immutable answers", () => {
     expect(h.rows.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     const missed = await snapshot(miss);
     expect(JSON.parse(new TextDecoder().decode(missed.body))).toEqual(made.slice(0, 2));
-
     await petsOf("sold", 2);
-    const hit = await h.fetch(path);
-    expect(h.statements).toEqual([]);
-    expect(await snapshot(hit)).toEqual(missed);
-  });
-
-  it("the tag is kept with the entry, so a hit does not hash the body again", async () => {
-    const [pet] = await petsOf("sold", 1);
-    const h = edge();
-    const miss = await h.fetch(`/v1/pets/${pet?.id}`);
-    const tag = miss.headers.get("ETag") as string;
-    expect(h.stored.map((r) => r.headers.get("ETag"))).toEqual([tag]);
-    const hit = await h.fetch(`/v1/pets/${pet?.id}`);
-    expect(h.statements).toEqual([]);
-    expect(hit.headers.get("ETag")).toBe(tag);
-  });
-
-  it("a 304 on a kept answer runs no statement either", async () => {
-    const [pet] = await petsOf("sold", 1);
-    const h = edge();
-    const first = await h.fetch(`/v1/pets/${pet?.id}`);
-    const tag = first.headers.get("ETag") as string;
-    const revalidated = await h.fetch(`/v1/pets/${pet?.id}`, {
-      headers: { "If-None-Match": tag },
-    });
-    expect(revalidated.status).toBe(304);
-    expect(revalidated.headers.get("ETag")).toBe(tag);
-    expectDeprecationHeaders(revalidated);
-    expect(h.statements).toEqual([]);
+    expect(await expectOneEntry(h, path, [])).toEqual(missed);
   });
 
   it("a 404 is never kept: the pet created after it is found", async () => {
@@ -362,67 +343,34 @@ describe("the edge cache keeps immutable answers", () => {
     expect(await after.json()).toEqual([...made, added]);
   });
 
-  it("parameter order, defaults and unknown parameters share one entry", async () => {
-    const made = await petsOf("sold", 3);
-    const cursor = await cursorBefore(made[0] as Pet, "sold");
-    const h = edge();
-    const first = await h.fetch(`/v1/pets?limit=2&status=sold&cursor=${cursor}`);
-    expect(first.status).toBe(200);
-    const bytes = await snapshot(first);
-    for (const variant of [
-      `/v1/pets?cursor=${cursor}&status=sold&limit=2`,
-      `/v1/pets?utm_source=mail&status=sold&cursor=${cursor}&limit=2&x=1`,
-    ]) {
-      const response = await h.fetch(variant);
-      expect(h.statements, variant).toEqual([]);
-      expect(await snapshot(response)).toEqual(bytes);
-    }
-    // No limit means limit=20: one entry for both spellings.
-    await petsOf("sold", 20);
-    const absent = await h.fetch(`/v1/pets?status=sold&cursor=${cursor}`);
-    expect(absent.headers.get("Link")).toMatch(/rel="next"/);
-    const explicit = await h.fetch(`/v1/pets?limit=20&status=sold&cursor=${cursor}`);
-    expect(h.statements).toEqual([]);
-    expect(await snapshot(explicit)).toEqual(await snapshot(absent));
-    expect(new Set(h.calls.filter((c) => c.op === "put").map((c) => c.key)).size).toBe(2);
-  });
-
-  it("every percent-encoded spelling of a request hits its one entry", async () => {
+  it("parameter order, unknown parameters, defaults and percent-encoding: one entry per request", async () => {
     const [pet] = await petsOf("sold", 1);
+    const made = await petsOf("sold", 3);
     const id = String(pet?.id);
+    const cursor = await cursorBefore(made[0] as Pet, "sold");
     const encoded = (s: string) =>
       [...s].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join("");
     const h = edge();
-    const first = await h.fetch(`/v1/pets/${id}`);
-    expect(first.status).toBe(200);
-    const bytes = await snapshot(first);
-    for (const spelling of [
+    await expectOneEntry(h, `/v1/pets/${id}`, [
       `/v1/pets/${encoded(id)}`,
       `/v1/%70ets/${id}`,
       `/%76%31/pets/${id}`,
       `/%76%31/%70%65%74%73/${encoded(id)}`,
       `/v1/pe%74s/${id.slice(0, 1)}${encoded(id.slice(1))}`,
-    ]) {
-      const response = await h.fetch(spelling);
-      expect(h.statements, spelling).toEqual([]);
-      expect(await snapshot(response), spelling).toEqual(bytes);
-    }
-    // A page too: the query's names and values may be spelled any way.
-    const made = await petsOf("sold", 3);
-    const cursor = await cursorBefore(made[0] as Pet, "sold");
-    const page = await h.fetch(`/v1/pets?limit=2&status=sold&cursor=${cursor}`);
-    expect(page.status).toBe(200);
-    const pageBytes = await snapshot(page);
-    for (const spelling of [
+    ]);
+    await expectOneEntry(h, `/v1/pets?limit=2&status=sold&cursor=${cursor}`, [
+      `/v1/pets?cursor=${cursor}&status=sold&limit=2`,
+      `/v1/pets?utm_source=mail&status=sold&cursor=${cursor}&limit=2&x=1`,
       `/v1/%70ets?%6Cimit=2&status=%73old&cursor=${cursor}`,
       `/%76%31/pets?limit=%32&%73tatus=sold&cursor=${encoded(cursor)}`,
-    ]) {
-      const response = await h.fetch(spelling);
-      expect(h.statements, spelling).toEqual([]);
-      expect(await snapshot(response), spelling).toEqual(pageBytes);
-    }
+    ]);
+    // No limit means limit=20: one entry for both spellings (a full page, so kept).
+    await petsOf("sold", 20);
+    await expectOneEntry(h, `/v1/pets?status=sold&cursor=${cursor}`, [
+      `/v1/pets?limit=20&status=sold&cursor=${cursor}`,
+    ]);
     const kept = h.calls.filter((c) => c.op === "put").map((c) => c.key);
-    expect(kept).toHaveLength(2);
+    expect(kept).toHaveLength(3);
     expect(new Set(h.calls.map((c) => c.key))).toEqual(new Set(kept));
   });
 
@@ -430,17 +378,15 @@ describe("the edge cache keeps immutable answers", () => {
     const made = await petsOf("sold", 4);
     const sold = await cursorBefore(made[0] as Pet, "sold");
     const later = await cursorBefore(made[1] as Pet, "sold");
-    const all = await cursorBefore(made[0] as Pet);
     const h = edge();
     const base = await h.fetch(`/v1/pets?limit=2&status=sold&cursor=${sold}`);
     expect(await base.json()).toEqual(made.slice(0, 2));
-    const variants: Array<[string, Pet[] | undefined]> = [
+    for (const [path, expected] of [
       [`/v1/pets?limit=3&status=sold&cursor=${sold}`, made.slice(0, 3)],
       [`/v1/pets?limit=2&status=sold&cursor=${later}`, made.slice(1, 3)],
-      [`/v1/pets?limit=2&cursor=${all}`, undefined],
+      [`/v1/pets?limit=2&cursor=${await cursorBefore(made[0] as Pet)}`, undefined],
       [`/v1/pets?limit=2&status=sold`, undefined],
-    ];
-    for (const [path, expected] of variants) {
+    ] as const) {
       const response = await h.fetch(path);
       expect(response.status, path).toBe(200);
       expect(
@@ -465,14 +411,14 @@ describe("the edge cache keeps immutable answers", () => {
     expect(h.statements).toEqual([]);
     expect(h.calls.filter((c) => c.op === "put")).toHaveLength(1);
     const secrets = [key, other, await hashApiKey(key), await hashApiKey(other)];
-    for (const call of h.calls) {
-      for (const secret of secrets) expect(call.key).not.toContain(secret);
-    }
-    for (const response of h.stored) {
-      const text = JSON.stringify([...response.headers]) + (await response.text());
-      for (const secret of secrets) expect(text).not.toContain(secret);
-      expect(response.headers.get("Authorization")).toBeNull();
-    }
+    // The kept answers, their headers included (an Authorization header would show the key).
+    const seen = [
+      ...h.calls.map((c) => c.key),
+      ...(await Promise.all(
+        h.stored.map(async (r) => JSON.stringify([...r.headers]) + (await r.text())),
+      )),
+    ].join("\n");
+    for (const secret of secrets) expect(seen).not.toContain(secret);
   });
 
   it("a kept answer is served only after authentication and scope", async () => {
@@ -540,23 +486,21 @@ describe("getPet's sunset bounds the cache", () => {
 });
 
 describe("a failing or hanging Cache API never fails a request", () => {
-  const failing = (how: "throw" | "reject" | "hang" | "bad body"): (() => EdgeCache) => {
-    return () => ({
-      match: () => {
-        if (how === "throw") throw new Error("cache exploded");
-        if (how === "reject") return Promise.reject(new Error("cache gone"));
-        if (how === "hang") return new Promise<undefined>(() => {});
-        const body = new ReadableStream({
-          pull: (controller) => controller.error(new Error("truncated entry")),
-        });
-        return Promise.resolve(new Response(body, { status: 200 }));
-      },
-      put: () => {
-        if (how === "throw") throw new Error("cache exploded");
-        return Promise.reject(new Error("cache full"));
-      },
-    });
-  };
+  const failing = (how: "throw" | "reject" | "hang" | "bad body"): EdgeCache => ({
+    match: () => {
+      if (how === "throw") throw new Error("cache exploded");
+      if (how === "reject") return Promise.reject(new Error("cache gone"));
+      if (how === "hang") return new Promise<undefined>(() => {});
+      const body = new ReadableStream({
+        pull: (controller) => controller.error(new Error("truncated entry")),
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    },
+    put: () => {
+      if (how === "throw") throw new Error("cache exploded");
+      return Promise.reject(new Error("cache full"));
+    },
+  });
 
   it.each(["throw", "reject", "hang", "bad body"] as const)(
     "a cache that %s: D1 answers, the same bytes as ever",
@@ -564,8 +508,7 @@ describe("a failing or hanging Cache API never fails a request", () => {
       const [pet] = await petsOf("sold", 1);
       const healthy = edge();
       const expected = await snapshot(await healthy.fetch(`/v1/pets/${pet?.id}`));
-      const cache = failing(how)();
-      const h = edge({ cache: () => cache });
+      const h = edge({ cache: failing(how) });
       const response = await h.fetch(`/v1/pets/${pet?.id}`);
       expect(await snapshot(response)).toEqual(expected);
       expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);

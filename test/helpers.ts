@@ -97,6 +97,14 @@ export function verifyContext(
   };
 }
 
+/** A D1 binding whose every method throws `message` at once. */
+export function throwingDb(message: string): D1Database {
+  const fail = () => {
+    throw new Error(message);
+  };
+  return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as never;
+}
+
 export interface CallOptions {
   method?: string;
   key?: string | null;

@@ -8,7 +8,14 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCOPES, type Scope } from "../src/auth/scopes.ts";
-import { type CallOptions, call, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
+import {
+  type CallOptions,
+  call,
+  createCheckedApp,
+  createKey,
+  makeRequest,
+  throwingDb,
+} from "./helpers.ts";
 import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 type Json = Record<string, unknown>;
@@ -113,14 +120,6 @@ function sendVia(walk: Walk, appOptions: Parameters<typeof createCheckedApp>[0],
 /** No tier of the key cache nor the edge cache answers: every request reaches D1. */
 const NOTHING_CACHED = { keyCache: () => NO_EDGE_CACHE, edgeCache: () => NO_EDGE_CACHE };
 
-/** A DB binding whose every call throws `message`. */
-function failingDb(message: string): D1Database {
-  const fail = () => {
-    throw new Error(message);
-  };
-  return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as never;
-}
-
 const PROVOKE: Record<string, Provoke> = {
   async "200"(walk) {
     return send(walk);
@@ -196,7 +195,7 @@ const PROVOKE: Record<string, Provoke> = {
     if (!scopeOf(walk.op)) return undefined;
     return sendVia(walk, NOTHING_CACHED, {
       ...env,
-      DB: failingDb("D1_ERROR: no such table: api_keys"),
+      DB: throwingDb("D1_ERROR: no such table: api_keys"),
     } as Env);
   },
   async "501"(walk) {
@@ -206,7 +205,7 @@ const PROVOKE: Record<string, Provoke> = {
     if (!scopeOf(walk.op)) return undefined;
     return sendVia(walk, NOTHING_CACHED, {
       ...env,
-      DB: failingDb("D1_ERROR: Network connection lost."),
+      DB: throwingDb("D1_ERROR: Network connection lost."),
     } as Env);
   },
 };
