@@ -23,7 +23,6 @@ type Json = Record<string, unknown>;
 interface Parameter {
   name: string;
   in: "query" | "path" | "header";
-  required?: boolean;
   schema: Json;
 }
 
@@ -117,16 +116,16 @@ function sendVia(walk: Walk, appOptions: Parameters<typeof createCheckedApp>[0],
   );
 }
 
-/** No tier of the key cache nor the edge cache answers: every request reaches D1. */
-const NOTHING_CACHED = { keyCache: () => NO_EDGE_CACHE, edgeCache: () => NO_EDGE_CACHE };
+/** Through the app factory over a D1 that throws `message`, no cache answering for it. */
+async function withFailingDb(walk: Walk, message: string) {
+  if (!scopeOf(walk.op)) return undefined;
+  const nothingCached = { keyCache: () => NO_EDGE_CACHE, edgeCache: () => NO_EDGE_CACHE };
+  return sendVia(walk, nothingCached, { ...env, DB: throwingDb(message) });
+}
 
 const PROVOKE: Record<string, Provoke> = {
-  async "200"(walk) {
-    return send(walk);
-  },
-  async "201"(walk) {
-    return send(walk, { json: exampleBody(walk.op) });
-  },
+  "200": (walk) => send(walk),
+  "201": (walk) => send(walk, { json: exampleBody(walk.op) }),
   async "304"(walk) {
     const first = await send(walk, { method: "GET" });
     const etag = first.headers.get("ETag");
@@ -144,9 +143,7 @@ const PROVOKE: Record<string, Provoke> = {
     }
     return send(walk, { path: `${concrete(walk.template)}?${parameter.name}=abc` });
   },
-  async "401"(walk) {
-    return send(walk, { key: null });
-  },
+  "401": (walk) => send(walk, { key: null }),
   async "403"(walk) {
     const scope = scopeOf(walk.op);
     if (!scope) return undefined;
@@ -191,23 +188,9 @@ const PROVOKE: Record<string, Provoke> = {
     const limiter = { limit: async () => ({ success: false }) };
     return sendVia(walk, {}, { ...env, RATE_LIMITER: limiter } as Env);
   },
-  async "500"(walk) {
-    if (!scopeOf(walk.op)) return undefined;
-    return sendVia(walk, NOTHING_CACHED, {
-      ...env,
-      DB: throwingDb("D1_ERROR: no such table: api_keys"),
-    } as Env);
-  },
-  async "501"(walk) {
-    return send(walk);
-  },
-  async "503"(walk) {
-    if (!scopeOf(walk.op)) return undefined;
-    return sendVia(walk, NOTHING_CACHED, {
-      ...env,
-      DB: throwingDb("D1_ERROR: Network connection lost."),
-    } as Env);
-  },
+  "500": (walk) => withFailingDb(walk, "D1_ERROR: no such table: api_keys"),
+  "501": (walk) => send(walk),
+  "503": (walk) => withFailingDb(walk, "D1_ERROR: Network connection lost."),
 };
 
 describe("the served document, walked", () => {
