@@ -193,7 +193,7 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
     expect(((await response.json()) as Pet).id).toBe(Number(petPath.split("/").at(-1)));
   });
 
-  it("a page's 304 keeps its Link rel=next; the CORS headers are there for a browser", async () => {
+  it("a page's 304 keeps its Link rel=next (a last page has none) and the CORS headers", async () => {
     const response = await call(pagePath, {
       key,
       headers: { "If-None-Match": pageTag, Origin: ORIGIN },
@@ -204,18 +204,13 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
     expect(response.headers.get("Link")).toBe(pageLink);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(response.headers.get("Access-Control-Expose-Headers")).toMatch(/\bLink\b/);
-  });
 
-  it("a last page revalidates too (no Link); a new pet on it changes the tag", async () => {
     const last = "/v1/pets?status=pending&limit=100";
-    const before = await call(last, { key });
-    expect(before.status).toBe(200);
-    expect(before.headers.get("Link")).toBeNull();
-    const etag = before.headers.get("ETag") as string;
+    const etag = (await call(last, { key })).headers.get("ETag") as string;
     const unchanged = await call(last, { key, headers: { "If-None-Match": etag } });
     expect(unchanged.status).toBe(304);
     expect(unchanged.headers.get("Link")).toBeNull();
-
+    // A new pet on the last page changes its tag.
     const added = await createPetVia(key, { name: "late", categoryId: 5, status: "pending" });
     const changed = await call(last, { key, headers: { "If-None-Match": etag } });
     expect(changed.status).toBe(200);
@@ -223,33 +218,16 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
     expect(((await changed.json()) as Pet[]).at(-1)).toEqual(added);
   });
 
-  it("only a 200 can become a 304: a 404 and a 400 stay what they are, even for *", async () => {
-    await expectError(
-      await call("/v1/pets/9007199254740991", { key, headers: { "If-None-Match": "*" } }),
-      404,
-      "not_found",
-    );
-    await expectError(
-      await call("/v1/pets?limit=0", { key, headers: { "If-None-Match": "*" } }),
-      400,
-      "invalid_parameter",
-      /limit/,
-    );
-  });
-
-  it("authentication and scope come before any 304", async () => {
-    const missing = await call(petPath, { key: null, headers: { "If-None-Match": tag } });
-    await expectError(missing, 401, "unauthorized");
-    expect(missing.headers.get("WWW-Authenticate")).toBe('Bearer realm="petstore"');
-    const wrong = await call(petPath, { key: "psk_wrong", headers: { "If-None-Match": "*" } });
-    await expectError(wrong, 401, "unauthorized");
-    expect(wrong.headers.get("WWW-Authenticate")).toMatch(/error="invalid_token"/);
+  it("only a 200 becomes a 304: a 404, a 400, a 401 and a 403 (without a tag) stay what they are", async () => {
+    const ask = (path: string, as: string | null, value = "*") =>
+      call(path, { key: as, headers: { "If-None-Match": value } });
+    await expectError(await ask("/v1/pets/9007199254740991", key), 404, "not_found");
+    await expectError(await ask("/v1/pets?limit=0", key), 400, "invalid_parameter", /limit/);
+    await expectError(await ask(petPath, null, tag), 401, "unauthorized");
+    await expectError(await ask(petPath, "psk_wrong"), 401, "unauthorized");
     for (const path of [petPath, pagePath]) {
-      const forbidden = await call(path, { key: writeOnly, headers: { "If-None-Match": "*" } });
+      const forbidden = await ask(path, writeOnly);
       await expectError(forbidden, 403, "insufficient_scope", /pets:read/);
-      expect(forbidden.headers.get("WWW-Authenticate")).toBe(
-        'Bearer realm="petstore", error="insufficient_scope", scope="pets:read"',
-      );
       expect(forbidden.headers.get("ETag")).toBeNull();
     }
   });

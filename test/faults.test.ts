@@ -70,29 +70,16 @@ function rejectingDb(message: string): D1Database {
 
 /** The real D1, except that every batch (transaction) fails after its own statements ran. */
 function failingBatchDb(): D1Database {
-  const wrapSession = (session: D1DatabaseSession): D1DatabaseSession =>
-    new Proxy(session, {
-      get(target, property) {
-        if (property === "batch") {
-          return (statements: D1PreparedStatement[]) =>
-            target.batch([
-              ...statements,
-              target.prepare("INSERT INTO no_such_table_for_faults (x) VALUES (1)"),
-            ]);
-        }
-        const value = Reflect.get(target, property, target) as unknown;
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  return new Proxy(env.DB, {
-    get(target, property) {
-      if (property === "withSession") {
-        return (constraint?: D1SessionConstraint) => wrapSession(target.withSession(constraint));
-      }
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const withSession = (constraint?: D1SessionConstraint) => {
+    const session = env.DB.withSession(constraint);
+    const failing = session.prepare("INSERT INTO no_such_table_for_faults (x) VALUES (1)");
+    return {
+      prepare: (sql: string) => session.prepare(sql),
+      batch: (statements: D1PreparedStatement[]) => session.batch([...statements, failing]),
+      getBookmark: () => session.getBookmark(),
+    };
+  };
+  return { prepare: (sql: string) => env.DB.prepare(sql), withSession } as never;
 }
 
 /**
