@@ -1,28 +1,21 @@
 // The document's request schemas are as strict as the server: a value the schema of a
 // parameter or header accepts is one the server accepts, and the other way round, so
 // schema-driven clients and validators agree with it. Each schema is read from the
-// served document and checked with a JSON Schema 2020-12 validator.
+// document the worker serves and checked with a JSON Schema 2020-12 validator.
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseIdempotencyKey } from "../src/pets/idempotency.ts";
 import { call, createKey, createPetVia } from "./helpers.ts";
+import { doc } from "./support/conformance.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
 
-interface Parameter {
-  name: string;
-  in: string;
-  schema: Record<string, unknown>;
-}
-
 let key: string;
-let doc: { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
 
 beforeAll(async () => {
   ({ key } = await createKey("document-schemas"));
-  doc = (await (await call("/v1/openapi.json")).json()) as typeof doc;
 });
 
 function schemaOf(path: string, method: string, name: string): Record<string, unknown> {

@@ -16,29 +16,10 @@ import {
   makeRequest,
   throwingDb,
 } from "./helpers.ts";
+import { doc, type OperationObject as Operation } from "./support/conformance.ts";
 import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
 
 type Json = Record<string, unknown>;
-
-interface Parameter {
-  name: string;
-  in: "query" | "path" | "header";
-  schema: Json;
-}
-
-interface Operation {
-  operationId: string;
-  deprecated?: boolean;
-  security: Array<Record<string, string[]>>;
-  parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: Json }> };
-  responses: Record<string, unknown>;
-}
-
-interface Document {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Json> };
-}
 
 /** Statuses no walk can provoke from outside, and where they are tested instead. */
 const UNPROVOKABLE: Record<string, string> = {
@@ -48,12 +29,10 @@ const UNPROVOKABLE: Record<string, string> = {
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
-let doc: Document;
 let key: string;
 let petId: number;
 
 beforeAll(async () => {
-  doc = (await (await call("/v1/openapi.json")).json()) as Document;
   ({ key } = await createKey("walk"));
   const created = await call("/v1/pets", { method: "POST", key, json: exampleBody() });
   petId = ((await created.json()) as { id: number }).id;

@@ -27,15 +27,26 @@ interface ResponseObject {
   content?: Record<string, { schema?: Json }>;
 }
 
-interface OperationObject {
+export interface Parameter {
+  name: string;
+  in: "query" | "path" | "header";
+  schema: Json;
+}
+
+export interface OperationObject {
   operationId: string;
+  deprecated?: boolean;
+  security: Array<Record<string, string[]>>;
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: Json }> };
   responses: Record<string, ResponseObject>;
 }
 
-const doc = openApiDocument as unknown as {
+/** The document the worker serves (openapi.test.ts: equal to what the schemas generate). */
+export const doc = openApiDocument as unknown as {
   servers: Array<{ url: string }>;
   paths: Record<string, Record<string, OperationObject>>;
-  components: { schemas: Json; headers: Record<string, HeaderObject> };
+  components: { schemas: Record<string, Json>; headers: Record<string, HeaderObject> };
   "x-error-codes": Record<string, { status: number }>;
 };
 
