@@ -119,7 +119,10 @@ async function expectServerFailure(
   const error = forRequest.find((line) => line.level === "error" && line.msg === "unhandled error");
   expect(error, JSON.stringify(forRequest)).toBeDefined();
   expect(`${error?.error} ${error?.cause}`).toMatch(/D1_|no such table|TypeError/);
-  expect(forRequest.some((line) => line.msg === "request" && line.status === status)).toBe(true);
+  expect(forRequest.find((line) => line.msg === "request")).toMatchObject({
+    level: "error",
+    status,
+  });
   expect(JSON.stringify(app.logs)).not.toContain(key);
   return error as LogLine;
 }

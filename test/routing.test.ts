@@ -89,6 +89,10 @@ describe("OPTIONS and CORS", () => {
       "access-control-allow-headers": ALLOWED_REQUEST,
       "access-control-max-age": "86400",
     });
+    // No method that is not an HTTP token is granted.
+    const odd = await preflight("/v1/pets", "DE LETE");
+    expect(odd.status).toBe(204);
+    expect(odd.headers.get("Access-Control-Allow-Methods")).toBe("GET, HEAD, POST, OPTIONS");
   });
 
   it("grants a preflight for a method the path lacks, so the page reads the 405 Error and Allow", async () => {
@@ -109,12 +113,6 @@ describe("OPTIONS and CORS", () => {
     expect(refused.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
     expect(refused.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(refused.headers.get("Access-Control-Expose-Headers")).toContain("Allow");
-  });
-
-  it("grants no method that is not an HTTP token", async () => {
-    const response = await preflight("/v1/pets", "DE LETE");
-    expect(response.status).toBe(204);
-    expect(response.headers.get("Access-Control-Allow-Methods")).toBe("GET, HEAD, POST, OPTIONS");
   });
 
   it("answers a plain OPTIONS with 204 and Allow, and no preflight grant", async () => {
@@ -192,24 +190,5 @@ describe("request ids and logs", () => {
       duration_ms: expect.any(Number),
     });
     expect(JSON.stringify(lines)).not.toContain(key);
-  });
-
-  it("answers an unexpected failure with 500 internal_error, no internals, logged with the request id", async () => {
-    const lines: LogLine[] = [];
-    const app = createCheckedApp({
-      log: (line) => lines.push(line),
-      verifier: {
-        verify() {
-          throw new TypeError("boom at secretFunction (src/auth/verifier.ts:42:7)");
-        },
-      },
-    });
-    const response = await app.fetch(makeRequest("/v1/pets", { key: "psk_whatever" }), env);
-    const body = await expectError(response, 500, "internal_error", /X-Request-Id/);
-    expect(JSON.stringify(body)).not.toContain("boom");
-    const error = lines.find((l) => l.msg === "unhandled error");
-    expect(error?.request_id).toBe(response.headers.get("X-Request-Id"));
-    expect(error?.error).toContain("boom");
-    expect(lines.find((l) => l.msg === "request")).toMatchObject({ level: "error", status: 500 });
   });
 });
