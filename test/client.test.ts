@@ -1,8 +1,7 @@
-// The typed client (src/client.ts) against the worker in workerd: real keys, real D1.
-// Every answer it receives is also checked against the OpenAPI document.
+// The typed client (src/client.ts) against the worker in workerd (`workerFetch`: every
+// answer checked against the OpenAPI document): real keys, real D1.
 // The expectTypeOf / @ts-expect-error lines are type tests: `npm run typecheck` fails
 // when the client's types drift from the routes.
-import { exports } from "cloudflare:workers";
 import type { InferRequestType, InferResponseType } from "hono/client";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
@@ -15,16 +14,7 @@ import {
   type Scope,
 } from "../src/client.ts";
 import { DEPRECATION_HEADERS } from "../src/pets/deprecation.ts";
-import { BASE, createKey, expectDeprecationHeaders } from "./helpers.ts";
-import { assertConforms } from "./support/conformance.ts";
-
-/** The worker's own fetch, with every answer checked against the OpenAPI document. */
-const workerFetch: typeof fetch = async (input, init) => {
-  const request = new Request(input, init);
-  const response = await exports.default.fetch(request);
-  await assertConforms(request, response);
-  return response;
-};
+import { BASE, createKey, expectDeprecationHeaders, workerFetch } from "./helpers.ts";
 
 async function client(scopes?: Scope[]): Promise<PetStoreClient> {
   const { key } = await createKey("client", scopes ? { scopes } : {});

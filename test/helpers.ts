@@ -14,14 +14,14 @@ import {
 import type { Scope } from "../src/auth/scopes.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
 import type { ErrorBody } from "../src/errors.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import { assertConforms } from "./support/conformance.ts";
 
 export const BASE = "https://petstore.test";
 
 /**
- * decisions.md "Docs and browsers": every response header of the contract that a page on
- * another origin must be able to read, in the order Access-Control-Expose-Headers lists them.
- * Written out here (not imported from src/) so that a change to the service's list fails.
+ * Every response header of the contract a page on another origin may read, in the order
+ * Access-Control-Expose-Headers lists them (written out, so a change to src/ fails).
  */
 export const CONTRACT_EXPOSED_HEADERS = [
   "Link",
@@ -38,10 +38,9 @@ export const CONTRACT_EXPOSED_HEADERS = [
 ];
 
 /**
- * Issues a fresh API key into D1 with the very statement `npm run keys -- create`
- * sends through wrangler (scripts/key-statements.ts): tagged with the local tag secret,
- * as `npm run keys` makes it, or (`untagged`) in the format issued before tags. No
- * scopes means every scope; `expiresAt` in unix seconds.
+ * Issues a fresh API key into D1 with the statement of `npm run keys -- create`, tagged
+ * with the local tag secret or (`untagged`) in the format issued before tags. No scopes
+ * means every scope; `expiresAt` in unix seconds.
  */
 export async function createKey(
   label = "test",
@@ -115,23 +114,23 @@ export interface CallOptions {
 }
 
 /**
- * A request through the deployed worker's own fetch handler. Every response is
- * checked against the OpenAPI document first (test/support/conformance.ts): a
- * status, header or body the document does not describe fails the test.
+ * The deployed worker's own fetch. Every answer is checked against the OpenAPI document
+ * (test/support/conformance.ts): a status, header or body it does not describe fails.
  */
-export async function call(path: string, options: CallOptions = {}): Promise<Response> {
-  const request = makeRequest(path, options);
+export const workerFetch: typeof fetch = async (input, init) => {
+  const request = new Request(input, init);
   // assertConforms reads only the method and URL of the (consumed) request.
   const response = await exports.default.fetch(request);
   await assertConforms(request, response);
   return response;
+};
+
+/** A request through the worker's fetch (`workerFetch`), checked against the document. */
+export function call(path: string, options: CallOptions = {}): Promise<Response> {
+  return workerFetch(makeRequest(path, options));
 }
 
-/**
- * The app factory for tests that inject a clock, logger, verifier or bindings: the
- * same app as the worker's, and every answer checked against the OpenAPI document
- * like `call()`'s.
- */
+/** The worker's app factory, for tests that inject a clock, logger, verifier or bindings. */
 export function createCheckedApp(options: AppOptions = {}) {
   const app = createApp(options);
   return {
@@ -179,10 +178,7 @@ export async function expectError(
   return body;
 }
 
-/**
- * Asserts getPet's deprecation headers (decisions.md) as literal values, so a change
- * of the constants in src/config.ts fails here rather than passing with them.
- */
+/** Asserts getPet's deprecation headers as literal values (a change in src/config.ts fails). */
 export function expectDeprecationHeaders(response: { headers: Headers }): void {
   // 2026-11-01T00:00:00Z, the documented deprecation date.
   expect(response.headers.get("Deprecation")).toBe("@1793491200");
@@ -195,10 +191,5 @@ export function expectDeprecationHeaders(response: { headers: Headers }): void {
 export async function createPetVia(key: string, pet: Record<string, unknown>) {
   const response = await call("/v1/pets", { method: "POST", key, json: pet });
   expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json()) as {
-    id: number;
-    name: string;
-    categoryId: number;
-    status: string;
-  };
+  return (await response.json()) as Pet;
 }
