@@ -1,10 +1,8 @@
-// D1 faults: a binding that throws or rejects, a missing table, a transaction that
-// fails half-way. Only what D1 documents as transient (a retry can cure it) is 503 with
-// Retry-After; anything else (a missing table, a constraint, SQL, a binding that throws
-// something else) is 500 internal_error. Every answer has the Error shape and no
-// internals, the failure is logged with the request id and its cause (a missing table
-// with the migrations the database lacks), and nothing of a failed create remains
-// (neither a pet nor an idempotency record).
+// D1 faults: a binding that throws or rejects, a missing table, a transaction that fails
+// half-way. Only what D1 documents as transient (a retry can cure it) is 503 with
+// Retry-After; anything else is 500 internal_error. No internals reach the client, the
+// failure is logged with the request id and its cause (a missing table with the
+// migrations the database lacks), and nothing of a failed create remains.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MIGRATIONS, MIGRATIONS_TABLE } from "../src/db/schema.ts";
@@ -89,10 +87,8 @@ function failingBatchDb(): D1Database {
 }
 
 /**
- * Asserts the answer to a failing database: 503 with Retry-After when the failure is
- * transient, else 500 internal_error without it; the Error shape without internals; and
- * that the app logged the failure, with its cause, under the same request id (never the
- * API key). Returns the log line.
+ * Asserts the answer to a failing database (503 with Retry-After if transient, else 500
+ * without it; no internals) and its error log line (cause, request id, no API key).
  */
 async function expectServerFailure(
   app: InstrumentedApp,

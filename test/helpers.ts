@@ -61,10 +61,7 @@ export async function createKey(
   return { key, id: row.id };
 }
 
-/**
- * Revokes a key with the statement of `npm run keys -- revoke`; false when there was
- * no active key with that id. `now` in unix seconds.
- */
+/** Revokes a key with the statement of `npm run keys -- revoke`; false if none was active. */
 export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000)): Promise<boolean> {
   const { results } = await env.DB.prepare(revokeKeyStatement(id, now)).all();
   return results.length === 1;
@@ -76,9 +73,8 @@ export function unknownKey(): Promise<string> {
 }
 
 /**
- * What the auth middleware hands the verifier, for tests that call a verifier directly:
- * `appEnv`, a client address, this test origin, and an afterAnswer that starts the work
- * at once and keeps it in `pending` (await it to let cache puts land).
+ * What the auth middleware hands the verifier, for tests that call one directly; its
+ * afterAnswer starts the work at once and keeps it in `pending` (await it).
  */
 export function verifyContext(
   appEnv: Env = env,

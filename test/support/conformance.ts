@@ -22,24 +22,16 @@ interface HeaderObject {
   $ref?: string;
 }
 
-interface ResponseObject {
-  headers?: Record<string, HeaderObject>;
-  content?: Record<string, { schema?: Json }>;
-}
-
-export interface Parameter {
-  name: string;
-  in: "query" | "path" | "header";
-  schema: Json;
-}
-
 export interface OperationObject {
   operationId: string;
   deprecated?: boolean;
   security: Array<Record<string, string[]>>;
-  parameters?: Parameter[];
+  parameters?: Array<{ name: string; in: "query" | "path" | "header"; schema: Json }>;
   requestBody?: { content: Record<string, { schema: Json }> };
-  responses: Record<string, ResponseObject>;
+  responses: Record<
+    string,
+    { headers?: Record<string, HeaderObject>; content?: Record<string, { schema?: Json }> }
+  >;
 }
 
 /** The document the worker serves (openapi.test.ts: equal to what the schemas generate). */
