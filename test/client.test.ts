@@ -45,8 +45,11 @@ describe("types", () => {
       // @ts-expect-error name must be a string
       json: { name: 7, categoryId: 1 },
     });
+    // At run time: the Error object of the refused body.
     expect(refused.status).toBe(400);
-    expect(await readError(refused)).toMatchObject({ code: "validation_failed", status: 400 });
+    const error = await readError(refused);
+    expect(error).toMatchObject({ code: "validation_failed", status: 400 });
+    expect(error.message).toContain("name");
   });
 });
 
@@ -67,13 +70,8 @@ describe("the operations", () => {
     expect(await second.json()).toEqual(pet);
   });
 
-  it("hands back the Error object of a refused body or query", async () => {
+  it("hands back the Error object of a refused query", async () => {
     const api = await client();
-    const body = await api.pets.$post({ json: { name: "Rex", categoryId: 0 } });
-    expect(body.status).toBe(400);
-    const error = await readError(body);
-    expect(error).toMatchObject({ code: "validation_failed", status: 400 });
-    expect(error.message).toContain("categoryId");
     const query = await api.pets.$get({ query: { limit: "101" } });
     expect(query.status).toBe(400);
     expect(await readError(query)).toMatchObject({ code: "invalid_parameter", status: 400 });

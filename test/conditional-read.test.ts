@@ -25,7 +25,6 @@ import {
 } from "./helpers.ts";
 import { Recorder } from "./support/instrumentation.ts";
 
-const ORIGIN = "https://shop.example";
 const ETAG = /^"[A-Za-z0-9_-]{22}"$/;
 
 let key: string;
@@ -92,10 +91,6 @@ function edge(options: { clock?: () => number; cache?: EdgeCache } = {}) {
     /** The SQL of each statement the last request ran (its waitUntil work too). */
     get statements() {
       return recorder.sql();
-    },
-    /** D1's rows read for each of those statements. */
-    get rows() {
-      return recorder.statements().map((s) => s.rowsRead);
     },
     calls,
     logs,
@@ -190,7 +185,7 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
   it("a page's 304 keeps its Link rel=next (a last page has none) and the CORS headers", async () => {
     const response = await call(pagePath, {
       key,
-      headers: { "If-None-Match": pageTag, Origin: ORIGIN },
+      headers: { "If-None-Match": pageTag, Origin: "https://shop.example" },
     });
     expect(response.status).toBe(304);
     expect(await response.text()).toBe("");
@@ -254,7 +249,6 @@ describe("the edge cache keeps immutable answers", () => {
 
     const hit = await h.fetch(`/v1/pets/${pet?.id}`);
     expect(h.statements).toEqual([]);
-    expect(h.rows).toEqual([]);
     const served = await snapshot(hit);
     expect(served).toEqual(missed);
     expect(JSON.parse(new TextDecoder().decode(served.body))).toEqual(pet);
@@ -274,7 +268,7 @@ describe("the edge cache keeps immutable answers", () => {
     const h = edge();
     const miss = await h.fetch(path);
     expect(miss.headers.get("Link")).toMatch(/rel="next"/);
-    expect(h.rows.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);
     const missed = await snapshot(miss);
     expect(JSON.parse(new TextDecoder().decode(missed.body))).toEqual(made.slice(0, 2));
     await petsOf("sold", 2);

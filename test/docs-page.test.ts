@@ -1,8 +1,6 @@
 // GET /v1/docs and its files (docs/api.md, "Browsers and the docs page"): a page that loads
-// nothing from another origin, under a strict Content-Security-Policy, whose renderer is
-// served from this origin through the ASSETS binding (dist/assets, written by
-// `npm run docs:assets`, which `npm test` runs first). The browser side (it renders, no
-// request fails, no CSP violation) is `npm run test:browser`.
+// nothing from another origin, its renderer served through the ASSETS binding (written by
+// `npm run docs:assets`, which `npm test` runs first). In a browser: `npm run test:browser`.
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import { call, expectError } from "./helpers.ts";

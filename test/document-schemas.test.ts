@@ -24,11 +24,7 @@ function schemaOf(path: string, method: string, name: string): Record<string, un
   return parameter.schema;
 }
 
-/**
- * Whether the schema accepts a parameter as it is written in a URL: an integer-typed
- * schema sees the number that decimal digits (with an optional sign) spell, anything
- * else as the string it is (which an integer schema refuses).
- */
+/** Whether the schema accepts a parameter as written in a URL (digits are a number). */
 function accepts(schema: Record<string, unknown>, written: string): boolean {
   const value = schema.type === "integer" && /^-?[0-9]+$/.test(written) ? Number(written) : written;
   return new Validator(schema, "2020-12").validate(value).valid;

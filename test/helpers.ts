@@ -167,8 +167,7 @@ export async function expectError(
   const body = JSON.parse(text) as ErrorBody;
   expect(body.code).toBe(code);
   expect(body.status).toBe(status);
-  expect(typeof body.message).toBe("string");
-  expect(body.message.length).toBeGreaterThan(0);
+  expect(body.message).toEqual(expect.stringMatching(/./));
   if (messageIncludes !== undefined) expect(body.message).toMatch(messageIncludes);
   expect(text).not.toMatch(/\bat .+:\d+:\d+|SQLITE|D1_ERROR|env\.DB/);
   return body;

@@ -71,9 +71,6 @@ interface Walk {
   op: Operation;
 }
 
-/** One request that should provoke `status`, or undefined when it does not apply. */
-type Provoke = (walk: Walk) => Promise<Response | undefined>;
-
 /** Sends a request through the worker (call) with the walk's path and method. */
 const send = (walk: Walk, options: CallOptions & { path?: string } = {}) =>
   call(options.path ?? concrete(walk.template), { method: walk.method, key, ...options });
@@ -97,7 +94,8 @@ async function withFailingDb(walk: Walk, message: string) {
   return sendVia(walk, nothingCached, { ...env, DB: throwingDb(message) });
 }
 
-const PROVOKE: Record<string, Provoke> = {
+/** By status: one request that should provoke it, or undefined when it does not apply. */
+const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
   "200": (walk) => send(walk),
   "201": (walk) => send(walk, { json: exampleBody(walk.op) }),
   async "304"(walk) {
