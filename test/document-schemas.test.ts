@@ -74,13 +74,9 @@ describe("Idempotency-Key (createPet)", () => {
       { weight: 2, arbitrary: fc.constantFrom('"', "\\") },
       { weight: 1, arbitrary: fc.constantFrom("\u007f", "é", "\u0000") },
     );
-    const run = (n: number) => fc.array(character, { minLength: n, maxLength: n });
     const header = fc.oneof(
       fc.string({ unit: character, maxLength: 8 }),
-      fc
-        .integer({ min: 253, max: 258 })
-        .chain(run)
-        .map((cs) => cs.join("")),
+      fc.string({ unit: character, minLength: 253, maxLength: 258 }),
       fc.integer({ min: 253, max: 258 }).map((n) => `"${"k".repeat(n)}"`),
       fc.string({ unit: character, maxLength: 8 }).map((s) => `"${s}"`),
     );
