@@ -126,6 +126,20 @@ async function expectServerFailure(
 const petsNamed = async (name: string) =>
   (await allPetRows()).filter((r) => r.name === name).length;
 
+/** The failed create sent again through the worker: not a replay, the pet created once. */
+async function expectRetryCreates(name: string, idempotencyKey: string, categoryId: number) {
+  const retry = await call("/v1/pets", {
+    method: "POST",
+    key,
+    headers: { "Idempotency-Key": idempotencyKey },
+    json: { name, categoryId },
+  });
+  expect(retry.headers.get("Idempotent-Replayed")).toBeNull();
+  const pet = await expectCreated(retry, { name, categoryId, status: "available" });
+  expect(await petsNamed(name)).toBe(1);
+  return pet;
+}
+
 describe("a DB binding that throws", () => {
   it.each([
     ["throws synchronously", throwingDb],
@@ -243,15 +257,7 @@ describe("a missing table", () => {
     expect(await idempotencyRecords(idempotencyKey, keyId)).toEqual([]);
 
     // The key was not consumed: once the table is back, the same request creates the pet.
-    const retry = await call("/v1/pets", {
-      method: "POST",
-      key,
-      headers: { "Idempotency-Key": idempotencyKey },
-      json: { name, categoryId: 1 },
-    });
-    expect(retry.headers.get("Idempotent-Replayed")).toBeNull();
-    await expectCreated(retry, { name, categoryId: 1, status: "available" });
-    expect(await petsNamed(name)).toBe(1);
+    await expectRetryCreates(name, idempotencyKey, 1);
   });
 
   it("answers 500, not 201, when the idempotency table is missing, and creates no pet", async () => {
@@ -311,15 +317,7 @@ describe("a transaction that fails half-way", () => {
     expect(await idempotencyRecords(idempotencyKey, keyId)).toEqual([]);
     expect(await petCount()).toBe(before);
 
-    const retry = await call("/v1/pets", {
-      method: "POST",
-      key,
-      headers: { "Idempotency-Key": idempotencyKey },
-      json: { name, categoryId: 3 },
-    });
-    expect(retry.headers.get("Idempotent-Replayed")).toBeNull();
-    const pet = await expectCreated(retry, { name, categoryId: 3, status: "available" });
-    expect(await petsNamed(name)).toBe(1);
+    const pet = await expectRetryCreates(name, idempotencyKey, 3);
     expect(await idempotencyRecords(idempotencyKey, keyId)).toEqual([
       expect.objectContaining({ api_key_id: keyId, pet_id: pet.id }),
     ]);
