@@ -1,28 +1,21 @@
 // The document's request schemas are as strict as the server: a value the schema of a
 // parameter or header accepts is one the server accepts, and the other way round, so
 // schema-driven clients and validators agree with it. Each schema is read from the
-// served document and checked with a JSON Schema 2020-12 validator.
+// document the worker serves and checked with a JSON Schema 2020-12 validator.
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseIdempotencyKey } from "../src/pets/idempotency.ts";
 import { call, createKey, createPetVia } from "./helpers.ts";
+import { doc } from "./support/conformance.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
 
-interface Parameter {
-  name: string;
-  in: string;
-  schema: Record<string, unknown>;
-}
-
 let key: string;
-let doc: { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
 
 beforeAll(async () => {
   ({ key } = await createKey("document-schemas"));
-  doc = (await (await call("/v1/openapi.json")).json()) as typeof doc;
 });
 
 function schemaOf(path: string, method: string, name: string): Record<string, unknown> {
@@ -31,11 +24,7 @@ function schemaOf(path: string, method: string, name: string): Record<string, un
   return parameter.schema;
 }
 
-/**
- * Whether the schema accepts a parameter as it is written in a URL: an integer-typed
- * schema sees the number that decimal digits (with an optional sign) spell, anything
- * else as the string it is (which an integer schema refuses).
- */
+/** Whether the schema accepts a parameter as written in a URL (digits are a number). */
 function accepts(schema: Record<string, unknown>, written: string): boolean {
   const value = schema.type === "integer" && /^-?[0-9]+$/.test(written) ? Number(written) : written;
   return new Validator(schema, "2020-12").validate(value).valid;
@@ -85,13 +74,9 @@ describe("Idempotency-Key (createPet)", () => {
       { weight: 2, arbitrary: fc.constantFrom('"', "\\") },
       { weight: 1, arbitrary: fc.constantFrom("\u007f", "é", "\u0000") },
     );
-    const run = (n: number) => fc.array(character, { minLength: n, maxLength: n });
     const header = fc.oneof(
       fc.string({ unit: character, maxLength: 8 }),
-      fc
-        .integer({ min: 253, max: 258 })
-        .chain(run)
-        .map((cs) => cs.join("")),
+      fc.string({ unit: character, minLength: 253, maxLength: 258 }),
       fc.integer({ min: 253, max: 258 }).map((n) => `"${"k".repeat(n)}"`),
       fc.string({ unit: character, maxLength: 8 }).map((s) => `"${s}"`),
     );

@@ -14,14 +14,14 @@ import {
 import type { Scope } from "../src/auth/scopes.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
 import type { ErrorBody } from "../src/errors.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import { assertConforms } from "./support/conformance.ts";
 
 export const BASE = "https://petstore.test";
 
 /**
- * decisions.md "Docs and browsers": every response header of the contract that a page on
- * another origin must be able to read, in the order Access-Control-Expose-Headers lists them.
- * Written out here (not imported from src/) so that a change to the service's list fails.
+ * Every response header of the contract a page on another origin may read, in the order
+ * Access-Control-Expose-Headers lists them (written out, so a change to src/ fails).
  */
 export const CONTRACT_EXPOSED_HEADERS = [
   "Link",
@@ -38,10 +38,9 @@ export const CONTRACT_EXPOSED_HEADERS = [
 ];
 
 /**
- * Issues a fresh API key into D1 with the very statement `npm run keys -- create`
- * sends through wrangler (scripts/key-statements.ts): tagged with the local tag secret,
- * as `npm run keys` makes it, or (`untagged`) in the format issued before tags. No
- * scopes means every scope; `expiresAt` in unix seconds.
+ * Issues a fresh API key into D1 with the statement of `npm run keys -- create`, tagged
+ * with the local tag secret or (`untagged`) in the format issued before tags. No scopes
+ * means every scope; `expiresAt` in unix seconds.
  */
 export async function createKey(
   label = "test",
@@ -62,10 +61,7 @@ export async function createKey(
   return { key, id: row.id };
 }
 
-/**
- * Revokes a key with the statement of `npm run keys -- revoke`; false when there was
- * no active key with that id. `now` in unix seconds.
- */
+/** Revokes a key with the statement of `npm run keys -- revoke`; false if none was active. */
 export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000)): Promise<boolean> {
   const { results } = await env.DB.prepare(revokeKeyStatement(id, now)).all();
   return results.length === 1;
@@ -77,9 +73,8 @@ export function unknownKey(): Promise<string> {
 }
 
 /**
- * What the auth middleware hands the verifier, for tests that call a verifier directly:
- * `appEnv`, a client address, this test origin, and an afterAnswer that starts the work
- * at once and keeps it in `pending` (await it to let cache puts land).
+ * What the auth middleware hands the verifier, for tests that call one directly; its
+ * afterAnswer starts the work at once and keeps it in `pending` (await it).
  */
 export function verifyContext(
   appEnv: Env = env,
@@ -97,6 +92,14 @@ export function verifyContext(
   };
 }
 
+/** A D1 binding whose every method throws `message` at once. */
+export function throwingDb(message: string): D1Database {
+  const fail = () => {
+    throw new Error(message);
+  };
+  return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as never;
+}
+
 export interface CallOptions {
   method?: string;
   key?: string | null;
@@ -107,23 +110,23 @@ export interface CallOptions {
 }
 
 /**
- * A request through the deployed worker's own fetch handler. Every response is
- * checked against the OpenAPI document first (test/support/conformance.ts): a
- * status, header or body the document does not describe fails the test.
+ * The deployed worker's own fetch. Every answer is checked against the OpenAPI document
+ * (test/support/conformance.ts): a status, header or body it does not describe fails.
  */
-export async function call(path: string, options: CallOptions = {}): Promise<Response> {
-  const request = makeRequest(path, options);
+export const workerFetch: typeof fetch = async (input, init) => {
+  const request = new Request(input, init);
   // assertConforms reads only the method and URL of the (consumed) request.
   const response = await exports.default.fetch(request);
   await assertConforms(request, response);
   return response;
+};
+
+/** A request through the worker's fetch (`workerFetch`), checked against the document. */
+export function call(path: string, options: CallOptions = {}): Promise<Response> {
+  return workerFetch(makeRequest(path, options));
 }
 
-/**
- * The app factory for tests that inject a clock, logger, verifier or bindings: the
- * same app as the worker's, and every answer checked against the OpenAPI document
- * like `call()`'s.
- */
+/** The worker's app factory, for tests that inject a clock, logger, verifier or bindings. */
 export function createCheckedApp(options: AppOptions = {}) {
   const app = createApp(options);
   return {
@@ -164,17 +167,13 @@ export async function expectError(
   const body = JSON.parse(text) as ErrorBody;
   expect(body.code).toBe(code);
   expect(body.status).toBe(status);
-  expect(typeof body.message).toBe("string");
-  expect(body.message.length).toBeGreaterThan(0);
+  expect(body.message).toEqual(expect.stringMatching(/./));
   if (messageIncludes !== undefined) expect(body.message).toMatch(messageIncludes);
   expect(text).not.toMatch(/\bat .+:\d+:\d+|SQLITE|D1_ERROR|env\.DB/);
   return body;
 }
 
-/**
- * Asserts getPet's deprecation headers (decisions.md) as literal values, so a change
- * of the constants in src/config.ts fails here rather than passing with them.
- */
+/** Asserts getPet's deprecation headers as literal values (a change in src/config.ts fails). */
 export function expectDeprecationHeaders(response: { headers: Headers }): void {
   // 2026-11-01T00:00:00Z, the documented deprecation date.
   expect(response.headers.get("Deprecation")).toBe("@1793491200");
@@ -187,10 +186,5 @@ export function expectDeprecationHeaders(response: { headers: Headers }): void {
 export async function createPetVia(key: string, pet: Record<string, unknown>) {
   const response = await call("/v1/pets", { method: "POST", key, json: pet });
   expect(response.status, await response.clone().text()).toBe(201);
-  return (await response.json()) as {
-    id: number;
-    name: string;
-    categoryId: number;
-    status: string;
-  };
+  return (await response.json()) as Pet;
 }

@@ -85,11 +85,8 @@ Worker Version ID: ${id}
 To deploy this version to production traffic use the command wrangler versions deploy
 `;
 
-  it("answers the id of the Worker Version ID line", () => {
+  it("answers the id of the Worker Version ID line; refuses output without exactly one well-formed id", () => {
     expect(uploadedVersion(upload(NEW))).toBe(NEW);
-  });
-
-  it("refuses output without exactly one well-formed id", () => {
     expect(outputError(() => uploadedVersion("--dry-run: exiting now."))).toMatch(/found 0/);
     expect(outputError(() => uploadedVersion(upload("not-a-uuid")))).toMatch(/found 1/);
     expect(outputError(() => uploadedVersion(upload(NEW) + upload(OLD)))).toMatch(/found 2/);
@@ -99,11 +96,8 @@ To deploy this version to production traffic use the command wrangler versions d
 describe("timeTravelBookmark (wrangler d1 time-travel info DB --json)", () => {
   const BOOKMARK = "00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683";
 
-  it("answers the bookmark", () => {
+  it("answers the bookmark; refuses output without a well-formed one", () => {
     expect(timeTravelBookmark(JSON.stringify({ bookmark: BOOKMARK }, null, 2))).toBe(BOOKMARK);
-  });
-
-  it("refuses output without a well-formed bookmark", () => {
     expect(outputError(() => timeTravelBookmark("✘ [ERROR] A request failed"))).toMatch(
       /no JSON object/,
     );

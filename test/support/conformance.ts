@@ -1,22 +1,16 @@
-// Response conformance: every answer a test observes is checked against the OpenAPI
-// document the worker serves (src/openapi/openapi.json), so code and document cannot
-// drift. test/helpers.ts `call()` runs it on every response.
-//
-// For a request that matches a documented operation (method + path template under the
-// server's base path; HEAD has its own operations, whose answers have no body):
-//   - the status is one the operation documents;
-//   - the media type is a documented one, and the body validates against its schema
-//     (JSON Schema 2020-12, components resolved), or is empty when none is documented;
-//   - every header the response documents as `required` is present, and every
-//     documented header that is present validates against its schema.
-// A documented path with another method must answer what each of the path's operations
-// documents for that status (405 with Allow, or the 401 that precedes it).
-// Anything else (OPTIONS, an unknown path,
-// the public `GET /` and the docs page's script files outside the document) must
-// still be one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
-// `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the
-// status its code stands for (`x-error-codes`) and the headers that status always carries.
-import { type OutputUnit, Validator } from "@cfworker/json-schema";
+// Response conformance: every answer a test observes (test/helpers.ts `call()`) is checked
+// against the OpenAPI document the worker serves, so code and document cannot drift.
+// - A documented operation (method + path template under the server's base path; HEAD has
+//   its own operations, whose answers have no body): the status is documented, the media
+//   type too and the body validates against its schema (JSON Schema 2020-12), or is empty
+//   when none is documented; every `required` header is present and every documented
+//   header validates against its schema.
+// - A documented path with another method: what each of the path's operations documents
+//   for that status (405 with Allow, or the 401 that precedes it).
+// - Anything else: one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
+//   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
+//   code stands for (`x-error-codes`) and the headers that status always carries.
+import { Validator } from "@cfworker/json-schema";
 import { DOCS_ASSETS_PATH } from "../../src/openapi/docs-page.ts";
 import openApiDocument from "../../src/openapi/openapi.json" with { type: "json" };
 
@@ -28,20 +22,23 @@ interface HeaderObject {
   $ref?: string;
 }
 
-interface ResponseObject {
-  headers?: Record<string, HeaderObject>;
-  content?: Record<string, { schema?: Json }>;
-}
-
-interface OperationObject {
+export interface OperationObject {
   operationId: string;
-  responses: Record<string, ResponseObject>;
+  deprecated?: boolean;
+  security: Array<Record<string, string[]>>;
+  parameters?: Array<{ name: string; in: "query" | "path" | "header"; schema: Json }>;
+  requestBody?: { content: Record<string, { schema: Json }> };
+  responses: Record<
+    string,
+    { headers?: Record<string, HeaderObject>; content?: Record<string, { schema?: Json }> }
+  >;
 }
 
-const doc = openApiDocument as unknown as {
+/** The document the worker serves (openapi.test.ts: equal to what the schemas generate). */
+export const doc = openApiDocument as unknown as {
   servers: Array<{ url: string }>;
   paths: Record<string, Record<string, OperationObject>>;
-  components: { schemas: Json; headers: Record<string, HeaderObject> };
+  components: { schemas: Record<string, Json>; headers: Record<string, HeaderObject> };
   "x-error-codes": Record<string, { status: number }>;
 };
 
@@ -57,112 +54,81 @@ const ALWAYS_BY_STATUS: Record<number, string[]> = {
   503: ["Retry-After"],
 };
 
-interface PathMatcher {
-  template: string;
-  pattern: RegExp;
-  literal: boolean;
-}
+const ERROR_SCHEMA = { $ref: "#/components/schemas/Error" };
 
-const PATHS: PathMatcher[] = Object.keys(doc.paths)
+/** The document's path templates as URL patterns, literal paths first (OpenAPI's rule). */
+const PATHS = Object.keys(doc.paths)
   .map((template) => ({
     template,
-    pattern: new RegExp(
-      `^${template
-        .split(/(\{[^}]+\})/)
-        .map((part) =>
-          part.startsWith("{") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-        )
-        .join("")}$`,
-    ),
-    literal: !template.includes("{"),
+    pattern: new URLPattern({
+      pathname: BASE_PATH + template.replaceAll(/\{(\w+)\}/g, ":$1"),
+    }),
   }))
-  // Literal paths win over templated ones (OpenAPI's matching rule).
-  .sort((a, b) => Number(b.literal) - Number(a.literal));
+  .sort((a, b) => Number(a.template.includes("{")) - Number(b.template.includes("{")));
 
-const validators = new Map<string, Validator>();
+/** A validator per schema object of the document, with `#/components/schemas/...` resolvable. */
+const validators = new WeakMap<Json, Validator>();
 
-/** A validator for `schema`, with `#/components/schemas/...` resolvable. */
-function validatorFor(key: string, schema: Json): Validator {
-  let validator = validators.get(key);
+/** Validates `value` against `schema`; a failure becomes a problem starting with `label`. */
+function validate(problems: string[], label: string, schema: Json, value: unknown): boolean {
+  let validator = validators.get(schema);
   if (!validator) {
     // structuredClone: the validator annotates the schema objects it is given.
     const root = structuredClone({ components: { schemas: doc.components.schemas }, ...schema });
     validator = new Validator(root, "2020-12", false);
-    validators.set(key, validator);
+    validators.set(schema, validator);
   }
-  return validator;
-}
-
-function schemaErrors(errors: OutputUnit[]): string {
+  const { valid, errors } = validator.validate(value);
+  if (valid) return true;
   const leaves = errors.filter(
     (e) => !["properties", "allOf", "$ref", "items", "anyOf"].includes(e.keyword),
   );
-  return (leaves.length > 0 ? leaves : errors)
-    .slice(0, 5)
-    .map((e) => `${e.instanceLocation}: ${e.error}`)
-    .join("; ");
+  const shown = (leaves.length > 0 ? leaves : errors).slice(0, 5);
+  problems.push(`${label}: ${shown.map((e) => `${e.instanceLocation}: ${e.error}`).join("; ")}`);
+  return false;
 }
 
-function resolveHeader(header: HeaderObject): HeaderObject {
-  if (!header.$ref) return header;
-  const name = header.$ref.replace("#/components/headers/", "");
-  const resolved = doc.components.headers[name];
-  if (!resolved) throw new Error(`OpenAPI document: unresolvable header ${header.$ref}`);
-  return resolved;
-}
-
-/** A header value as its schema sees it (`integer` headers are numbers on the wire). */
-function headerValue(value: string, schema: Json | undefined): unknown {
-  if (schema?.type === "integer" && /^-?\d+$/.test(value)) return Number(value);
-  return value;
+/** The body as JSON, or undefined with a problem named `label`. */
+function parseJson(problems: string[], label: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    problems.push(`${label} is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+    return undefined;
+  }
 }
 
 function mediaType(response: Response): string | undefined {
   return response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
 }
 
-function matchOperation(
-  method: string,
-  pathname: string,
-): { template: string; item: Record<string, OperationObject>; op?: OperationObject } | undefined {
-  if (!pathname.startsWith(`${BASE_PATH}/`)) return undefined;
-  const relative = pathname.slice(BASE_PATH.length);
-  const match = PATHS.find((p) => p.pattern.test(relative));
-  if (!match) return undefined;
-  const item = doc.paths[match.template] ?? {};
-  return { template: match.template, item, op: item[method.toLowerCase()] };
-}
-
 async function checkDocumented(
   problems: string[],
   request: Request,
   response: Response,
-  template: string,
   op: OperationObject,
 ): Promise<void> {
   const documented = op.responses[String(response.status)];
   if (!documented) {
+    const statuses = Object.keys(op.responses).join(", ");
     problems.push(
-      `status ${response.status} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(", ")})`,
+      `status ${response.status} is not documented for ${op.operationId} (documented: ${statuses})`,
     );
     return;
   }
-  const key = `${template} ${op.operationId} ${response.status}`;
-
   for (const [name, reference] of Object.entries(documented.headers ?? {})) {
-    const header = resolveHeader(reference);
+    const header = reference.$ref
+      ? doc.components.headers[reference.$ref.replace("#/components/headers/", "")]
+      : reference;
+    if (!header) throw new Error(`OpenAPI document: unresolvable header ${reference.$ref}`);
     const value = response.headers.get(name);
     if (value === null) {
       if (header.required) problems.push(`required header ${name} is missing`);
-      continue;
-    }
-    if (header.schema) {
-      const result = validatorFor(`${key} header ${name}`, header.schema).validate(
-        headerValue(value, header.schema),
-      );
-      if (!result.valid) {
-        problems.push(`header ${name}: ${JSON.stringify(value)}: ${schemaErrors(result.errors)}`);
-      }
+    } else if (header.schema) {
+      // `integer` headers are numbers on the wire.
+      const seen =
+        header.schema.type === "integer" && /^-?\d+$/.test(value) ? Number(value) : value;
+      validate(problems, `header ${name}: ${JSON.stringify(value)}`, header.schema, seen);
     }
   }
 
@@ -175,23 +141,13 @@ async function checkDocumented(
   }
   const entry = type ? content[type] : undefined;
   if (!entry) {
-    problems.push(
-      `Content-Type ${type ?? "(none)"} is not documented (documented: ${Object.keys(content).join(", ")})`,
-    );
+    const types = Object.keys(content).join(", ");
+    problems.push(`Content-Type ${type ?? "(none)"} is not documented (documented: ${types})`);
     return;
   }
   if (!entry.schema) return;
-  let body: unknown = text;
-  if (type === "application/json") {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      problems.push(`body is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
-      return;
-    }
-  }
-  const result = validatorFor(`${key} body ${type}`, entry.schema).validate(body);
-  if (!result.valid) problems.push(`body: ${schemaErrors(result.errors)}`);
+  const body = type === "application/json" ? parseJson(problems, "body", text) : text;
+  if (body !== undefined) validate(problems, "body", entry.schema, body);
 }
 
 /** An answer outside the documented operations: the service's own shapes only. */
@@ -199,64 +155,44 @@ async function checkUndocumented(
   problems: string[],
   request: Request,
   response: Response,
+  pathname: string,
 ): Promise<void> {
   const text = await response.text();
+  const type = mediaType(response) ?? "(no Content-Type)";
+  const read = ["GET", "HEAD"].includes(request.method);
   if (request.method === "OPTIONS" && response.status === 204) {
     if (!response.headers.get("Allow")) problems.push("OPTIONS answer without Allow");
     if (text !== "") problems.push("OPTIONS answer with a body");
-    return;
-  }
-  const type = mediaType(response);
-  if (response.status < 400) {
-    // Only `GET /` and the files of the docs page (and their HEAD) answer successfully
-    // outside the document.
-    const { pathname } = new URL(request.url);
-    const read = ["GET", "HEAD"].includes(request.method);
+  } else if (response.status < 400) {
+    // Only `GET /` and the files of the docs page (and their HEAD) succeed outside the document.
     if (read && pathname.startsWith(`${DOCS_ASSETS_PATH}/`)) {
       if (![200, 304].includes(response.status)) {
         problems.push(`docs file answered ${response.status}`);
       } else if (type !== "text/javascript") {
-        problems.push(`docs file answered ${type ?? "(no Content-Type)"}`);
+        problems.push(`docs file answered ${type}`);
       }
     } else if (pathname !== "/" || !read) {
       problems.push(`undocumented success ${response.status} for ${request.method} ${pathname}`);
     } else if (type !== "application/json") {
-      problems.push(`GET / answered ${type ?? "(no Content-Type)"}`);
+      problems.push(`GET / answered ${type}`);
     }
-    return;
-  }
-  for (const name of ALWAYS_BY_STATUS[response.status] ?? []) {
-    if (!response.headers.get(name)) problems.push(`required header ${name} is missing`);
-  }
-  if (request.method === "HEAD") return;
-  if (type !== "application/json") {
-    problems.push(`error answered ${type ?? "(no Content-Type)"}, not application/json`);
-    return;
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    problems.push(`error body is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
-    return;
-  }
-  const result = validatorFor("Error", { $ref: "#/components/schemas/Error" }).validate(body);
-  if (!result.valid) {
-    problems.push(`error body: ${schemaErrors(result.errors)}`);
-    return;
-  }
-  const { code, status } = body as { code: string; status: number };
-  if (status !== response.status) problems.push(`error status ${status} != ${response.status}`);
-  if (doc["x-error-codes"][code]?.status !== response.status) {
-    problems.push(`error code ${code} does not stand for ${response.status}`);
-  }
-}
-
-function decodedPath(pathname: string): string {
-  try {
-    return decodeURI(pathname);
-  } catch {
-    return pathname;
+  } else {
+    for (const name of ALWAYS_BY_STATUS[response.status] ?? []) {
+      if (!response.headers.get(name)) problems.push(`required header ${name} is missing`);
+    }
+    if (request.method === "HEAD") return;
+    if (type !== "application/json") {
+      problems.push(`error answered ${type}, not application/json`);
+      return;
+    }
+    const body = parseJson(problems, "error body", text) as { code: string; status: number };
+    if (body === undefined || !validate(problems, "error body", ERROR_SCHEMA, body)) return;
+    if (body.status !== response.status) {
+      problems.push(`error status ${body.status} != ${response.status}`);
+    }
+    if (doc["x-error-codes"][body.code]?.status !== response.status) {
+      problems.push(`error code ${body.code} does not stand for ${response.status}`);
+    }
   }
 }
 
@@ -267,25 +203,27 @@ function decodedPath(pathname: string): string {
 export async function assertConforms(request: Request, response: Response): Promise<void> {
   const problems: string[] = [];
   // The path as the server routes it: percent-encoded characters decoded.
-  const pathname = decodedPath(new URL(request.url).pathname);
+  let { pathname } = new URL(request.url);
+  try {
+    pathname = decodeURI(pathname);
+  } catch {}
   if (!response.headers.get("X-Request-Id")) problems.push("X-Request-Id is missing");
-  const match = matchOperation(request.method, pathname);
-  let where: string;
-  if (match?.op && request.method !== "OPTIONS") {
-    where = `${match.op.operationId} (${request.method} ${match.template})`;
-    await checkDocumented(problems, request, response.clone(), match.template, match.op);
-  } else if (match && request.method !== "OPTIONS") {
-    // A documented path with a method it does not have (405, or what precedes it: 401,
-    // 429): the answer must be the one every operation of the path documents for it.
-    where = `${request.method} ${match.template} (a method the path does not have)`;
-    // (HEAD operations aside: theirs are the GET answers without bodies.)
-    for (const [method, op] of Object.entries(match.item)) {
-      if (method === "head") continue;
-      await checkDocumented(problems, request, response.clone(), match.template, op);
-    }
+  const match = PATHS.find((p) => p.pattern.test({ pathname }));
+  const item = match ? (doc.paths[match.template] ?? {}) : {};
+  const op = item[request.method.toLowerCase()];
+  let where = `${request.method} ${pathname} (not a documented operation)`;
+  if (!match || request.method === "OPTIONS") {
+    await checkUndocumented(problems, request, response.clone(), pathname);
+  } else if (op) {
+    where = `${op.operationId} (${request.method} ${match.template})`;
+    await checkDocumented(problems, request, response.clone(), op);
   } else {
-    where = `${request.method} ${pathname} (not a documented operation)`;
-    await checkUndocumented(problems, request, response.clone());
+    // A method the path does not have (405, or what precedes it: 401, 429): the answer must
+    // be the one every operation of the path documents for it (HEAD's are GET's, bodiless).
+    where = `${request.method} ${match.template} (a method the path does not have)`;
+    for (const [method, other] of Object.entries(item)) {
+      if (method !== "head") await checkDocumented(problems, request, response.clone(), other);
+    }
   }
   if (problems.length > 0) {
     throw new Error(
