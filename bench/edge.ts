@@ -126,12 +126,14 @@ async function main() {
   readFileSync(bundle); // fails clearly if wrangler named it otherwise
 
   const api = apiWorkerOptions(bundle);
+  const state = path.join(scratch, "state");
+  migrate(state);
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: HOST,
       port: 0,
       cf: CF,
-      resourcePersistencePath: path.join(scratch, "state"),
+      resourcePersistencePath: path.join(state, "v3"),
       logRequests: false,
       handleStructuredLogs: () => {},
       workers: PORTS.map((port, i) => ({
@@ -147,7 +149,6 @@ async function main() {
   try {
     await mf.ready;
     const db = await mf.getD1Database("DB", "isolate-0");
-    await migrate(db);
     await seedPets(db, PETS);
     const newKey = async () => {
       const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
@@ -290,7 +291,7 @@ async function main() {
   } finally {
     agent.destroy();
     await mf.dispose();
-    rmSync(path.join(scratch, "state"), { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   }
 
   const table = render(rows);
