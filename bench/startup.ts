@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { median } from "simple-statistics";
-import { OUT, ROOT } from "./lib.ts";
+import { HOST, OUT, ROOT } from "./lib.ts";
 import { apiWorkerOptions } from "./workers.ts";
 
 /** Started by bench/run.ts, its options as one JSON argument. */
@@ -17,7 +17,6 @@ const values = JSON.parse(process.argv[2] ?? "{}") as {
   port: number;
   pairs: number;
 };
-const HOST = "127.0.0.1";
 const PORT = values.port;
 const WORKERD = path.join(ROOT, "node_modules", ".bin", "workerd");
 const DIR = path.join(OUT, "startup");
@@ -79,11 +78,10 @@ async function firstResponseMs(kind: "api" | "raw"): Promise<number> {
   }
 }
 
-const pairs = values.pairs;
 const samples = { api: [] as number[], raw: [] as number[], extra: [] as number[] };
 await firstResponseMs("raw"); // warm the page cache: workerd's binary, the bundle
 await firstResponseMs("api");
-for (let i = 0; i < pairs; i++) {
+for (let i = 0; i < values.pairs; i++) {
   const order: Array<"api" | "raw"> = i % 2 === 0 ? ["raw", "api"] : ["api", "raw"];
   const ms = { api: 0, raw: 0 };
   for (const kind of order) ms[kind] = await firstResponseMs(kind);
@@ -91,13 +89,7 @@ for (let i = 0; i < pairs; i++) {
   samples.raw.push(ms.raw);
   samples.extra.push(ms.api - ms.raw);
 }
-console.log(
-  JSON.stringify({
-    apiMs: median(samples.api),
-    rawMs: median(samples.raw),
-    extraMs: median(samples.extra),
-    extraMinMs: Math.min(...samples.extra),
-    extraMaxMs: Math.max(...samples.extra),
-    pairs,
-  }),
-);
+const { api, raw, extra } = samples;
+const [apiMs, rawMs, extraMs] = [median(api), median(raw), median(extra)];
+const [extraMinMs, extraMaxMs] = [Math.min(...extra), Math.max(...extra)];
+console.log(JSON.stringify({ apiMs, rawMs, extraMs, extraMinMs, extraMaxMs, pairs: values.pairs }));
