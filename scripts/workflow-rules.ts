@@ -13,7 +13,7 @@ const SECRET = /\$\{\{[^}]*\bsecrets\./;
 
 type Mapping = Record<string, unknown>;
 
-interface Step {
+export interface Step {
   id?: string;
   name?: string;
   uses?: string;
@@ -23,9 +23,18 @@ interface Step {
   env?: Mapping;
 }
 
-interface Job {
+export interface Job {
   environment?: string | { name?: string };
-  steps?: Step[];
+  env?: Mapping;
+  secrets?: unknown;
+  steps: Step[];
+}
+
+/** A workflow as parsed: what the rules read of it. */
+export interface Workflow {
+  on: Mapping;
+  env?: Mapping;
+  jobs: Record<string, Job>;
 }
 
 /** A wrangler command line a step runs (through the action or in a script). */
@@ -75,8 +84,6 @@ export function isDeployCommand(command: Command): boolean {
     !/--dry-run\b/.test(command.text)
   );
 }
-
-/** Builds dist/assets, the docs page's files that wrangler.toml's [assets] uploads. */
 
 export function isSmokeStep(step: Step): boolean {
   return typeof step.run === "string" && /\bnpm\s+run\s+(?:-s\s+)?smoke(?![\w:-])/.test(step.run);

