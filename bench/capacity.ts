@@ -14,6 +14,7 @@
 //     Idempotency-Key each, and listPets read from D1, at 1, 2, 4, ... connections;
 //  5. prints the tables and rewrites the measured section of docs/scaling.md.
 // Knobs (environment): CAPACITY_STEP_SECONDS (4), CAPACITY_ROWS (100000).
+import assert from "node:assert/strict";
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -21,6 +22,7 @@ import { DatabaseSync } from "node:sqlite";
 import { median, quantileSorted } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import { type Executed, Recorder } from "../test/support/instrumentation.ts";
 import {
   addKey,
@@ -373,9 +375,9 @@ async function load(bundle: string, scratch: string) {
   return withServer(server, async (key, ready) => {
     log(`server ready: ${f0(ready.pets)} pets`);
     const auth = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
-    const created: Check = (body) => {
-      if (!(JSON.parse(body) as { id: number }).id) throw new Error("not created");
-    };
+    const created: Check = (body) => assert.ok((JSON.parse(body) as Pet).id, "not created");
+    const fresh: Check = (_, h) =>
+      assert.equal(h.get("Idempotent-Replayed"), null, "a replay: a key was used twice");
     const create = {
       port: PORTS.api,
       path: "/v1/pets",
@@ -383,8 +385,7 @@ async function load(bundle: string, scratch: string) {
       body: JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" }),
       status: 201,
       checks: [created],
-      each: (h: Record<string, string>) =>
-        h["idempotent-replayed"] === undefined ? undefined : "a replay: a key was used twice",
+      each: fresh,
     };
     const endpoints: Endpoint[] = [
       { ...create, id: "create", label: "createPet", headers: auth },
@@ -401,12 +402,8 @@ async function load(bundle: string, scratch: string) {
         port: PORTS.apiD1,
         path: "/v1/pets",
         headers: auth,
-        checks: [
-          (body) => {
-            if ((JSON.parse(body) as unknown[]).length !== 20) throw new Error("not a page");
-          },
-        ],
-        each: (h) => (h["x-d1-bookmark"] ? undefined : "not read from D1"),
+        checks: [(body) => assert.equal((JSON.parse(body) as Pet[]).length, 20, "not a page")],
+        each: (_, h) => assert.ok(h.get("x-d1-bookmark"), "not read from D1"),
       },
     ];
     const ramps: Ramp[] = endpoints.map((e) => ({ id: e.id, label: e.label, steps: [] }));

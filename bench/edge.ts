@@ -12,6 +12,7 @@
 // Delays stand for a client in Sydney: the primary 100 ms away, a replica 10 ms, the
 // location's Cache API 2 ms; the client's own trip to the location is not included.
 // Knobs (environment): EDGE_SAMPLES (12). Ports 8900-8903 on 127.0.0.1.
+import { once } from "node:events";
 import { rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -70,18 +71,11 @@ async function send(
   const body = init.body === undefined ? undefined : JSON.stringify(init.body);
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const t0 = performance.now();
-  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const method = init.method ?? "GET";
-    const request = http.request(
-      { host: HOST, port: PORTS[isolate], path: pathname, method, headers, agent },
-      resolve,
-    );
-    request.on("error", reject);
-    request.end(body);
-  });
-  for await (const _chunk of response) {
-    // read the whole body: the client waits for it
-  }
+  const url = `http://${HOST}:${PORTS[isolate]}${pathname}`;
+  const request = http.request(url, { method: init.method ?? "GET", headers, agent });
+  request.end(body);
+  const [response] = (await once(request, "response")) as [http.IncomingMessage];
+  await response.toArray(); // the whole body: the client waits for it
   const ms = performance.now() - t0;
   const header = (name: string) => [response.headers[name] ?? []].flat().join(", ");
   const status = response.statusCode ?? 0;

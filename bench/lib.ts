@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import type { IncomingHttpHeaders } from "node:http";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -93,12 +94,7 @@ export function pinned(cpu: number, command: string[]): string[] {
   return canPin ? ["taskset", "-c", String(cpu), ...command] : command;
 }
 
-const versionOf = (pkg: string) =>
-  (
-    JSON.parse(readFileSync(path.join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as {
-      version: string;
-    }
-  ).version;
+const versionOf = (pkg: string): string => createRequire(ROOT)(`${pkg}/package.json`).version;
 
 /** What a run was measured on (call it before pinning: CPUs are counted by affinity). */
 export function machine() {
@@ -125,18 +121,6 @@ export function machine() {
 // ---------------------------------------------------------------- the local D1
 /** What the preparation needs of a D1 database (miniflare's, seen from Node). */
 type Database = Pick<D1Database, "prepare">;
-
-/**
- * Applies migrations/ to the local D1 persisted under `state` (miniflare's
- * resourcePersistencePath is `state/v3`) with the tool every other database uses:
- * `wrangler d1 migrations apply`. Run it before miniflare opens the database.
- */
-export function migrate(state: string): void {
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-    capture: true,
-    ci: true,
-  });
-}
 
 /**
  * Inserts pets until ids 1..`upTo` exist (one recursive-CTE statement): `pet-<id>` names,
@@ -190,11 +174,8 @@ export interface Endpoint {
   uniqueIds?: boolean;
   /** What a sample answer's whole body and headers must be. */
   checks?: Check[];
-  /**
-   * Checked on every answer of a slice (headers with lower-case names): why the answer
-   * is not what this endpoint measures (e.g. a cache miss on a hit row), or undefined.
-   */
-  each?(headers: Record<string, string>): string | undefined;
+  /** What every answer must be, in slices too: a cheap check (e.g. no cache miss on a hit row). */
+  each?: Check;
 }
 
 const url = (e: Endpoint) => `http://${HOST}:${e.port}${e.path}`;
@@ -206,7 +187,7 @@ export async function sample(e: Endpoint): Promise<{ body: string; headers: Head
   const text = await response.text();
   try {
     assert.equal(response.status, e.status ?? 200, "status");
-    for (const check of e.checks ?? []) check(text, response.headers);
+    for (const check of [...(e.checks ?? []), e.each]) check?.(text, response.headers);
   } catch (err) {
     throw new Error(
       `${e.label}: ${(err as Error).message}\n${response.status} ${text.slice(0, 500)}`,
@@ -218,11 +199,9 @@ export async function sample(e: Endpoint): Promise<{ body: string; headers: Head
 /** A slice whose answers were not all what the endpoint measures; says what they were. */
 export class BadAnswers extends Error {}
 
-const lowerCased = (headers: IncomingHttpHeaders = {}) =>
-  Object.fromEntries(
-    Object.entries(headers).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name.toLowerCase(), [value].flat().join(", ")]],
-    ),
+const headersOf = (raw: IncomingHttpHeaders = {}) =>
+  new Headers(
+    Object.entries(raw).flatMap(([name, v]) => (v === undefined ? [] : [[name, `${v}`]])),
   );
 
 /**
@@ -247,9 +226,13 @@ export function slice(e: Endpoint, seconds: number, connections: number) {
               headers: e.headers ?? {},
               ...(e.body ? { body: e.body } : {}),
               onResponse: (status, body, _context, headers) => {
-                const wrong =
-                  status === (e.status ?? 200) ? e.each?.(lowerCased(headers)) : `status ${status}`;
-                if (wrong === undefined) return;
+                let wrong: string;
+                try {
+                  assert.equal(status, e.status ?? 200, `status ${status}`);
+                  return e.each?.(body, headersOf(headers));
+                } catch (err) {
+                  wrong = (err as Error).message;
+                }
                 bad.set(wrong, (bad.get(wrong) ?? 0) + 1);
                 if (examples.length < 3) examples.push(`${status} ${body.slice(0, 600)}`);
               },

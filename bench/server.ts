@@ -1,16 +1,7 @@
-// The benchmark's server: one Node process, one workerd, four workers, each on
-// its own direct socket (miniflare's unsafeDirectSockets: as fast as `workerd serve`,
-// without miniflare's front-end worker or wrangler dev's logging):
-//   api    - the built bundle (wrangler deploy --dry-run), wrangler.toml's top-level bindings,
-//            with miniflare's Cache API (a Durable Object on SQLite): the edge cache works
-//   api-d1 - the same bundle with miniflare's no-op Cache API (as on a workers.dev host):
-//            every read goes to D1, as before the edge cache
-//   static - bare fetch handler answering a static 20-pet JSON array        (baseline a)
-//   raw    - bare fetch handler running listPets' SQL on the same D1, no    (baseline b)
-//            validation, auth or extra headers; flags add the API's platform calls
-//            (rate limiter, D1 session, Cache API match): see bench/workers.ts
-// The D1 database (persisted under o.state) is created here: migrations (wrangler), then
-// o.pets pets from one recursive-CTE INSERT, then the bench API key's hash.
+// The benchmark's server (docs/performance.md, "What it measures"): one Node process, one
+// workerd, four workers on direct sockets (miniflare's unsafeDirectSockets): the built API
+// with the edge cache (api) and with a no-op Cache API (api-d1), and the baselines of
+// bench/workers.ts (static, raw), over a fresh local D1 with o.pets pets and the bench key.
 // Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM, SIGINT or the
 // end of its stdin. Started pinned to one CPU by lib.ts's withServer.
 import path from "node:path";

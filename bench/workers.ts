@@ -3,8 +3,9 @@
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { wrangler } from "../scripts/wrangler.ts";
 import { GET_PET_SQL, LIST_PETS_SQL } from "../src/db/pets.ts";
-import { HOST, migrate, ROOT } from "./lib.ts";
+import { HOST, ROOT } from "./lib.ts";
 
 /** A fixed request.cf, so miniflare never fetches one from the network. */
 const CF = {
@@ -147,14 +148,18 @@ export function apiWorkerOptions(bundle: string) {
 }
 
 /**
- * Miniflare in this process on 127.0.0.1, over the local D1 persisted under `state`
- * (migrated first: see lib.ts's migrate), with a fixed request.cf.
+ * Miniflare in this process on 127.0.0.1 with a fixed request.cf, over the local D1
+ * persisted under `state`, which the tool every other database uses (`wrangler d1
+ * migrations apply`) migrates first.
  */
 export function localMiniflare(
   state: string,
   options: Parameters<typeof convertV4MiniflareOptions>[0],
 ): Miniflare {
-  migrate(state);
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
+    capture: true,
+    ci: true,
+  });
   const persistence = { resourcePersistencePath: path.join(state, "v3") };
   return new Miniflare(
     convertV4MiniflareOptions({ host: HOST, port: 0, cf: CF, ...persistence, ...options }),
