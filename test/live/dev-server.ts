@@ -9,8 +9,8 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 
+export { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 export const HOST = "127.0.0.1";
-export const LOCAL_DEV_KEY = "local-dev-key";
 
 /** What the scripts run with: no metrics, CI mode (no prompts). */
 export const scriptEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };

@@ -8,25 +8,23 @@ import LinkHeader from "http-link-header";
 import { quantileSorted } from "simple-statistics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod/mini";
+import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
 
+/** A whole number from `min` to `max`, `fallback` when unset. */
+const count = (min: number, max: number, fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
 const settings = z
   .object({
     LOAD_URL: z._default(
       z.url({ protocol: /^http$/, hostname: /^127\.0\.0\.1$/ }),
       "http://127.0.0.1:8787",
     ),
-    LOAD_KEY: z._default(z.string(), "local-dev-key"),
+    LOAD_KEY: z._default(z.string(), LOCAL_DEV_KEY),
     // The local rate limit is 10,000 requests a minute per key: stay well below it.
-    LOAD_CREATES: z._default(
-      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(4_000)),
-      1_000,
-    ),
-    LOAD_READS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(4_000)), 1_000),
-    LOAD_CONCURRENCY: z._default(
-      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(200)),
-      50,
-    ),
+    LOAD_CREATES: count(1, 4_000, 1_000),
+    LOAD_READS: count(0, 4_000, 1_000),
+    LOAD_CONCURRENCY: count(1, 200, 50),
     LOAD_SEED: z._default(z.coerce.number().check(z.int()), Date.now() % 1_000_000),
   })
   .parse(process.env);

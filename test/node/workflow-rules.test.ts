@@ -47,6 +47,12 @@ function indexOf(file: string, job: string, name: string): number {
 const secretAt = (file: string, path: string) =>
   `${file}: a secret at ${path}: secrets reach steps only through the step's env (or the wrangler action's with)`;
 
+/** Rewrites the wrangler action's command of that step. */
+function edit(workflow: Workflow, job: string, name: string, change: (command: string) => string) {
+  const found = step(workflow, job, name) as Step & { with: { command: string } };
+  found.with.command = change(found.with.command);
+}
+
 function remove(workflow: Workflow, job: string, name: string): void {
   const steps = workflow.jobs[job]?.steps as Step[];
   steps.splice(steps.indexOf(step(workflow, job, name)), 1);
@@ -169,12 +175,9 @@ describe("production goes through versions, gradually, from tags only", () => {
   });
 
   it("all traffic at once to the new version", () => {
-    const problems = problemsAfter(RELEASE, (w) => {
-      const canary = step(w, "deploy", "send 10% of traffic") as Step & {
-        with: { command: string };
-      };
-      canary.with.command = canary.with.command.replace(/@10%.*@90%/, "@100%");
-    });
+    const problems = problemsAfter(RELEASE, (w) =>
+      edit(w, "deploy", "send 10% of traffic", (c) => c.replace(/@10%.*@90%/, "@100%")),
+    );
     expect(problems).toEqual([
       `${RELEASE}: job deploy, step "send 10% of traffic to the new version": the first versions deploy of a release sends a small share to the new version (NEW@10% OLD@90%), not all traffic`,
     ]);
@@ -196,12 +199,9 @@ describe("production goes through versions, gradually, from tags only", () => {
   });
 
   it("a preview uploaded to production", () => {
-    const problems = problemsAfter("pull-request.yml", (w) => {
-      const upload = step(w, "preview", "upload a preview version") as Step & {
-        with: { command: string };
-      };
-      upload.with.command = upload.with.command.replace("--env staging", "--env production");
-    });
+    const problems = problemsAfter("pull-request.yml", (w) =>
+      edit(w, "preview", "upload a preview", (c) => c.replace("--env staging", "--env production")),
+    );
     expect(problems).toContain(
       'pull-request.yml: job preview, step "upload a preview version to staging": previews go to --env staging only',
     );
@@ -283,10 +283,7 @@ describe("the rules kept from before", () => {
     expect(
       problemsAfter(STAGING, (w) => {
         remove(w, "deploy", "apply staging D1 migrations");
-        const deploy = step(w, "deploy", "deploy staging") as Step & {
-          with: { command: string };
-        };
-        deploy.with.command = "deploy --dry-run --env staging";
+        edit(w, "deploy", "deploy staging", () => "deploy --dry-run --env staging");
       }),
     ).toEqual([
       "a workflow must deploy staging (deploy --env staging)",
