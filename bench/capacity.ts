@@ -26,20 +26,16 @@ import type { Pet } from "../src/pets/schemas.ts";
 import { type Executed, Recorder } from "../test/support/instrumentation.ts";
 import {
   addKey,
-  buildBundle,
+  begin,
   type Check,
   canPin,
   type Endpoint,
   f0,
   LOADGEN_CPU,
   log,
-  machine,
   ms,
   PORTS,
-  pinSelf,
   ROOT,
-  requireFreePorts,
-  runDirectory,
   SERVER_CPU,
   sample,
   seconds,
@@ -123,17 +119,7 @@ function dbstat(stateDir: string) {
  */
 async function storageAndRowsRead(stateDir: string, bundle: string) {
   const api = apiWorkerOptions(bundle);
-  const mf = localMiniflare(stateDir, {
-    workers: [
-      {
-        name: "probe",
-        modules: true,
-        compatibilityDate: api.compatibilityDate,
-        script: "export default { fetch: () => new Response(null, { status: 404 }) };",
-        d1Databases: api.d1Databases,
-      },
-    ],
-  });
+  const mf = localMiniflare(stateDir, { workers: [{ ...api, name: "probe" }] });
   try {
     const db = await mf.getD1Database("DB", "probe");
     const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
@@ -253,21 +239,15 @@ async function rowsRead(db: D1Database, key: string) {
     return { response, statements: recorder.statements() };
   }
 
-  const ops: Array<{
-    name: string;
-    statements: number;
-    rowsRead: number;
-    rowsWritten: number;
-    detail: string;
-  }> = [];
-  const add = (name: string, statements: Executed[], detail = "") =>
-    ops.push({
-      name,
-      statements: statements.length,
-      rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
-      rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
-      detail,
-    });
+  const op = (name: string, statements: Executed[], detail = "") => ({
+    name,
+    statements: statements.length,
+    rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
+    rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
+    detail,
+  });
+  const ops: Array<ReturnType<typeof op>> = [];
+  const add = (...args: Parameters<typeof op>) => ops.push(op(...args));
   const on = (table: string) => (s: Executed) => new RegExp(`\\b${table}\\b`).test(s.sql);
   const hit = (name: string, r: { response: Response; statements: Executed[] }) => {
     if (r.statements.length > 0 || r.response.headers.get("x-d1-bookmark") !== null) {
@@ -354,9 +334,8 @@ async function rowsRead(db: D1Database, key: string) {
 
 // ----------------------------------------------------------------------- load
 /**
- * Where a ramp saturates: the knee is the first step after which doubling the
- * connections adds less than 10% throughput; the saturation rate is the median of the
- * steps from the knee on (one noisy step does not move it, as it would a maximum).
+ * Where a ramp saturates, as the report defines it: the knee, and the median rate from the
+ * knee on (one noisy step does not move it, as it would a maximum).
  */
 function saturation(steps: Step[]) {
   const i = steps.findIndex(
@@ -437,12 +416,7 @@ type Ramp = { id: string; label: string; steps: Step[] };
 
 // ---------------------------------------------------------------------- report
 async function measure() {
-  const facts = machine();
-  if (canPin && !pinSelf(LOADGEN_CPU)) log("warning: could not pin the load generator");
-  await requireFreePorts(Object.values(PORTS));
-  const scratch = runDirectory("capacity");
-  log("building the worker (wrangler deploy --dry-run)");
-  const bundle = buildBundle(path.join(scratch, "build"));
+  const { facts, scratch, bundle } = await begin("capacity");
   const stateDir = path.join(scratch, "state-storage");
   const { storage: measured, operations } = await storageAndRowsRead(stateDir, bundle.file);
   log("load: creates and reads at 1..32 connections");

@@ -44,14 +44,6 @@ const DOC = path.join(ROOT, "docs", "performance.md");
 
 type Trips = Record<Place, number>;
 
-interface Answer {
-  status: number;
-  ms: number;
-  trips: Trips;
-  /** The trips themselves (place: SQL or cache call). */
-  list: string[];
-}
-
 /** Every isolate's answers are for one public host, as in one Cloudflare location. */
 const PUBLIC_HOST = "api.petstore.test";
 const agent = new http.Agent({ keepAlive: true });
@@ -62,7 +54,7 @@ async function send(
   pathname: string,
   key: string,
   init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Answer> {
+) {
   const headers: Record<string, string> = {
     Host: PUBLIC_HOST,
     Authorization: `Bearer ${key}`,
@@ -81,9 +73,11 @@ async function send(
   const status = response.statusCode ?? 0;
   const trips = JSON.parse(header("x-edge-trips") || "null") as Trips | null;
   if (!trips) throw new Error(`${pathname}: no x-edge-trips header (status ${status})`);
+  // The trips themselves (place: SQL or cache call), to say why a row does not hold.
   const list = JSON.parse(decodeURIComponent(header("x-edge-trip-list") || "[]")) as string[];
   return { status, ms, trips, list };
 }
+type Answer = Awaited<ReturnType<typeof send>>;
 
 /** One request class: what was measured before the change, what is required, how to send it. */
 interface Row {

@@ -82,7 +82,7 @@ export function writeMeasured(file: string, section: string, name = "measured"):
 export const canPin = spawnSync("taskset", ["-V"], { stdio: "ignore" }).status === 0;
 
 /** Pins this process (all its threads) to `cpu`; false when it could not. */
-export function pinSelf(cpu: number): boolean {
+function pinSelf(cpu: number): boolean {
   const pin = spawnSync("taskset", ["-a", "-p", "-c", String(cpu), String(process.pid)], {
     stdio: "ignore",
   });
@@ -97,7 +97,7 @@ export function pinned(cpu: number, command: string[]): string[] {
 const versionOf = (pkg: string): string => createRequire(ROOT)(`${pkg}/package.json`).version;
 
 /** What a run was measured on (call it before pinning: CPUs are counted by affinity). */
-export function machine() {
+function machine() {
   const workerd = spawnSync(path.join(ROOT, "node_modules", ".bin", "workerd"), ["--version"], {
     encoding: "utf8",
   });
@@ -210,60 +210,53 @@ const headersOf = (raw: IncomingHttpHeaders = {}) =>
  * endpoint's, fails its `each` check, or errs or times out: the message counts them by
  * status and quotes the first few bodies, with the time, so a failure says what it was.
  */
-export function slice(e: Endpoint, seconds: number, connections: number) {
-  return new Promise<{ endpoint: string; rps: number; latenciesMs: number[] }>(
-    (resolve, reject) => {
-      const latencies: number[] = [];
-      const bad = new Map<string, number>();
-      const examples: string[] = [];
-      let begun = 0;
-      const instance = autocannon(
+export async function slice(e: Endpoint, seconds: number, connections: number) {
+  const latencies: number[] = [];
+  const bad = new Map<string, number>();
+  const examples: string[] = [];
+  const done = Promise.withResolvers<autocannon.Result>();
+  const instance = autocannon(
+    {
+      url: url(e),
+      requests: [
         {
-          url: url(e),
-          requests: [
-            {
-              method: e.method ?? "GET",
-              headers: e.headers ?? {},
-              ...(e.body ? { body: e.body } : {}),
-              onResponse: (status, body, _context, headers) => {
-                let wrong: string;
-                try {
-                  assert.equal(status, e.status ?? 200, `status ${status}`);
-                  return e.each?.(body, headersOf(headers));
-                } catch (err) {
-                  wrong = (err as Error).message;
-                }
-                bad.set(wrong, (bad.get(wrong) ?? 0) + 1);
-                if (examples.length < 3) examples.push(`${status} ${body.slice(0, 600)}`);
-              },
-            },
-          ],
-          idReplacement: e.uniqueIds ?? false,
-          connections,
-          pipelining: 1,
-          duration: seconds,
-          timeout: 10,
+          method: e.method ?? "GET",
+          headers: e.headers ?? {},
+          ...(e.body ? { body: e.body } : {}),
+          onResponse: (status, body, _context, headers) => {
+            let wrong: string;
+            try {
+              assert.equal(status, e.status ?? 200, `status ${status}`);
+              return e.each?.(body, headersOf(headers));
+            } catch (err) {
+              wrong = (err as Error).message;
+            }
+            bad.set(wrong, (bad.get(wrong) ?? 0) + 1);
+            if (examples.length < 3) examples.push(`${status} ${body.slice(0, 600)}`);
+          },
         },
-        (err, result) => {
-          if (err) return reject(err);
-          const elapsed = (performance.now() - begun) / 1000;
-          if (bad.size > 0 || result.errors > 0 || result.timeouts > 0) {
-            const counts = [...bad].map(([what, n]) => `${n} x ${what}`).join(", ");
-            return reject(
-              new BadAnswers(
-                `${e.label}: ${counts || "no bad answer"}; connection errors ${result.errors}, timeouts ${result.timeouts} (slice ended ${new Date().toISOString()})${examples.map((x) => `\n    ${x}`).join("")}`,
-              ),
-            );
-          }
-          resolve({ endpoint: e.id, rps: latencies.length / elapsed, latenciesMs: latencies });
-        },
-      );
-      begun = performance.now();
-      instance.on("response", (_client, _status, _bytes, ms) => {
-        latencies.push(ms);
-      });
+      ],
+      idReplacement: e.uniqueIds ?? false,
+      connections,
+      pipelining: 1,
+      duration: seconds,
+      timeout: 10,
     },
+    (err, result) => (err ? done.reject(err) : done.resolve(result)),
   );
+  const begun = performance.now();
+  instance.on("response", (_client, _status, _bytes, ms) => {
+    latencies.push(ms);
+  });
+  const result = await done.promise;
+  const elapsed = (performance.now() - begun) / 1000;
+  if (bad.size > 0 || result.errors > 0 || result.timeouts > 0) {
+    const counts = [...bad].map(([what, n]) => `${n} x ${what}`).join(", ");
+    throw new BadAnswers(
+      `${e.label}: ${counts || "no bad answer"}; connection errors ${result.errors}, timeouts ${result.timeouts} (slice ended ${new Date().toISOString()})${examples.map((x) => `\n    ${x}`).join("")}`,
+    );
+  }
+  return { endpoint: e.id, rps: latencies.length / elapsed, latenciesMs: latencies };
 }
 export type Slice = Awaited<ReturnType<typeof slice>>;
 
@@ -273,15 +266,13 @@ export type Slice = Awaited<ReturnType<typeof slice>>;
  * rate-limiter files must not be touched (see docs/performance.md's notes).
  */
 export async function requireFreePorts(ports: number[]): Promise<void> {
-  const busy: number[] = [];
-  for (const port of ports) {
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = createServer();
-      probe.once("error", () => resolve(false));
-      probe.listen(port, HOST, () => probe.close(() => resolve(true)));
+  const inUse = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = createServer().once("error", () => resolve(true));
+      probe.listen(port, HOST, () => probe.close(() => resolve(false)));
     });
-    if (!free) busy.push(port);
-  }
+  const taken = await Promise.all(ports.map(inUse));
+  const busy = ports.filter((_, i) => taken[i]);
   if (busy.length > 0) {
     throw new Error(
       `port(s) ${busy.join(", ")} on ${HOST} in use: another npm run bench or bench:capacity is running (or its server was left behind); stop it first`,
@@ -296,6 +287,24 @@ export async function requireFreePorts(ports: number[]): Promise<void> {
 export function runDirectory(name: string): string {
   mkdirSync(OUT, { recursive: true });
   return mkdtempSync(path.join(OUT, `${name}-`));
+}
+
+/**
+ * The start of npm run bench and bench:capacity: the machine's facts (before pinning),
+ * this process pinned to LOADGEN_CPU, the ports checked free, the run's own scratch
+ * directory (the server's D1 and rate-limiter files live there, and no other run can
+ * delete them), and in it the worker built as it deploys.
+ */
+export async function begin(name: string) {
+  const facts = machine();
+  if (!canPin) log("warning: taskset not found; running unpinned");
+  else if (!pinSelf(LOADGEN_CPU)) log("warning: could not pin the load generator");
+  await requireFreePorts(Object.values(PORTS));
+  const scratch = runDirectory(name);
+  log("building the worker (wrangler deploy --dry-run)");
+  const bundle = buildBundle(path.join(scratch, "build"));
+  log(`bundle: ${(bundle.bytes / 1024).toFixed(1)} KiB, ${bundle.gzipKiB.toFixed(1)} KiB gzip`);
+  return { facts, scratch, bundle };
 }
 
 /** What bench/server.ts is started with, as one JSON argument. */

@@ -16,21 +16,17 @@ import type { Pet } from "../src/pets/schemas.ts";
 import {
   BadAnswers,
   BUNDLE_BUDGET_KIB,
-  buildBundle,
+  begin,
   type Check,
   canPin,
   type Endpoint,
   f0,
   LOADGEN_CPU,
   log,
-  machine,
   ms,
   PORTS,
   pinned,
-  pinSelf,
   ROOT,
-  requireFreePorts,
-  runDirectory,
   SERVER_CPU,
   type Slice,
   STARTUP_BUDGET_MS,
@@ -40,6 +36,7 @@ import {
   withServer,
   writeMeasured,
 } from "./lib.ts";
+import type { Startup } from "./startup.ts";
 import { BENCH_PET_ID } from "./workers.ts";
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
@@ -79,13 +76,34 @@ const rawHit: Check = (_, h) =>
   assert.equal(h.get("x-raw-cache"), "hit", `raw cache ${h.get("x-raw-cache") ?? "not used"}`);
 const deprecated: Check = (_, h) => assert.ok(h.get("Deprecation"), "no Deprecation header");
 
+/** What each endpoint is, as the tables name it. */
+const LABELS: Record<string, string> = {
+  a: "(a) static 20-pet JSON, bare worker",
+  b: "(b) listPets SQL, raw D1 worker",
+  bp: "(b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
+  bl: "(b+l) raw D1 worker + rate-limiter call only (diagnostic)",
+  bs: "(b+s) raw D1 worker + D1 session only (diagnostic)",
+  bh: "(b+h) raw worker + rate limiter + D1 session + Cache API match and body read (page 1)",
+  bhf: "(b+hf) raw worker + rate limiter + D1 session + Cache API match and body read (one pet)",
+  bn: "(b+n) raw worker + rate limiter + D1 session + Cache API match and body read, 304 on its ETag (page 1)",
+  c: "(c) listPets page 1, from D1",
+  cs: "(c') listPets page 1, status=available, from D1",
+  d: `(d) listPets deep page (after id ${f0(DEEP_AFTER)}), from D1`,
+  ds: "(d') listPets deep page, status=available, from D1",
+  e: "(e) createPet",
+  f: "(f) getPet, from D1",
+  ch: "(c hit) listPets page 1, edge-cache hit",
+  fh: "(f hit) getPet, edge-cache hit",
+  cn: "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
+};
+
 /** One endpoint: where it is, and what every sample answer of it must pass. */
-const row = (
-  id: string,
-  label: string,
-  where: Omit<Endpoint, "id" | "label" | "checks">,
-  ...checks: Check[]
-): Endpoint => ({ id, label, ...where, checks });
+const row = (id: string, where: Omit<Endpoint, "id" | "label">, ...checks: Check[]): Endpoint => ({
+  id,
+  label: LABELS[id] ?? id,
+  ...where,
+  checks,
+});
 
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const headers = { Authorization: `Bearer ${key}` };
@@ -95,88 +113,42 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const rawHits = (query: string) => ({ ...raw(`platform&hit=${query}`), each: rawHit });
   const fromApi = (path: string) => ({ port: PORTS.apiD1, path, headers });
   const hits = (path: string) => ({ port: PORTS.api, path, headers, each: apiHit });
+  const created: Check = (body, h) => {
+    const pet = JSON.parse(body) as Pet;
+    assert.ok(pet.name === "Bench" && pet.id > PETS, `unexpected pet ${body}`);
+    assert.equal(h.get("Location"), `/v1/pets/${pet.id}`);
+  };
+  const create = {
+    port: PORTS.api,
+    path: "/v1/pets",
+    method: "POST" as const,
+    headers: { ...headers, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
+    status: 201,
+  };
   const rows = [
-    row("a", "(a) static 20-pet JSON, bare worker", { port: PORTS.static, path: "/" }, page(1)),
-    row("b", "(b) listPets SQL, raw D1 worker", raw(""), page(1)),
-    row(
-      "bp",
-      "(b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
-      raw("platform"),
-      page(1),
-    ),
-    row("bl", "(b+l) raw D1 worker + rate-limiter call only (diagnostic)", raw("limiter"), page(1)),
-    row("bs", "(b+s) raw D1 worker + D1 session only (diagnostic)", raw("session"), page(1)),
-    row(
-      "bh",
-      "(b+h) raw worker + rate limiter + D1 session + Cache API match and body read (page 1)",
-      rawHits("list"),
-      page(1),
-    ),
-    row(
-      "bhf",
-      "(b+hf) raw worker + rate limiter + D1 session + Cache API match and body read (one pet)",
-      rawHits("pet"),
-      benchPet,
-    ),
-    row(
-      "bn",
-      "(b+n) raw worker + rate limiter + D1 session + Cache API match and body read, 304 on its ETag (page 1)",
-      { ...rawHits("list&inm"), status: 304 },
-      empty,
-    ),
-    row("c", "(c) listPets page 1, from D1", fromApi("/v1/pets"), page(1), next, fromD1),
-    row(
-      "cs",
-      "(c') listPets page 1, status=available, from D1",
-      fromApi("/v1/pets?status=available"),
-      page(1, "available"),
-    ),
-    row(
-      "d",
-      `(d) listPets deep page (after id ${f0(DEEP_AFTER)}), from D1`,
-      fromApi(`/v1/pets?cursor=${deep}`),
-      page(DEEP_AFTER + 1),
-    ),
+    row("a", { port: PORTS.static, path: "/" }, page(1)),
+    row("b", raw(""), page(1)),
+    row("bp", raw("platform"), page(1)),
+    row("bl", raw("limiter"), page(1)),
+    row("bs", raw("session"), page(1)),
+    row("bh", rawHits("list"), page(1)),
+    row("bhf", rawHits("pet"), benchPet),
+    row("bn", { ...rawHits("list&inm"), status: 304 }, empty),
+    row("c", fromApi("/v1/pets"), page(1), next, fromD1),
+    row("cs", fromApi("/v1/pets?status=available"), page(1, "available")),
+    row("d", fromApi(`/v1/pets?cursor=${deep}`), page(DEEP_AFTER + 1)),
     row(
       "ds",
-      "(d') listPets deep page, status=available, from D1",
       fromApi(`/v1/pets?status=available&cursor=${deepAvailable}`),
       page(DEEP_AFTER + 1, "available"),
     ),
-    row(
-      "e",
-      "(e) createPet",
-      {
-        port: PORTS.api,
-        path: "/v1/pets",
-        method: "POST",
-        headers: { ...headers, "Content-Type": "application/json" },
-        body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
-        status: 201,
-      },
-      (body, h) => {
-        const pet = JSON.parse(body) as Pet;
-        assert.ok(pet.name === "Bench" && pet.id > PETS, `unexpected pet ${body}`);
-        assert.equal(h.get("Location"), `/v1/pets/${pet.id}`);
-      },
-    ),
-    row("f", "(f) getPet, from D1", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
-    row("ch", "(c hit) listPets page 1, edge-cache hit", hits("/v1/pets"), page(1), next),
-    row(
-      "fh",
-      "(f hit) getPet, edge-cache hit",
-      hits(`/v1/pets/${BENCH_PET_ID}`),
-      benchPet,
-      deprecated,
-    ),
+    row("e", create, created),
+    row("f", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
+    row("ch", hits("/v1/pets"), page(1), next),
+    row("fh", hits(`/v1/pets/${BENCH_PET_ID}`), benchPet, deprecated),
     // If-None-Match is filled in by prime() once the page's tag is known.
-    row(
-      "cn",
-      "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
-      { ...hits("/v1/pets"), status: 304 },
-      empty,
-      next,
-    ),
+    row("cn", { ...hits("/v1/pets"), status: 304 }, empty, next),
   ];
   return Object.fromEntries(rows.map((e) => [e.id, e]));
 }
@@ -218,16 +190,16 @@ async function prime(eps: Record<string, Endpoint>): Promise<void> {
 
 /**
  * The comparisons, each measured in its own ABBA pairs: [target, baseline], and for the
- * targets of issues 4 and 10, what the target is and the least median ratio it must reach.
+ * targets of issues 4 and 10, the least median ratio it must reach and what the target is.
  */
-const COMPARISONS: Array<[string, string, [string, number]?]> = [
-  ["c", "b", ["listPets from D1 >= 0.85x raw D1 worker (c/b)", 0.85]],
+const COMPARISONS: Array<[string, string, number?, string?]> = [
+  ["c", "b", 0.85, "listPets from D1 >= 0.85x raw D1 worker (c/b)"],
   ["c", "a"],
   ["d", "b"],
   ["ds", "b"],
   // Depth alone: each deep page against page 1 of the same listing (same filter, same index).
-  ["d", "c", ["deep page within 10% of page 1 (d/c)", 0.9]],
-  ["ds", "cs", ["deep page with status=available within 10% of its page 1 (d'/c')", 0.9]],
+  ["d", "c", 0.9, "deep page within 10% of page 1 (d/c)"],
+  ["ds", "cs", 0.9, "deep page with status=available within 10% of its page 1 (d'/c')"],
   ["e", "b"],
   ["f", "b"],
   // Diagnostic: what the rate-limiter call and the D1 session cost, together and each
@@ -238,10 +210,8 @@ const COMPARISONS: Array<[string, string, [string, number]?]> = [
   [
     "c",
     "bp",
-    [
-      "(diagnostic) listPets from D1 >= 0.85x raw D1 worker making the same limiter and session calls (c/b+)",
-      0.85,
-    ],
+    0.85,
+    "(diagnostic) listPets from D1 >= 0.85x raw D1 worker making the same limiter and session calls (c/b+)",
   ],
   // The edge cache (issue 10): hits and a 304, each against a raw worker making the same
   // platform calls (limiter, session, Cache API match and body read); and a hit against
@@ -249,20 +219,20 @@ const COMPARISONS: Array<[string, string, [string, number]?]> = [
   [
     "ch",
     "bh",
-    [
-      "(diagnostic) listPets cache hit >= 0.85x raw worker making the same limiter, session and Cache API calls (c hit/b+h)",
-      0.85,
-    ],
+    0.85,
+    "(diagnostic) listPets cache hit >= 0.85x raw worker making the same limiter, session and Cache API calls (c hit/b+h)",
   ],
   [
     "fh",
     "bhf",
-    ["(diagnostic) getPet cache hit >= 0.85x raw worker making the same calls (f hit/b+hf)", 0.85],
+    0.85,
+    "(diagnostic) getPet cache hit >= 0.85x raw worker making the same calls (f hit/b+hf)",
   ],
   [
     "cn",
     "bn",
-    ["(diagnostic) 304 revalidation >= 0.85x raw worker making the same calls (c 304/b+n)", 0.85],
+    0.85,
+    "(diagnostic) 304 revalidation >= 0.85x raw worker making the same calls (c 304/b+n)",
   ],
   ["ch", "c"],
 ];
@@ -326,38 +296,19 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
 /** Start-up: bench/startup.ts pinned to the server's CPU, API vs raw worker. */
 function startup(bundle: string) {
   const options = JSON.stringify({ bundle, port: PORTS.startup, pairs: STARTUP_PAIRS });
-  const command = pinned(SERVER_CPU, [
-    process.execPath,
-    path.join(ROOT, "bench", "startup.ts"),
-    options,
-  ]);
+  const script = path.join(ROOT, "bench", "startup.ts");
+  const command = pinned(SERVER_CPU, [process.execPath, script, options]);
   const run = spawnSync(command[0] as string, command.slice(1), { encoding: "utf8" });
   if (run.status !== 0) throw new Error(`startup measurement failed:\n${run.stdout}${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
-    apiMs: number;
-    rawMs: number;
-    extraMs: number;
-    extraMinMs: number;
-    extraMaxMs: number;
-    pairs: number;
-  };
+  return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as Startup;
 }
 
 /** The whole run: every figure of the document. */
 async function measure() {
-  const facts = machine();
-  if (canPin && !pinSelf(LOADGEN_CPU)) log("warning: could not pin the load generator");
-  if (!canPin) log("warning: taskset not found; running unpinned");
   log(
     `plan: ${COMPARISONS.length} comparisons x ${PAIRS} pairs x 2 slices x ${SLICE_S} s = ~${Math.round(COMPARISONS.length * PAIRS * 2 * SLICE_S)} s of load, plus a warm-up slice per endpoint`,
   );
-  await requireFreePorts(Object.values(PORTS));
-  // This run's own directory: the server's D1 and rate-limiter files live there, and no
-  // other run can delete them (a shared bench/.out/state could be, by a second run).
-  const scratch = runDirectory("run");
-  log("building the worker (wrangler deploy --dry-run)");
-  const bundle = buildBundle(path.join(scratch, "build"));
-  log(`bundle: ${(bundle.bytes / 1024).toFixed(1)} KiB, ${bundle.gzipKiB.toFixed(1)} KiB gzip`);
+  const { facts, scratch, bundle } = await begin("run");
 
   log(`starting the server on CPU ${SERVER_CPU}, seeding ${f0(PETS)} pets`);
   const all: Slice[] = [];
@@ -427,7 +378,7 @@ const us = (n: number) => `${n >= 0 ? "+" : ""}${f0(n)} us`;
 type TargetRow = [string, string, string, boolean | undefined];
 function targets(r: Results): TargetRow[] {
   const ratios = r.comparisons.flatMap((x, i): TargetRow[] => {
-    const [name, least] = COMPARISONS[i]?.[2] ?? [];
+    const [, , least, name] = COMPARISONS[i] ?? [];
     if (name === undefined || least === undefined) return [];
     if ("notMeasured" in x)
       return [[name, `>= ${f2(least)}`, `not measured: ${x.notMeasured}`, undefined]];
