@@ -62,20 +62,22 @@ export function buildBundle(outdir: string, entry?: string) {
 export type Bundle = ReturnType<typeof buildBundle>;
 
 /**
- * Rewrites a generated section of a document (from the line holding `<!-- NAME:start` to
- * `<!-- NAME:end -->`; NAME is `measured` unless given) with `section`, keeps the rest as
- * written by hand, and leaves the file as `npm run lint` wants it (the project's formatter
- * owns markdown too).
+ * Prints `section` and rewrites with it a generated section of `doc` (a path in the
+ * repository): from the line holding `<!-- NAME:start` to `<!-- NAME:end -->`, NAME
+ * `measured` unless given. Keeps the rest as written by hand, and leaves the file as
+ * `npm run lint` wants it (the project's formatter owns markdown too).
  */
-export function writeMeasured(file: string, section: string, name = "measured"): void {
+export function writeMeasured(doc: string, section: string, name = "measured"): void {
+  console.log(`\n${section}\n`);
+  const file = path.join(ROOT, doc);
   const text = readFileSync(file, "utf8");
   const start = text.indexOf("\n", text.indexOf(`<!-- ${name}:start`));
   const end = text.indexOf(`<!-- ${name}:end -->`);
-  if (start < 0 || end < start) throw new Error(`${file} has no ${name}:start/end markers`);
+  if (start < 0 || end < start) throw new Error(`${doc} has no ${name}:start/end markers`);
   writeFileSync(file, `${text.slice(0, start)}\n\n${section}\n\n${text.slice(end)}`);
-  spawnSync(path.join(ROOT, "node_modules", ".bin", "biome"), ["format", "--write", file], {
-    stdio: "ignore",
-  });
+  const biome = path.join(ROOT, "node_modules", ".bin", "biome");
+  spawnSync(biome, ["format", "--write", file], { stdio: "ignore" });
+  log(`wrote ${doc} (${name} section)`);
 }
 
 /** Whether `taskset` (util-linux) is here to pin processes to CPUs. */
@@ -83,10 +85,8 @@ export const canPin = spawnSync("taskset", ["-V"], { stdio: "ignore" }).status =
 
 /** Pins this process (all its threads) to `cpu`; false when it could not. */
 function pinSelf(cpu: number): boolean {
-  const pin = spawnSync("taskset", ["-a", "-p", "-c", String(cpu), String(process.pid)], {
-    stdio: "ignore",
-  });
-  return pin.status === 0;
+  const args = ["-a", "-p", "-c", String(cpu), String(process.pid)];
+  return spawnSync("taskset", args, { stdio: "ignore" }).status === 0;
 }
 
 /** `[command, ...args]` prefixed with `taskset -c cpu` when pinning is possible. */
@@ -98,9 +98,8 @@ const versionOf = (pkg: string): string => createRequire(ROOT)(`${pkg}/package.j
 
 /** What a run was measured on (call it before pinning: CPUs are counted by affinity). */
 function machine() {
-  const workerd = spawnSync(path.join(ROOT, "node_modules", ".bin", "workerd"), ["--version"], {
-    encoding: "utf8",
-  });
+  const bin = path.join(ROOT, "node_modules", ".bin", "workerd");
+  const workerd = spawnSync(bin, ["--version"], { encoding: "utf8" });
   return {
     date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
     cpus: os.availableParallelism(),
@@ -123,12 +122,12 @@ function machine() {
 type Database = Pick<D1Database, "prepare">;
 
 /**
- * Inserts pets until ids 1..`upTo` exist (one recursive-CTE statement): `pet-<id>` names,
- * category 1 + id % 7, statuses in turn. `nameOf` replaces the name expression (SQL over `i`).
+ * Inserts `n` more pets (one recursive-CTE statement), the i-th pet of the table named
+ * `pet-<i>`, category 1 + i % 7, statuses in turn. `nameOf` replaces the name expression
+ * (SQL over `i`).
  */
-export async function seedPets(db: Database, upTo: number, nameOf = "'pet-' || i") {
+export async function addPets(db: Database, n: number, nameOf = "'pet-' || i") {
   const count = (await db.prepare("SELECT count(*) AS n FROM pets").first<{ n: number }>())?.n ?? 0;
-  if (count >= upTo) return;
   await db
     .prepare(
       `WITH RECURSIVE n(i) AS (SELECT CAST(?1 AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
@@ -138,7 +137,7 @@ export async function seedPets(db: Database, upTo: number, nameOf = "'pet-' || i
               1700000000 + i
        FROM n`,
     )
-    .bind(count + 1, upTo)
+    .bind(count + 1, count + n)
     .run();
 }
 
@@ -308,12 +307,7 @@ export async function begin(name: string) {
 }
 
 /** What bench/server.ts is started with, as one JSON argument. */
-export interface ServerOptions {
-  bundle: string;
-  state: string;
-  keyHash: string;
-  pets: number;
-}
+export type ServerOptions = { bundle: string; state: string; keyHash: string; pets: number };
 
 /**
  * Runs `work` while bench/server.ts (pinned to SERVER_CPU when possible) serves `bundle`
@@ -325,15 +319,10 @@ export async function withServer<T>(
 ): Promise<T> {
   const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
   const argument = JSON.stringify({ ...options, keyHash: await hashApiKey(key) });
-  const command = pinned(SERVER_CPU, [
-    process.execPath,
-    path.join(ROOT, "bench", "server.ts"),
-    argument,
-  ]);
+  const server = path.join(ROOT, "bench", "server.ts");
+  const [file = "", ...args] = pinned(SERVER_CPU, [process.execPath, server, argument]);
   // Its stdin stays open: the server exits when this process does.
-  const child = spawn(command[0] as string, command.slice(1), {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(file, args, { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
   try {

@@ -7,7 +7,6 @@
 // Knobs (environment): BENCH_PAIRS (6), BENCH_SLICE_SECONDS (2), BENCH_CONNECTIONS (10),
 // BENCH_STARTUP_PAIRS (20).
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { median, quantileSorted } from "simple-statistics";
@@ -25,8 +24,6 @@ import {
   log,
   ms,
   PORTS,
-  pinned,
-  ROOT,
   SERVER_CPU,
   type Slice,
   STARTUP_BUDGET_MS,
@@ -36,7 +33,7 @@ import {
   withServer,
   writeMeasured,
 } from "./lib.ts";
-import type { Startup } from "./startup.ts";
+import { measureStartup } from "./startup.ts";
 import { BENCH_PET_ID } from "./workers.ts";
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
@@ -45,7 +42,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const STARTUP_PAIRS = Number(process.env.BENCH_STARTUP_PAIRS ?? 20);
 const PETS = 100_000;
 const DEEP_AFTER = 90_000;
-const DOC = path.join(ROOT, "docs", "performance.md");
 
 // ------------------------------------------------------------------ endpoints
 /** Whether the API read D1 for this answer: its D1 session handed out a bookmark. */
@@ -293,16 +289,6 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
   };
 }
 
-/** Start-up: bench/startup.ts pinned to the server's CPU, API vs raw worker. */
-function startup(bundle: string) {
-  const options = JSON.stringify({ bundle, port: PORTS.startup, pairs: STARTUP_PAIRS });
-  const script = path.join(ROOT, "bench", "startup.ts");
-  const command = pinned(SERVER_CPU, [process.execPath, script, options]);
-  const run = spawnSync(command[0] as string, command.slice(1), { encoding: "utf8" });
-  if (run.status !== 0) throw new Error(`startup measurement failed:\n${run.stdout}${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as Startup;
-}
-
 /** The whole run: every figure of the document. */
 async function measure() {
   log(
@@ -343,7 +329,7 @@ async function measure() {
   });
 
   log("start-up: workerd serve -> first response, API vs raw worker");
-  const startupMs = startup(bundle.file);
+  const startupMs = await measureStartup(bundle.file, PORTS.startup, STARTUP_PAIRS);
   rmSync(scratch, { recursive: true, force: true });
   return {
     machine: facts,
@@ -480,9 +466,7 @@ function markdown(r: Results): string {
 
 const results = await measure();
 const table = markdown(results);
-writeMeasured(DOC, table);
-console.log(`\n${table}\n`);
-log(`wrote ${path.relative(ROOT, DOC)}`);
+writeMeasured("docs/performance.md", table);
 const notMeasured = results.comparisons.filter((x) => "notMeasured" in x).length;
 if (notMeasured > 0 || results.afterLoad.length > 0) {
   console.error(

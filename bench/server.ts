@@ -5,7 +5,7 @@
 // Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM, SIGINT or the
 // end of its stdin. Started pinned to one CPU by lib.ts's withServer.
 import path from "node:path";
-import { addKey, HOST, PORTS, type ServerOptions, seedPets } from "./lib.ts";
+import { addKey, addPets, HOST, PORTS, type ServerOptions } from "./lib.ts";
 import {
   apiWorkerOptions,
   localMiniflare,
@@ -69,7 +69,7 @@ await mf.ready;
 
 const started = performance.now();
 const db = await mf.getD1Database("DB", "raw");
-await seedPets(db, o.pets);
+await addPets(db, o.pets);
 await addKey(db, o.keyHash);
 const stats = await db
   .prepare("SELECT count(*) AS pets, max(id) AS maxId FROM pets")

@@ -156,10 +156,8 @@ export function localMiniflare(
   state: string,
   options: Parameters<typeof convertV4MiniflareOptions>[0],
 ): Miniflare {
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-    capture: true,
-    ci: true,
-  });
+  const migrate = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state];
+  wrangler(migrate, { capture: true, ci: true });
   const persistence = { resourcePersistencePath: path.join(state, "v3") };
   return new Miniflare(
     convertV4MiniflareOptions({ host: HOST, port: 0, cf: CF, ...persistence, ...options }),
