@@ -49,10 +49,6 @@ const isMapping = (value: unknown): value is Mapping =>
 const stepName = (step: Step, index: number) =>
   JSON.stringify(step.name ?? step.id ?? step.uses ?? `step ${index + 1}`);
 
-function envFlag(text: string): string | undefined {
-  return /(?:--env|-e)(?:\s+|=)([\w-]+)/.exec(text)?.[1];
-}
-
 const usesWranglerAction = (step: Step) => step.uses?.startsWith(`${WRANGLER_ACTION}@`) ?? false;
 
 /** Every wrangler command a step runs: the action's `command` lines, or `wrangler ...` and `npm run deploy:*` in `run`. */
@@ -74,7 +70,7 @@ export function wranglerCommands(step: Step): Command[] {
   return lines
     .map((text) => text.trim())
     .filter(Boolean)
-    .map((text) => ({ text, env: envFlag(text) }));
+    .map((text) => ({ text, env: /(?:--env|-e)(?:\s+|=)([\w-]+)/.exec(text)?.[1] }));
 }
 
 /** Changes which code serves traffic: deploy, versions deploy, rollback, triggers deploy. */
@@ -90,10 +86,6 @@ export function isSmokeStep(step: Step): boolean {
 }
 
 const runsOnFailure = (step: Step) => /\b(failure|always)\(\)/.test(step.if ?? "");
-
-function environmentName(job: Job): string | undefined {
-  return typeof job.environment === "string" ? job.environment : job.environment?.name;
-}
 
 /** Every string in `value` with the path that leads to it. */
 function* strings(value: unknown, path: string[]): Generator<[string[], string]> {
@@ -196,7 +188,9 @@ function checkWorkflow(file: string, workflow: Mapping): string[] {
       );
     }
     const steps = Array.isArray(job.steps) ? job.steps : [];
-    const production = environmentName(job) === "production";
+    const { environment } = job;
+    const production =
+      (typeof environment === "string" ? environment : environment?.name) === "production";
     const where = (step: Step, index: number) =>
       `${file}: job ${jobId}, step ${stepName(step, index)}`;
     let uploadedProduction = false;

@@ -1,11 +1,11 @@
 // A web app on another origin calls the API from the browser: fetch() as an app calls it,
 // reading only what CORS lets a page read. The app's page is a route Playwright fulfils
 // on another port of 127.0.0.1 (another origin), so no server of ours serves it.
-import { execFileSync } from "node:child_process";
 import { expect, type Page, test } from "@playwright/test";
 import LinkHeader from "http-link-header";
 import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
+import { npm } from "../live/dev-server.ts";
 
 const APP = "http://127.0.0.1:8793/";
 
@@ -25,14 +25,11 @@ let page: Page;
 let webKey: string;
 const created: Pet[] = [];
 
-test.beforeAll(() => {
-  const create = ["create", "--label", "web", "--scope", "pets:read"];
-  const where = ["--persist-to", process.env.BROWSER_D1 as string];
-  const output = execFileSync("npm", ["run", "-s", "keys", "--", ...create, ...where], {
-    encoding: "utf8",
-  });
+test.beforeAll(async () => {
+  const create = ["keys", "--", "create", "--label", "web", "--scope", "pets:read"];
+  const { stdout } = await npm([...create, "--persist-to", process.env.BROWSER_D1 as string]);
   // `npm run keys -- create` prints the new key alone on its last line.
-  webKey = output.trimEnd().split("\n").at(-1) ?? "";
+  webKey = stdout.trimEnd().split("\n").at(-1) ?? "";
 });
 
 test.beforeEach(async ({ page: appPage }) => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod/mini";
 import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
+import { allPets } from "./dev-server.ts";
 
 /** A whole number from `min` to `max`, `fallback` when unset. */
 const count = (min: number, max: number, fallback: number) =>
@@ -55,17 +56,7 @@ async function send(kind: Kind | "walk", path: string, init: RequestInit = {}) {
   return { status: response.status, headers: response.headers, json, next };
 }
 
-/** Every pet, by walking the pages of GET /v1/pets. */
-async function walk(): Promise<Pet[]> {
-  const pets: Pet[] = [];
-  for (let path: string | undefined = "/v1/pets?limit=100"; path; ) {
-    const page = await send("walk", path);
-    expect(page.status, path).toBe(200);
-    pets.push(...(page.json as Pet[]));
-    path = page.next;
-  }
-  return pets;
-}
+const walk = () => allPets(ORIGIN, settings.LOAD_KEY);
 
 /** The mix: creates and reads shuffled, each with its own random choices (seeded). */
 const ops = [
@@ -177,14 +168,11 @@ describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
     const ids = after.map((p) => p.id);
     expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
     const listed = new Set(ids);
-    expect(
-      before.filter((p) => !listed.has(p.id)),
-      "pets that vanished",
-    ).toEqual([]);
-    expect(
-      created.filter((p) => !listed.has(p.id)),
-      "creates not listed",
-    ).toEqual([]);
+    const missing = (pets: Pet[]) => pets.filter((p) => !listed.has(p.id));
+    expect({ vanished: missing(before), notListed: missing(created) }).toEqual({
+      vanished: [],
+      notListed: [],
+    });
     const ours = after.filter((p) => p.name.startsWith(`${RUN}-`));
     expect(ours, "pets of this run that no create answered").toHaveLength(created.length);
   });
