@@ -14,73 +14,62 @@
 //     Idempotency-Key each, and listPets read from D1, at 1, 2, 4, ... connections;
 //  5. prints the tables and rewrites the measured section of docs/scaling.md.
 // Knobs (environment): CAPACITY_STEP_SECONDS (4), CAPACITY_ROWS (100000).
+import assert from "node:assert/strict";
 import { randomUUID, timingSafeEqual } from "node:crypto";
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { median, quantileSorted } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
+import type { Pet } from "../src/pets/schemas.ts";
 import { type Executed, Recorder } from "../test/support/instrumentation.ts";
-import { addKey, migrate, seedPets } from "./database.ts";
 import {
+  addKey,
+  addPets,
+  begin,
+  type Check,
+  canPin,
   type Endpoint,
-  requireFreePorts,
-  runDirectory,
-  type Slice,
+  f0,
+  LOADGEN_CPU,
+  log,
+  ms,
+  PORTS,
+  SERVER_CPU,
   sample,
+  seconds,
   slice,
-  startServer,
-  stopServer,
-} from "./harness.ts";
-import { buildBundle, hasTaskset, machine, OUT, pinSelf, ROOT, writeMeasured } from "./lib.ts";
-import { apiWorkerOptions, CF } from "./workers.ts";
+  withServer,
+  writeMeasured,
+} from "./lib.ts";
+import { apiWorkerOptions, localMiniflare } from "./workers.ts";
 
 const STEP_S = Number(process.env.CAPACITY_STEP_SECONDS ?? 4);
 const ROWS = Number(process.env.CAPACITY_ROWS ?? 100_000);
 const RAMP = [1, 2, 4, 8, 16, 32];
-const PORTS = { api: 8781, static: 8782, raw: 8783, apiD1: 8785 };
-const SERVER_CPU = 1;
-const LOADGEN_CPU = 0;
 /** D1's maximum database size (developers.cloudflare.com/d1/platform/limits/), in bytes. */
 const D1_MAX_BYTES = 10e9;
 /** D1's storage per account on Workers Paid before a limit increase (same page), in bytes. */
 const ACCOUNT_BYTES = 250e9;
-const RESULTS = path.join(OUT, "capacity.json");
-const DOC = path.join(ROOT, "docs", "scaling.md");
-const startedAt = performance.now();
-
-function log(message: string) {
-  const s = ((performance.now() - startedAt) / 1000).toFixed(0).padStart(4);
-  console.log(`[${s}s] ${message}`);
-}
-
-const f0 = (n: number) => Math.round(n).toLocaleString("en");
 const f1 = (n: number) => n.toFixed(1);
-const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 // -------------------------------------------------------------------- storage
-interface Storage {
-  rows: number;
-  emptyBytes: number;
-  shortPetBytes: number;
-  longPetBytes: number;
-  recordBytes: number;
-  /** The probe's real record next to the generated ones: average column lengths. */
-  recordShape: { real: string; generated: string };
-  pageSize: number;
-  objects: Array<{ name: string; bytes: number; unusedPct: number }>;
-}
-
 /** D1's own size of the database (page count x page size), from a query's meta. */
 async function d1Size(db: D1Database): Promise<number> {
   return (await db.prepare("SELECT count(*) AS n FROM pets").all()).meta.size_after;
 }
 
-const SHAPE_SQL = `SELECT round(avg(length(key_hash)), 1) || ' / ' || round(avg(length(fingerprint)), 1)
-  || ' / ' || round(avg(length(CAST(pet_id AS TEXT))), 1) AS shape
-  FROM idempotency_records`;
+/** Average bytes of key hash / fingerprint / digits of the pet id, over the records. */
+async function recordShape(db: D1Database): Promise<string> {
+  const shape = await db
+    .prepare(
+      `SELECT round(avg(length(key_hash)), 1) || ' / ' || round(avg(length(fingerprint)), 1)
+       || ' / ' || round(avg(length(CAST(pet_id AS TEXT))), 1) AS shape FROM idempotency_records`,
+    )
+    .first<{ shape: string }>();
+  return shape?.shape ?? "?";
+}
 
 async function idempotencyRecords(db: D1Database, keyId: number, n: number): Promise<void> {
   // The shape the API writes (src/db/idempotency.ts): the SHA-256 of the client's key and
@@ -100,7 +89,8 @@ async function idempotencyRecords(db: D1Database, keyId: number, n: number): Pro
     .run();
 }
 
-function dbstat(stateDir: string): Pick<Storage, "pageSize" | "objects"> {
+/** SQLite's page size and what each table and index holds, from the database file. */
+function dbstat(stateDir: string) {
   const dir = path.join(stateDir, "v3", "d1", "miniflare-D1DatabaseObject");
   const file = readdirSync(dir).find((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   if (!file) throw new Error(`no D1 database file in ${dir}`);
@@ -117,6 +107,49 @@ function dbstat(stateDir: string): Pick<Storage, "pageSize" | "objects"> {
     return { pageSize, objects };
   } finally {
     sqlite.close();
+  }
+}
+
+/**
+ * Storage and rows read, on a fresh D1 in this process (the migrations applied): bytes per
+ * row from D1's size before and after ROWS inserts of each kind, with the rows-read table
+ * measured in between (over ROWS pets with short names).
+ */
+async function storageAndRowsRead(stateDir: string, bundle: string) {
+  const api = apiWorkerOptions(bundle);
+  const mf = localMiniflare(stateDir, { workers: [{ ...api, name: "probe" }] });
+  try {
+    const db = await mf.getD1Database("DB", "probe");
+    const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
+    const keyId = await addKey(db, await hashApiKey(key));
+    const empty = await d1Size(db);
+    log(`storage: ${f0(ROWS)} pets with short names`);
+    await addPets(db, ROWS);
+    const withPets = await d1Size(db);
+
+    log("rows read per operation (the app over the same D1)");
+    const operations = await rowsRead(db, key);
+    const real = await recordShape(db);
+
+    log(`storage: ${f0(ROWS)} pets with 100-character names, ${f0(ROWS)} idempotency records`);
+    const beforeLong = await d1Size(db);
+    await addPets(db, ROWS, "substr('pet-' || i || '-' || hex(zeroblob(60)), 1, 100)");
+    const withLong = await d1Size(db);
+    await db.prepare("DELETE FROM idempotency_records").run();
+    const beforeRecords = await d1Size(db);
+    await idempotencyRecords(db, keyId, ROWS);
+    const withRecords = await d1Size(db);
+    const storage = {
+      emptyBytes: empty,
+      shortPetBytes: (withPets - empty) / ROWS,
+      longPetBytes: (withLong - beforeLong) / ROWS,
+      recordBytes: (withRecords - beforeRecords) / ROWS,
+      /** The probe's real record next to the generated ones: average column lengths. */
+      recordShape: { real, generated: await recordShape(db) },
+    };
+    return { storage, operations };
+  } finally {
+    await mf.dispose();
   }
 }
 
@@ -139,20 +172,9 @@ async function loadCreateApp(): Promise<CreateApp> {
   // The one Workers API the app uses that Node lacks (src/auth/verifier.ts): a
   // constant-time comparison, Node's own underneath.
   const subtle = crypto.subtle as SubtleCrypto & { timingSafeEqual?: unknown };
-  subtle.timingSafeEqual ??= (a: ArrayBufferView, b: ArrayBufferView) =>
-    timingSafeEqual(
-      new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
-      new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
-    );
+  subtle.timingSafeEqual ??= timingSafeEqual;
   const appModule = "../src/app.ts";
   return ((await import(appModule)) as { createApp: CreateApp }).createApp;
-}
-interface Operation {
-  name: string;
-  statements: number;
-  rowsRead: number;
-  rowsWritten: number;
-  detail: string;
 }
 
 /** The Cache API as one data center's: answers kept in memory, copies handed out. */
@@ -168,7 +190,8 @@ function memoryCache(): EdgeCache {
 
 const NO_CACHE: EdgeCache = { match: async () => undefined, put: async () => {} };
 
-async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
+/** Statements, rows read and rows written of one request per operation, by name. */
+async function rowsRead(db: D1Database, key: string) {
   const createApp = await loadCreateApp();
   const recorder = new Recorder();
   const env = {
@@ -185,7 +208,6 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
   const edge = memoryCache();
   const cached = createApp({ log: quiet, edgeCache: () => edge });
   const fromD1 = createApp({ log: quiet, edgeCache: () => NO_CACHE });
-  const auth = { Authorization: `Bearer ${key}` };
 
   async function request(app: App, pathname: string, expected: number, init: RequestInit = {}) {
     recorder.reset();
@@ -195,29 +217,26 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
       passThroughOnException: () => {},
       props: {},
     } as unknown as ExecutionContext;
-    const headers = { ...auth, ...(init.headers as Record<string, string>) };
-    const response = await app.fetch(
-      new Request(`https://petstore.bench${pathname}`, { ...init, headers }),
-      env,
-      ctx,
-    );
+    const headers = { Authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) };
+    const request = new Request(`https://petstore.bench${pathname}`, { ...init, headers });
+    const response = await app.fetch(request, env, ctx);
     const body = await response.text();
     await Promise.all(pending); // the cache put and the last-use write count too
     if (response.status !== expected) {
       throw new Error(`${pathname}: ${response.status}, expected ${expected}: ${body}`);
     }
-    return { response, body, statements: recorder.statements() };
+    return { response, statements: recorder.statements() };
   }
 
-  const ops: Operation[] = [];
-  const add = (name: string, statements: Executed[], detail = "") =>
-    ops.push({
-      name,
-      statements: statements.length,
-      rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
-      rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
-      detail,
-    });
+  const op = (name: string, statements: Executed[], detail = "") => ({
+    name,
+    statements: statements.length,
+    rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
+    rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
+    detail,
+  });
+  const ops: Array<ReturnType<typeof op>> = [];
+  const add = (...args: Parameters<typeof op>) => ops.push(op(...args));
   const on = (table: string) => (s: Executed) => new RegExp(`\\b${table}\\b`).test(s.sql);
   const hit = (name: string, r: { response: Response; statements: Executed[] }) => {
     if (r.statements.length > 0 || r.response.headers.get("x-d1-bookmark") !== null) {
@@ -225,6 +244,8 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
     }
     add(name, r.statements, "served by the edge cache");
   };
+  const statementsOf = async (pathname: string, status = 200, init: RequestInit = {}) =>
+    (await request(fromD1, pathname, status, init)).statements;
 
   // First request of the key in this "isolate": the key is looked up, its last use written.
   const first = await request(cached, "/v1/pets", 200);
@@ -246,32 +267,28 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
     await request(cached, "/v1/pets", 304, { headers: { "If-None-Match": tag } }),
   );
 
-  await request(fromD1, "/v1/pets?limit=1", 200); // warms this app's auth cache
+  await statementsOf("/v1/pets?limit=1"); // warms this app's auth cache
   const deepAfter = Math.floor(ROWS * 0.9);
   const pet = `/v1/pets/${Math.floor(ROWS / 2)}`;
   const deep = await encodeCursor(deepAfter, undefined);
   const deepAvailable = await encodeCursor(deepAfter, "available");
-  add(
-    "listPets page 1, limit 100, from D1",
-    (await request(fromD1, "/v1/pets?limit=100", 200)).statements,
-    "limit + 1",
-  );
+  const last = await encodeCursor(ROWS - 5, undefined);
+  add("listPets page 1, limit 100, from D1", await statementsOf("/v1/pets?limit=100"), "limit + 1");
   add(
     `listPets deep page (after id ${f0(deepAfter)}), from D1`,
-    (await request(fromD1, `/v1/pets?cursor=${deep}`, 200)).statements,
+    await statementsOf(`/v1/pets?cursor=${deep}`),
     "limit + 1",
   );
   add(
     "listPets deep page, status=available, from D1",
-    (await request(fromD1, `/v1/pets?status=available&cursor=${deepAvailable}`, 200)).statements,
+    await statementsOf(`/v1/pets?status=available&cursor=${deepAvailable}`),
     "limit + 1",
   );
-  const last = await encodeCursor(ROWS - 5, undefined);
   add(
     "listPets last page (5 pets; never kept, so a 304 for it reads this too)",
-    (await request(fromD1, `/v1/pets?cursor=${last}`, 200)).statements,
+    await statementsOf(`/v1/pets?cursor=${last}`),
   );
-  add("getPet, from D1", (await request(fromD1, pet, 200)).statements);
+  add("getPet, from D1", await statementsOf(pet));
   await request(cached, pet, 200);
   hit("getPet, edge-cache hit", await request(cached, pet, 200));
   add(
@@ -279,19 +296,20 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
     (await request(cached, "/v1/pets/900000000", 404)).statements,
   );
 
-  const json = { "Content-Type": "application/json" };
   const body = JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" });
-  add(
-    "createPet",
-    (await request(fromD1, "/v1/pets", 201, { method: "POST", headers: json, body })).statements,
-  );
-  const keyed = { ...json, "Idempotency-Key": randomUUID() };
+  const post = (headers: Record<string, string> = {}) => ({
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body,
+  });
+  add("createPet", await statementsOf("/v1/pets", 201, post()));
+  const keyed = post({ "Idempotency-Key": randomUUID() });
   add(
     "createPet with a new Idempotency-Key",
-    (await request(fromD1, "/v1/pets", 201, { method: "POST", headers: keyed, body })).statements,
+    await statementsOf("/v1/pets", 201, keyed),
     "one batch (one round trip): clear an expired record, insert, record, read back",
   );
-  const replay = await request(fromD1, "/v1/pets", 201, { method: "POST", headers: keyed, body });
+  const replay = await request(fromD1, "/v1/pets", 201, keyed);
   if (replay.response.headers.get("Idempotent-Replayed") !== "true") {
     throw new Error("the second create with the same key was not a replay");
   }
@@ -304,37 +322,11 @@ async function rowsRead(db: D1Database, key: string): Promise<Operation[]> {
 }
 
 // ----------------------------------------------------------------------- load
-interface Step {
-  connections: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  requests: number;
-}
-
-interface Ramp {
-  id: string;
-  label: string;
-  steps: Step[];
-}
-
-function stepOf(s: Slice, connections: number): Step {
-  const sorted = s.latenciesMs.toSorted((a, b) => a - b);
-  return {
-    connections,
-    rps: s.rps,
-    p50: quantileSorted(sorted, 0.5),
-    p99: quantileSorted(sorted, 0.99),
-    requests: s.latenciesMs.length,
-  };
-}
-
 /**
- * Where a ramp saturates: the knee is the first step after which doubling the
- * connections adds less than 10% throughput; the saturation rate is the median of the
- * steps from the knee on (one noisy step does not move it, as it would a maximum).
+ * Where a ramp saturates, as the report defines it: the knee, and the median rate from the
+ * knee on (one noisy step does not move it, as it would a maximum).
  */
-function saturation(steps: Step[]): { knee: Step; rate: number; best: number } {
+function saturation(steps: Step[]) {
   const i = steps.findIndex(
     (s, j) => j === steps.length - 1 || (steps[j + 1] as Step).rps < 1.1 * s.rps,
   );
@@ -345,73 +337,44 @@ function saturation(steps: Step[]): { knee: Step; rate: number; best: number } {
   };
 }
 
-async function load(bundle: string, canPin: boolean, scratch: string): Promise<Ramp[]> {
-  const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
-  const state = path.join(scratch, "state-load");
-  const { child, ready } = await startServer({
-    bundle,
-    state,
-    keyHash: await hashApiKey(key),
-    pets: ROWS,
-    ports: PORTS,
-    cpu: SERVER_CPU,
-    canPin,
-  });
-  log(`server ready: ${f0(ready.pets)} pets`);
-  const auth = { Authorization: `Bearer ${key}` };
-  const created: Endpoint["check"] = (status, body) => {
-    if (status !== 201 || !(JSON.parse(body) as { id: number }).id) throw new Error("not created");
-  };
-  const fresh = (h: Record<string, string>) =>
-    h["idempotent-replayed"] === undefined ? undefined : "a replay: a key was used twice";
-  const createBody = JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" });
-  const endpoints: Endpoint[] = [
-    {
-      id: "create",
-      label: "createPet",
+/** Creates (plain and keyed) and listPets from D1 at each step of RAMP connections. */
+async function load(bundle: string, scratch: string) {
+  const server = { bundle, state: path.join(scratch, "state-load"), pets: ROWS };
+  return withServer(server, async (key, ready) => {
+    log(`server ready: ${f0(ready.pets)} pets`);
+    const auth = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+    const created: Check = (body) => assert.ok((JSON.parse(body) as Pet).id, "not created");
+    const fresh: Check = (_, h) =>
+      assert.equal(h.get("Idempotent-Replayed"), null, "a replay: a key was used twice");
+    const create = {
       port: PORTS.api,
       path: "/v1/pets",
-      method: "POST",
-      headers: { ...auth, "Content-Type": "application/json" },
-      body: createBody,
+      method: "POST" as const,
+      body: JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" }),
       status: 201,
-      check: created,
+      checks: [created],
       each: fresh,
-    },
-    {
-      id: "create-keyed",
-      label: "createPet with a unique Idempotency-Key",
-      port: PORTS.api,
-      path: "/v1/pets",
-      method: "POST",
-      headers: {
-        ...auth,
-        "Content-Type": "application/json",
-        "Idempotency-Key": "capacity-[<id>]",
+    };
+    const endpoints: Endpoint[] = [
+      { ...create, id: "create", label: "createPet", headers: auth },
+      {
+        ...create,
+        id: "create-keyed",
+        label: "createPet with a unique Idempotency-Key",
+        headers: { ...auth, "Idempotency-Key": "capacity-[<id>]" },
+        uniqueIds: true,
       },
-      body: createBody,
-      status: 201,
-      uniqueIds: true,
-      check: created,
-      each: fresh,
-    },
-    {
-      id: "list",
-      label: "listPets page 1, from D1 (edge cache off)",
-      port: PORTS.apiD1,
-      path: "/v1/pets",
-      headers: auth,
-      status: 200,
-      check: (status, body) => {
-        if (status !== 200 || (JSON.parse(body) as unknown[]).length !== 20) {
-          throw new Error("not a page");
-        }
+      {
+        id: "list",
+        label: "listPets page 1, from D1 (edge cache off)",
+        port: PORTS.apiD1,
+        path: "/v1/pets",
+        headers: auth,
+        checks: [(body) => assert.equal((JSON.parse(body) as Pet[]).length, 20, "not a page")],
+        each: (_, h) => assert.ok(h.get("x-d1-bookmark"), "not read from D1"),
       },
-      each: (h) => (h["x-d1-bookmark"] ? undefined : "not read from D1"),
-    },
-  ];
-  const ramps: Ramp[] = endpoints.map((e) => ({ id: e.id, label: e.label, steps: [] }));
-  try {
+    ];
+    const ramps: Ramp[] = endpoints.map((e) => ({ id: e.id, label: e.label, steps: [] }));
     for (const e of endpoints) {
       await sample({ ...e, headers: { ...e.headers, "Idempotency-Key": randomUUID() } });
       await slice(e, 2, 8); // warm-up
@@ -421,41 +384,42 @@ async function load(bundle: string, canPin: boolean, scratch: string): Promise<R
       const order = connections % 2 === 0 ? endpoints : [...endpoints].reverse();
       for (const e of order) {
         const s = await slice(e, STEP_S, connections);
-        const step = stepOf(s, connections);
+        const sorted = s.latenciesMs.toSorted((a, b) => a - b);
+        const step = {
+          connections,
+          rps: s.rps,
+          p50: quantileSorted(sorted, 0.5),
+          p99: quantileSorted(sorted, 0.99),
+        };
         ramps.find((r) => r.id === e.id)?.steps.push(step);
         log(
           `${e.label}, ${connections} connections: ${f0(step.rps)} req/s, p50 ${ms(step.p50)} ms, p99 ${ms(step.p99)} ms`,
         );
       }
     }
-  } finally {
-    await stopServer(child);
-  }
-  return ramps;
+    return ramps;
+  });
 }
+type Step = { connections: number; rps: number; p50: number; p99: number };
+type Ramp = { id: string; label: string; steps: Step[] };
 
 // ---------------------------------------------------------------------- report
-interface Report {
-  machine: ReturnType<typeof machine>;
-  pinned: boolean;
-  storage: Storage;
-  operations: Operation[];
-  ramps: Ramp[];
-  seconds: number;
+async function measure() {
+  const { facts, scratch, bundle } = await begin("capacity");
+  const stateDir = path.join(scratch, "state-storage");
+  const { storage: measured, operations } = await storageAndRowsRead(stateDir, bundle.file);
+  log("load: creates and reads at 1..32 connections");
+  const ramps = await load(bundle.file, scratch);
+  const storage = { ...measured, ...dbstat(stateDir) };
+  rmSync(scratch, { recursive: true, force: true });
+  return { machine: facts, storage, operations, ramps, seconds: seconds() };
 }
 
-function markdown(r: Report): string {
+function markdown(r: Awaited<ReturnType<typeof measure>>): string {
   const m = r.machine;
   const s = r.storage;
-  const ramp = (id: string) => r.ramps.find((x) => x.id === id) as Ramp;
-  const plain = ramp("create");
-  const keyed = ramp("create-keyed");
-  const list = ramp("list");
-  const [p, k, l] = [plain, keyed, list].map((x) => saturation(x.steps)) as [
-    ReturnType<typeof saturation>,
-    ReturnType<typeof saturation>,
-    ReturnType<typeof saturation>,
-  ];
+  const [plain, keyed, list] = r.ramps as [Ramp, Ramp, Ramp];
+  const [p, k, l] = [saturation(plain.steps), saturation(keyed.steps), saturation(list.steps)];
   // Planning arithmetic from the figures above and D1's published 10 GB.
   const perCreate = s.shortPetBytes + s.recordBytes;
   const recordsLive = (rate: number) => rate * 25 * 3600; // kept 24 h, purged hourly
@@ -464,7 +428,7 @@ function markdown(r: Report): string {
   const plainStatements = statementsOf("createPet");
   const keyedStatements = statementsOf("createPet with a new Idempotency-Key");
   const lines = [
-    `Measured ${m.date} by \`npm run bench:capacity\` (bench/capacity.ts) in ${Math.round(r.seconds)} s: ${m.cpus} CPUs (${m.cpuModel}), load average before the run ${m.loadAverage}; Node ${m.node}, miniflare ${m.miniflare}, workerd ${m.workerd}. Server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOADGEN_CPU}: ${r.pinned ? "yes" : "NO"}. Local figures: one workerd thread runs the worker, the D1 emulation and the rate limiter's Durable Object; they are this machine's, not production's.`,
+    `Measured ${m.date} by \`npm run bench:capacity\` (bench/capacity.ts) in ${Math.round(r.seconds)} s: ${m.cpus} CPUs (${m.cpuModel}), load average before the run ${m.loadAverage}; Node ${m.node}, miniflare ${m.miniflare}, workerd ${m.workerd}. Server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOADGEN_CPU}: ${canPin ? "yes" : "NO"}. Local figures: one workerd thread runs the worker, the D1 emulation and the rate limiter's Durable Object; they are this machine's, not production's.`,
     "",
     "### Creates per second on one local D1 (the built bundle in workerd)",
     "",
@@ -484,7 +448,7 @@ function markdown(r: Report): string {
     "",
     "### Bytes on disk",
     "",
-    `D1's own database size (\`meta.size_after\`: SQLite page count x page size, ${s.pageSize}-byte pages) before and after inserting ${f0(s.rows)} rows of each kind into a fresh local D1 holding the migrations (${f0(s.emptyBytes)} bytes empty).`,
+    `D1's own database size (\`meta.size_after\`: SQLite page count x page size, ${s.pageSize}-byte pages) before and after inserting ${f0(ROWS)} rows of each kind into a fresh local D1 holding the migrations (${f0(s.emptyBytes)} bytes empty).`,
     "",
     "| rows | bytes per row |",
     "|---|---|",
@@ -492,11 +456,11 @@ function markdown(r: Report): string {
     `| pet, 100-character name (the maximum), with its index entry | ${f1(s.longPetBytes)} |`,
     `| idempotency record (SHA-256 of the key and of the body, the pet's id, the time), with its created_at index entry | ${f1(s.recordBytes)} |`,
     "",
-    `Record shape (average bytes of key hash / fingerprint / digits of the pet id): the API's own record ${s.recordShape.real}; the generated ones ${s.recordShape.generated}. Where the bytes are (SQLite's dbstat, after all inserts: ${f0(2 * s.rows)} pets of both kinds, ${f0(s.rows)} records): ${s.objects.map((o) => `${o.name} ${f0(o.bytes)} bytes (${f0(o.unusedPct)}% unused)`).join("; ")}.`,
+    `Record shape (average bytes of key hash / fingerprint / digits of the pet id): the API's own record ${s.recordShape.real}; the generated ones ${s.recordShape.generated}. Where the bytes are (SQLite's dbstat, after all inserts: ${f0(2 * ROWS)} pets of both kinds, ${f0(ROWS)} records): ${s.objects.map((o) => `${o.name} ${f0(o.bytes)} bytes (${f0(o.unusedPct)}% unused)`).join("; ")}.`,
     "",
     "### Rows read per request (D1's meta.rows_read, every statement of the request)",
     "",
-    `The real app (src/app.ts, run in Node) over the same local D1 with ${f0(s.rows)} pets; the edge cache is an in-memory Cache API where a row says hit. Rows written count too (D1 bills both).`,
+    `The real app (src/app.ts, run in Node) over the same local D1 with ${f0(ROWS)} pets; the edge cache is an in-memory Cache API where a row says hit. Rows written count too (D1 bills both).`,
     "",
     "| operation | statements | rows read | rows written | note |",
     "|---|---|---|---|---|",
@@ -541,99 +505,5 @@ function markdown(r: Report): string {
   return lines.join("\n");
 }
 
-// ----------------------------------------------------------------------- main
-async function main() {
-  const canPin = hasTaskset();
-  const facts = machine();
-  if (canPin && !pinSelf(LOADGEN_CPU)) log("warning: could not pin the load generator");
-  await requireFreePorts(Object.values(PORTS));
-  const scratch = runDirectory("capacity");
-  log("building the worker (wrangler deploy --dry-run)");
-  const bundle = buildBundle(path.join(scratch, "build"));
-
-  // Storage and rows read: a fresh D1 in this process.
-  const stateDir = path.join(scratch, "state-storage");
-  const api = apiWorkerOptions(bundle.file);
-  migrate(stateDir);
-  const mf = new Miniflare(
-    convertV4MiniflareOptions({
-      host: "127.0.0.1",
-      port: 0,
-      cf: CF,
-      resourcePersistencePath: path.join(stateDir, "v3"),
-      workers: [
-        {
-          name: "probe",
-          modules: true,
-          compatibilityDate: api.compatibilityDate,
-          script: "export default { fetch: () => new Response(null, { status: 404 }) };",
-          d1Databases: api.d1Databases,
-        },
-      ],
-    }),
-  );
-  let storage: Omit<Storage, "pageSize" | "objects">;
-  let operations: Operation[];
-  try {
-    const db = await mf.getD1Database("DB", "probe");
-    const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
-    const keyId = await addKey(db, await hashApiKey(key));
-    const empty = await d1Size(db);
-    log(`storage: ${f0(ROWS)} pets with short names`);
-    await seedPets(db, ROWS);
-    const withPets = await d1Size(db);
-
-    log("rows read per operation (the app over the same D1)");
-    operations = await rowsRead(db, key);
-    const real = (await db.prepare(SHAPE_SQL).first<{ shape: string }>())?.shape ?? "?";
-
-    log(`storage: ${f0(ROWS)} pets with 100-character names, ${f0(ROWS)} idempotency records`);
-    const beforeLong = await d1Size(db);
-    const count = (await db.prepare("SELECT count(*) AS n FROM pets").first<{ n: number }>())?.n;
-    await seedPets(
-      db,
-      (count ?? 0) + ROWS,
-      "substr('pet-' || i || '-' || hex(zeroblob(60)), 1, 100)",
-    );
-    const withLong = await d1Size(db);
-    await db.prepare("DELETE FROM idempotency_records").run();
-    const beforeRecords = await d1Size(db);
-    await idempotencyRecords(db, keyId, ROWS);
-    const withRecords = await d1Size(db);
-    const generated = (await db.prepare(SHAPE_SQL).first<{ shape: string }>())?.shape ?? "?";
-    storage = {
-      rows: ROWS,
-      emptyBytes: empty,
-      shortPetBytes: (withPets - empty) / ROWS,
-      longPetBytes: (withLong - beforeLong) / ROWS,
-      recordBytes: (withRecords - beforeRecords) / ROWS,
-      recordShape: { real, generated },
-    };
-  } finally {
-    await mf.dispose();
-  }
-  const stat = dbstat(stateDir);
-
-  log("load: creates and reads at 1..32 connections");
-  const ramps = await load(bundle.file, canPin, scratch);
-  rmSync(scratch, { recursive: true, force: true });
-
-  const report: Report = {
-    machine: facts,
-    pinned: canPin,
-    storage: { ...storage, ...stat },
-    operations,
-    ramps,
-    seconds: (performance.now() - startedAt) / 1000,
-  };
-  writeFileSync(RESULTS, JSON.stringify(report, null, 2));
-  const section = markdown(report);
-  writeMeasured(DOC, section);
-  console.log(`\n${section}\n`);
-  log(`wrote ${path.relative(ROOT, DOC)} (measured section) and ${path.relative(ROOT, RESULTS)}`);
-}
-
-main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+const section = markdown(await measure());
+writeMeasured("docs/scaling.md", section);

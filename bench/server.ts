@@ -1,140 +1,82 @@
-// The benchmark's server: one Node process, one workerd, four workers, each on
-// its own direct socket (miniflare's unsafeDirectSockets: as fast as `workerd serve`,
-// without miniflare's front-end worker or wrangler dev's logging):
-//   api    - the built bundle (wrangler deploy --dry-run), wrangler.toml's top-level bindings,
-//            with miniflare's Cache API (a Durable Object on SQLite): the edge cache works
-//   api-d1 - the same bundle with miniflare's no-op Cache API (as on a workers.dev host):
-//            every read goes to D1, as before the edge cache
-//   static - bare fetch handler answering a static 20-pet JSON array        (baseline a)
-//   raw    - bare fetch handler running listPets' SQL on the same D1, no    (baseline b)
-//            validation, auth or extra headers; flags add the API's platform calls
-//            (rate limiter, D1 session, Cache API match): see bench/workers.ts
-// The D1 database (persisted under o.state) is created here: migrations (wrangler), then
-// o.pets pets from one recursive-CTE INSERT, then the bench API key's hash.
-// Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM/SIGINT.
-// Started pinned to one CPU by harness.ts's startServer, its options as one JSON argument.
+// The benchmark's server (docs/performance.md, "What it measures"): one Node process, one
+// workerd, four workers on direct sockets (miniflare's unsafeDirectSockets): the built API
+// with the edge cache (api) and with a no-op Cache API (api-d1), and the baselines of
+// bench/workers.ts (static, raw), over a fresh local D1 with o.pets pets and the bench key.
+// Prints one JSON line {"ready":...} on stdout, and serves until SIGTERM, SIGINT or the
+// end of its stdin. Started pinned to one CPU by lib.ts's withServer.
 import path from "node:path";
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { addKey, migrate, seedPets } from "./database.ts";
-import type { ServerOptions } from "./harness.ts";
-import { apiWorkerOptions, CF, rawD1WorkerScript, staticWorkerScript } from "./workers.ts";
+import { addKey, addPets, HOST, PORTS, type ServerOptions } from "./lib.ts";
+import {
+  apiWorkerOptions,
+  localMiniflare,
+  rawD1WorkerScript,
+  STATIC_WORKER_SCRIPT,
+} from "./workers.ts";
 
-/** The options of harness.ts's startServer, passed as one JSON argument. */
 const o = JSON.parse(process.argv[2] ?? "{}") as ServerOptions;
-const HOST = "127.0.0.1";
+const state = path.resolve(o.state);
 
-let problemMinute = -1;
-let problemsThisMinute = 0;
-function reportProblems(log: { timestamp: number; level: string; message: string }): void {
-  const problem =
-    log.level === "error" || log.level === "warn" || /"level":"(error|warn)"/.test(log.message);
-  if (!problem) return;
+/** Problems shown per minute; the rest of that minute's are counted. */
+const shown = new Map<number, number>();
+function reportProblem(level: string, message: string): void {
   const minute = Math.floor(Date.now() / 60_000);
-  if (minute !== problemMinute) {
-    if (problemsThisMinute > 5) {
-      process.stderr.write(`[server] ... and ${problemsThisMinute - 5} more that minute\n`);
+  const n = (shown.get(minute) ?? 0) + 1;
+  shown.set(minute, n);
+  if (n <= 5) process.stderr.write(`[server ${new Date().toISOString()}] ${level}: ${message}\n`);
+  if (n === 6) process.stderr.write("[server] ... and more this minute, not shown\n");
+}
+
+const api = apiWorkerOptions(path.resolve(o.bundle));
+const { compatibilityDate, d1Databases } = api;
+const socket = (port: number) => ({ unsafeDirectSockets: [{ host: HOST, port }] });
+const mf = localMiniflare(state, {
+  // Drop the worker's per-request console lines here: printing them would put
+  // Node on the server core for every request (production ships them to Workers Logs).
+  // Errors and warnings (workerd's own, the API's "level":"error"/"warn" lines, the
+  // raw worker's console.error) go to stderr, the first few of each minute in full.
+  handleStructuredLogs: ({ level, message }) => {
+    if (/^(error|warn)$/.test(level) || /"level":"(error|warn)"/.test(message)) {
+      reportProblem(level, message);
     }
-    problemMinute = minute;
-    problemsThisMinute = 0;
-  }
-  if (++problemsThisMinute <= 5) {
-    process.stderr.write(
-      `[server ${new Date(log.timestamp).toISOString()}] ${log.level}: ${log.message}\n`,
-    );
-  }
-}
-
-async function main() {
-  const api = apiWorkerOptions(path.resolve(o.bundle));
-  const d1Databases = api.d1Databases;
-  const compatibilityDate = api.compatibilityDate;
-  migrate(path.resolve(o.state));
-  const mf = new Miniflare(
-    convertV4MiniflareOptions({
-      host: HOST,
-      port: 0,
-      cf: CF,
-      resourcePersistencePath: path.join(path.resolve(o.state), "v3"),
-      // Drop the worker's per-request console lines here: printing them would put
-      // Node on the server core for every request (production ships them to Workers Logs).
-      // Errors and warnings (workerd's own, the API's "level":"error"/"warn" lines, the
-      // raw worker's console.error) go to stderr, the first few of each minute in full.
-      handleStructuredLogs: reportProblems,
-      // An error thrown inside miniflare's own Durable Objects (the D1, rate-limiter and
-      // Cache API emulations) reaches this process, not the worker's logs: say it too.
-      handleUncaughtError: (error: Error) =>
-        reportProblems({
-          timestamp: Date.now(),
-          level: "error",
-          message: `miniflare: ${error.stack ?? error.message}`,
-        }),
-      logRequests: false,
-      workers: [
-        {
-          ...api,
-          name: "api",
-          unsafeDirectSockets: [{ host: HOST, port: o.ports.api }],
-        },
-        {
-          ...api,
-          name: "api-d1",
-          cacheAPI: false,
-          unsafeDirectSockets: [{ host: HOST, port: o.ports.apiD1 }],
-        },
-        {
-          name: "static",
-          compatibilityDate,
-          modules: true,
-          script: staticWorkerScript(),
-          unsafeDirectSockets: [{ host: HOST, port: o.ports.static }],
-        },
-        {
-          name: "raw",
-          compatibilityDate,
-          modules: true,
-          script: rawD1WorkerScript(),
-          d1Databases,
-          ratelimits: api.ratelimits,
-          unsafeDirectSockets: [{ host: HOST, port: o.ports.raw }],
-        },
-      ],
-    }),
-  );
-  await mf.ready;
-
-  const started = performance.now();
-  const db = await mf.getD1Database("DB", "raw");
-  await seedPets(db, o.pets);
-  await addKey(db, o.keyHash);
-  const stats = await db
-    .prepare("SELECT count(*) AS pets, max(id) AS maxId FROM pets")
-    .first<{ pets: number; maxId: number }>();
-
-  console.log(
-    JSON.stringify({
-      ready: true,
-      pid: process.pid,
-      pets: stats?.pets,
-      maxId: stats?.maxId,
-      seedMs: Math.round(performance.now() - started),
-    }),
-  );
-
-  let closing = false;
-  const close = async () => {
-    if (closing) return;
-    closing = true;
-    await mf.dispose();
-    process.exit(0);
-  };
-  process.on("SIGTERM", close);
-  process.on("SIGINT", close);
-  // Exit with the parent: bench/run.ts holds our stdin open.
-  process.stdin.on("end", close);
-  process.stdin.resume();
-}
-
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
+  },
+  // An error thrown inside miniflare's own Durable Objects (the D1, rate-limiter and
+  // Cache API emulations) reaches this process, not the worker's logs: say it too.
+  handleUncaughtError: (error: Error) =>
+    reportProblem("error", `miniflare: ${error.stack ?? error.message}`),
+  logRequests: false,
+  workers: [
+    { ...api, name: "api", ...socket(PORTS.api) },
+    { ...api, name: "api-d1", cacheAPI: false, ...socket(PORTS.apiD1) },
+    {
+      name: "static",
+      compatibilityDate,
+      modules: true,
+      script: STATIC_WORKER_SCRIPT,
+      ...socket(PORTS.static),
+    },
+    {
+      name: "raw",
+      compatibilityDate,
+      modules: true,
+      script: rawD1WorkerScript(),
+      d1Databases,
+      ratelimits: api.ratelimits,
+      ...socket(PORTS.raw),
+    },
+  ],
 });
+await mf.ready;
+
+const started = performance.now();
+const db = await mf.getD1Database("DB", "raw");
+await addPets(db, o.pets);
+await addKey(db, o.keyHash);
+const stats = await db
+  .prepare("SELECT count(*) AS pets, max(id) AS maxId FROM pets")
+  .first<{ pets: number; maxId: number }>();
+const seedMs = Math.round(performance.now() - started);
+console.log(JSON.stringify({ ready: true, pid: process.pid, ...stats, seedMs }));
+
+const close = () => mf.dispose().finally(() => process.exit(0));
+process.once("SIGTERM", close).once("SIGINT", close);
+process.stdin.once("end", close).resume();

@@ -1,13 +1,14 @@
 // The workers the benchmark serves: the API (built bundle, wrangler.toml's
 // top-level bindings) and the two baselines, written here as plain modules.
 import path from "node:path";
-import type { V4WorkerOptionsShape } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { wrangler } from "../scripts/wrangler.ts";
 import { GET_PET_SQL, LIST_PETS_SQL } from "../src/db/pets.ts";
-import { ROOT } from "./lib.ts";
+import { HOST, ROOT } from "./lib.ts";
 
 /** A fixed request.cf, so miniflare never fetches one from the network. */
-export const CF = {
+const CF = {
   colo: "LHR",
   country: "GB",
   city: "London",
@@ -16,21 +17,21 @@ export const CF = {
   tlsVersion: "TLSv1.3",
 };
 
-export function staticWorkerScript(): string {
-  const statuses = ["available", "pending", "sold"];
-  const pets = Array.from({ length: 20 }, (_, i) => ({
-    id: i + 1,
-    name: `pet-${i + 1}`,
-    categoryId: 1 + ((i + 1) % 7),
-    status: statuses[(i + 1) % 3],
-  }));
-  return `const BODY = ${JSON.stringify(JSON.stringify(pets))};
+const STATUSES = ["available", "pending", "sold"];
+const PAGE = Array.from({ length: 20 }, (_, i) => ({
+  id: i + 1,
+  name: `pet-${i + 1}`,
+  categoryId: 1 + ((i + 1) % 7),
+  status: STATUSES[(i + 1) % 3],
+}));
+
+/** Baseline (a): a bare fetch handler answering a static page of 20 pets. */
+export const STATIC_WORKER_SCRIPT = `const BODY = ${JSON.stringify(JSON.stringify(PAGE))};
 export default {
   fetch() {
     return new Response(BODY, { headers: { "content-type": "application/json" } });
   },
 };`;
-}
 
 /** The pet that getPet's rows ask for (in the middle of the seeded 100,000). */
 export const BENCH_PET_ID = 50_000;
@@ -144,4 +145,21 @@ export function apiWorkerOptions(bundle: string) {
     modulesRoot: path.dirname(bundle),
     modules: [{ type: "ESModule" as const, path: bundle }],
   };
+}
+
+/**
+ * Miniflare in this process on 127.0.0.1 with a fixed request.cf, over the local D1
+ * persisted under `state`, which the tool every other database uses (`wrangler d1
+ * migrations apply`) migrates first.
+ */
+export function localMiniflare(
+  state: string,
+  options: Parameters<typeof convertV4MiniflareOptions>[0],
+): Miniflare {
+  const migrate = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state];
+  wrangler(migrate, { capture: true, ci: true });
+  const persistence = { resourcePersistencePath: path.join(state, "v3") };
+  return new Miniflare(
+    convertV4MiniflareOptions({ host: HOST, port: 0, cf: CF, ...persistence, ...options }),
+  );
 }

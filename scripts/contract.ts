@@ -6,53 +6,35 @@
 // run starts from the same empty database. Newman's table gives the counts; the exit
 // code is Portman's (non-zero on any failed assertion). The collection it ran is left in
 // dist/contract/collection.json, to import into Postman or rerun with `npx newman run`.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import waitOn from "wait-on";
+import { scriptEnv, startDevServer } from "../test/live/dev-server.ts";
 
-const HOST = "127.0.0.1";
 const { values } = parseArgs({ options: { port: { type: "string", default: "8830" } } });
-const origin = `http://${HOST}:${values.port}`;
 const root = fileURLToPath(new URL("..", import.meta.url));
-const state = mkdtempSync(path.join(tmpdir(), "petstore-contract-"));
+const server = await startDevServer(Number(values.port));
 // Portman writes its intermediate files under ./tmp of where it runs: there, not here.
 const work = mkdtempSync(path.join(tmpdir(), "petstore-portman-"));
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-
-// Its own process group, so that stopping it stops npm, node, wrangler and workerd.
-const server = spawn(
-  "npm",
-  ["run", "-s", "dev", "--", "--ip", HOST, "--port", values.port, "--persist-to", state],
-  { detached: true, env, stdio: ["ignore", "ignore", "inherit"] },
-);
-
 let status = 1;
 try {
-  await waitOn({ resources: [`http-get://${HOST}:${values.port}/`], timeout: 120_000 });
-  status =
-    spawnSync(
-      "portman",
-      [
-        "--local",
-        path.join(root, "src/openapi/openapi.json"),
-        "--portmanConfigFile",
-        path.join(root, "test/contract/portman-config.json"),
-        "--baseUrl",
-        `${origin}/v1`,
-        "--output",
-        path.join(root, "dist/contract/collection.json"),
-        "--runNewman",
-      ],
-      { cwd: work, env, stdio: "inherit" },
-    ).status ?? 1;
+  const args = [
+    ["--local", path.join(root, "src/openapi/openapi.json")],
+    ["--portmanConfigFile", path.join(root, "test/contract/portman-config.json")],
+    ["--baseUrl", `${server.base}/v1`],
+    ["--output", path.join(root, "dist/contract/collection.json")],
+  ];
+  const portman = spawnSync("portman", [...args.flat(), "--runNewman"], {
+    cwd: work,
+    env: scriptEnv,
+    stdio: "inherit",
+  });
+  status = portman.status ?? 1;
 } finally {
-  if (server.pid !== undefined) process.kill(-server.pid, "SIGTERM");
-  // The database goes once the server has let go of it (its port is closed).
-  await waitOn({ resources: [`tcp:${HOST}:${values.port}`], reverse: true, timeout: 30_000 });
-  for (const dir of [state, work]) rmSync(dir, { recursive: true, force: true });
+  await server.stop();
+  rmSync(work, { recursive: true, force: true });
 }
 process.exit(status);

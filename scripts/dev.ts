@@ -48,17 +48,8 @@ if (import.meta.main) {
     ci: true,
   });
   console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
-  wrangler(
-    [
-      "d1",
-      "execute",
-      "DB",
-      ...local,
-      "--command",
-      seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
-    ],
-    { capture: true },
-  );
+  const seed = seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY));
+  wrangler(["d1", "execute", "DB", ...local, "--command", seed], { capture: true });
   console.log(
     `Local D1 ready. Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${url}/v1/pets`,
   );

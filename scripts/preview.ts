@@ -19,11 +19,6 @@ if (values.help) {
   process.exit(0);
 }
 
-function currentBranch(): string {
-  const git = spawnSync("git", ["rev-parse", "--abbrev-ref", "HEAD"], { encoding: "utf8" });
-  return git.status === 0 ? git.stdout.trim() : "";
-}
-
 /** Preview aliases are DNS labels: lowercase letters, digits, hyphens; short. */
 function toAlias(name: string): string {
   return name
@@ -34,7 +29,9 @@ function toAlias(name: string): string {
     .replace(/-+$/, "");
 }
 
-const requested = positionals[0] ?? currentBranch();
+// The current branch (nothing on a detached HEAD or outside a git checkout).
+const branch = () => spawnSync("git", ["branch", "--show-current"], { encoding: "utf8" }).stdout;
+const requested = positionals[0] ?? branch()?.trim() ?? "";
 const alias = toAlias(requested);
 if (!alias || alias === "head") {
   console.error("No preview name: pass one (npm run preview -- my-change) or run on a branch.");

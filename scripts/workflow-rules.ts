@@ -13,7 +13,7 @@ const SECRET = /\$\{\{[^}]*\bsecrets\./;
 
 type Mapping = Record<string, unknown>;
 
-interface Step {
+export interface Step {
   id?: string;
   name?: string;
   uses?: string;
@@ -23,9 +23,18 @@ interface Step {
   env?: Mapping;
 }
 
-interface Job {
+export interface Job {
   environment?: string | { name?: string };
-  steps?: Step[];
+  env?: Mapping;
+  secrets?: unknown;
+  steps: Step[];
+}
+
+/** A workflow as parsed: what the rules read of it. */
+export interface Workflow {
+  on: Mapping;
+  env?: Mapping;
+  jobs: Record<string, Job>;
 }
 
 /** A wrangler command line a step runs (through the action or in a script). */
@@ -39,10 +48,6 @@ const isMapping = (value: unknown): value is Mapping =>
 
 const stepName = (step: Step, index: number) =>
   JSON.stringify(step.name ?? step.id ?? step.uses ?? `step ${index + 1}`);
-
-function envFlag(text: string): string | undefined {
-  return /(?:--env|-e)(?:\s+|=)([\w-]+)/.exec(text)?.[1];
-}
 
 const usesWranglerAction = (step: Step) => step.uses?.startsWith(`${WRANGLER_ACTION}@`) ?? false;
 
@@ -65,7 +70,7 @@ export function wranglerCommands(step: Step): Command[] {
   return lines
     .map((text) => text.trim())
     .filter(Boolean)
-    .map((text) => ({ text, env: envFlag(text) }));
+    .map((text) => ({ text, env: /(?:--env|-e)(?:\s+|=)([\w-]+)/.exec(text)?.[1] }));
 }
 
 /** Changes which code serves traffic: deploy, versions deploy, rollback, triggers deploy. */
@@ -76,17 +81,11 @@ export function isDeployCommand(command: Command): boolean {
   );
 }
 
-/** Builds dist/assets, the docs page's files that wrangler.toml's [assets] uploads. */
-
 export function isSmokeStep(step: Step): boolean {
   return typeof step.run === "string" && /\bnpm\s+run\s+(?:-s\s+)?smoke(?![\w:-])/.test(step.run);
 }
 
 const runsOnFailure = (step: Step) => /\b(failure|always)\(\)/.test(step.if ?? "");
-
-function environmentName(job: Job): string | undefined {
-  return typeof job.environment === "string" ? job.environment : job.environment?.name;
-}
 
 /** Every string in `value` with the path that leads to it. */
 function* strings(value: unknown, path: string[]): Generator<[string[], string]> {
@@ -189,7 +188,9 @@ function checkWorkflow(file: string, workflow: Mapping): string[] {
       );
     }
     const steps = Array.isArray(job.steps) ? job.steps : [];
-    const production = environmentName(job) === "production";
+    const { environment } = job;
+    const production =
+      (typeof environment === "string" ? environment : environment?.name) === "production";
     const where = (step: Step, index: number) =>
       `${file}: job ${jobId}, step ${stepName(step, index)}`;
     let uploadedProduction = false;

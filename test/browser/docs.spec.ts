@@ -3,9 +3,8 @@
 // logged as an error or a warning, and no Content-Security-Policy violation occurs.
 // Screenshots of both states: test-results/browser/docs-*/docs.png and try-it.png.
 import { expect, test } from "@playwright/test";
+import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import { OPERATIONS } from "../../src/operations.ts";
-
-const LOCAL_DEV_KEY = "local-dev-key";
 
 test("the docs page renders offline, and its try it lists pets from this origin", async ({
   page,

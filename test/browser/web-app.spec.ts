@@ -1,29 +1,23 @@
 // A web app on another origin calls the API from the browser: fetch() as an app calls it,
 // reading only what CORS lets a page read. The app's page is a route Playwright fulfils
 // on another port of 127.0.0.1 (another origin), so no server of ours serves it.
-import { execFileSync } from "node:child_process";
 import { expect, type Page, test } from "@playwright/test";
 import LinkHeader from "http-link-header";
+import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
+import { npm } from "../live/dev-server.ts";
 
-const LOCAL_DEV_KEY = "local-dev-key";
 const APP = "http://127.0.0.1:8793/";
 
-/** What a web app sees of one answer: status, the headers CORS lets it read, the body. */
-interface Seen {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  json: unknown;
-}
-
-interface AppRequest {
+/** A request of the app: `body` is sent as it is (set Content-Type yourself). */
+type AppRequest = {
   method?: string;
   key?: string;
   headers?: Record<string, string>;
-  /** Sent as it is; set Content-Type yourself. */
   body?: string;
-}
+};
+/** What a web app sees of one answer: status, the headers CORS lets it read, the body. */
+type Seen = Awaited<ReturnType<typeof appFetch>>;
 
 test.describe.configure({ mode: "serial" });
 
@@ -31,17 +25,11 @@ let page: Page;
 let webKey: string;
 const created: Pet[] = [];
 
-test.beforeAll(() => {
+test.beforeAll(async () => {
+  const create = ["keys", "--", "create", "--label", "web", "--scope", "pets:read"];
+  const { stdout } = await npm([...create, "--persist-to", process.env.BROWSER_D1 as string]);
   // `npm run keys -- create` prints the new key alone on its last line.
-  const output = execFileSync(
-    "npm",
-    ["run", "-s", "keys", "--", "create", "--label", "web", "--scope", "pets:read"].concat([
-      "--persist-to",
-      process.env.BROWSER_D1 as string,
-    ]),
-    { encoding: "utf8" },
-  );
-  webKey = output.trimEnd().split("\n").at(-1) ?? "";
+  webKey = stdout.trimEnd().split("\n").at(-1) ?? "";
 });
 
 test.beforeEach(async ({ page: appPage }) => {
@@ -53,7 +41,7 @@ test.beforeEach(async ({ page: appPage }) => {
 });
 
 /** fetch() from the app's page, exactly as a web app calls the API. */
-function appFetch(path: string, request: AppRequest = {}): Promise<Seen> {
+function appFetch(path: string, request: AppRequest = {}) {
   return page.evaluate(
     async ({ url, request }) => {
       const headers: Record<string, string> = { ...request.headers };
@@ -71,7 +59,8 @@ function appFetch(path: string, request: AppRequest = {}): Promise<Seen> {
       } catch {
         // not JSON: left null, the checks say so
       }
-      return { status: response.status, headers: Object.fromEntries(response.headers), text, json };
+      const seen: Record<string, string> = Object.fromEntries(response.headers);
+      return { status: response.status, headers: seen, text, json };
     },
     { url: new URL(path, test.info().project.use.baseURL).href, request },
   );

