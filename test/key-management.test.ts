@@ -28,32 +28,23 @@ async function keyRow(id: number): Promise<Record<string, unknown> | null> {
     .first();
 }
 
-/** Rotates key `oldId` the way `npm run keys -- rotate` does; answers both statements' rows. */
+/** Rotates key `oldId` as `npm run keys -- rotate` does; answers both statements' rows. */
 async function rotate(
   oldId: number,
-  now: number | undefined,
-  graceSeconds: number,
-  expiresAt?: number,
+  options: { now?: number; graceSeconds: number; expiresAt?: number },
 ) {
   const key = await unknownKey();
-  const [insertNew, expireOld] = rotateKeyStatements({
+  const statements = rotateKeyStatements({
     oldId,
     keyHash: await hashApiKey(key),
     prefix: displayPrefix(key),
-    ...(now !== undefined ? { now } : {}),
-    graceSeconds,
-    ...(expiresAt !== undefined ? { expiresAt } : {}),
+    ...options,
   });
   // `wrangler d1 execute --command "A; B"` runs the two as one batch, in order.
-  const [inserted, expired] = await env.DB.batch([
-    env.DB.prepare(insertNew),
-    env.DB.prepare(expireOld),
-  ]);
-  return {
-    key,
-    created: (inserted?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>)),
-    old: (expired?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>)),
-  };
+  const [inserted, expired] = await env.DB.batch(statements.map((sql) => env.DB.prepare(sql)));
+  const listed = (result?: D1Result) =>
+    (result?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>));
+  return { key, created: listed(inserted), old: listed(expired) };
 }
 
 /** GET /v1/pets with `key` through an app at a fixed instant (unix seconds). */
@@ -107,10 +98,11 @@ describe("create (the statement of `keys create`)", () => {
 
 describe("rotate (the statements of `keys rotate`)", () => {
   const NOW = 1_950_000_000;
+  const DAY = 86_400;
 
   it("issues a key with the same label and scopes; the old one expires after the grace period", async () => {
     const old = await createKey("partner-acme", { scopes: ["pets:read", "orders:read"] });
-    const { key, created, old: expired } = await rotate(old.id, NOW, 24 * 3600);
+    const { key, created, old: expired } = await rotate(old.id, { now: NOW, graceSeconds: DAY });
     expect(created).toEqual([
       expect.objectContaining({
         label: "partner-acme",
@@ -122,21 +114,21 @@ describe("rotate (the statements of `keys rotate`)", () => {
     expect(expired).toEqual([
       expect.objectContaining({
         id: old.id,
-        expiresAt: new Date((NOW + 24 * 3600) * 1000).toISOString(),
+        expiresAt: new Date((NOW + DAY) * 1000).toISOString(),
       }),
     ]);
     // During the grace period both keys work; from its end only the new one.
     for (const k of [old.key, key]) expect((await listAt(NOW + 3600, k)).status).toBe(200);
-    const late = await listAt(NOW + 24 * 3600, old.key);
+    const late = await listAt(NOW + DAY, old.key);
     await expectError(late, 401, "unauthorized", /expired/);
     expect(late.headers.get("WWW-Authenticate")).toBe(INVALID);
-    expect((await listAt(NOW + 24 * 3600, key)).status).toBe(200);
+    expect((await listAt(NOW + DAY, key)).status).toBe(200);
   });
 
   it("with --grace 0s refuses the old key at once and the new key works at once", async () => {
     const now = Math.floor(Date.now() / 1000);
     const old = await createKey("rotate-now", { scopes: ["pets:write"] });
-    const { key, created } = await rotate(old.id, undefined, 0); // the database's clock
+    const { key, created } = await rotate(old.id, { graceSeconds: 0 }); // the database's clock
     expect(created[0]?.scopes).toEqual(["pets:write"]);
     const refused = await listAt(now, old.key);
     await expectError(refused, 401, "unauthorized", /expired/);
@@ -150,25 +142,27 @@ describe("rotate (the statements of `keys rotate`)", () => {
 
   it("keeps an earlier expiry, and the new key may get its own", async () => {
     const old = await createKey("rotate-early", { expiresAt: NOW + 60 });
-    const { created, old: expired } = await rotate(old.id, NOW, 3600, NOW + 90 * 86_400);
+    const { created, old: expired } = await rotate(old.id, {
+      now: NOW,
+      graceSeconds: 3600,
+      expiresAt: NOW + 90 * DAY,
+    });
     expect(expired[0]?.expiresAt).toBe(new Date((NOW + 60) * 1000).toISOString());
-    expect(created[0]?.expiresAt).toBe(new Date((NOW + 90 * 86_400) * 1000).toISOString());
+    expect(created[0]?.expiresAt).toBe(new Date((NOW + 90 * DAY) * 1000).toISOString());
   });
 
   it("does nothing for a revoked, an expired or an unknown key", async () => {
     const revoked = await createKey("rotate-revoked");
     await env.DB.prepare(revokeKeyStatement(revoked.id, NOW - 10)).run();
     const expired = await createKey("rotate-expired", { expiresAt: NOW });
-    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys").first<{
-      n: number;
-    }>();
+    const count = "SELECT COUNT(*) AS n FROM api_keys";
+    const before = await env.DB.prepare(count).first("n");
     for (const id of [revoked.id, expired.id, 987_654_321]) {
-      const result = await rotate(id, NOW, 3600);
+      const result = await rotate(id, { now: NOW, graceSeconds: 3600 });
       expect(result.created).toEqual([]);
       expect(result.old).toEqual([]);
     }
-    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys").first<{ n: number }>();
-    expect(after?.n).toBe(before?.n);
+    expect(await env.DB.prepare(count).first("n")).toBe(before);
     expect((await keyRow(expired.id))?.expires_at).toBe(NOW);
   });
 });
@@ -180,43 +174,65 @@ describe("list --json (LIST_KEYS_STATEMENT through toListedKey)", () => {
     const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<Record<string, unknown>>();
     const listed = results.map(toListedKey);
     const mine = listed.find((k) => k.id === id);
-    expect(Object.keys(mine ?? {})).toEqual([
-      "id",
-      "prefix",
-      "label",
-      "scopes",
-      "createdAt",
-      "expiresAt",
-      "lastUsedAt",
-      "revokedAt",
-    ]);
-    expect(mine).toMatchObject({
+    expect(mine).toEqual({
+      id,
+      prefix: expect.stringMatching(/^psk_/),
       label: "listed",
       scopes: ["pets:read"],
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
       expiresAt: "2033-05-18T03:33:20.000Z",
       lastUsedAt: null,
       revokedAt: "2033-05-18T03:33:19.000Z",
     });
-    expect(mine?.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+    // In this order, as `list --json` prints them.
+    expect(Object.keys(mine ?? {}).join()).toBe(
+      "id,prefix,label,scopes,createdAt,expiresAt,lastUsedAt,revokedAt",
+    );
     expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((a, b) => a - b));
   });
 });
 
 describe("last used", () => {
-  /** An app with a hand-driven clock; each request's waitUntil work is awaited. */
-  function harness(appEnv: Env = env) {
+  /**
+   * An app with a hand-driven clock over a D1 whose last-use writes are counted in
+   * `updates` and run as usual, or throw, reject or never finish as `fault` says.
+   */
+  function lastUseApp(fault?: "throws" | "rejects" | "hangs") {
     let now = 1_960_000_000_000;
     const logs: LogLine[] = [];
+    const updates: string[] = [];
+    const failed = () => {
+      if (fault === "throws") throw new Error("D1_ERROR: database is locked");
+      const never = new Promise(() => {});
+      const run = fault === "hangs" ? () => never : () => Promise.reject(new Error("D1_ERROR"));
+      return { run } as unknown as D1PreparedStatement;
+    };
+    const DB = new Proxy(env.DB, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (property !== "prepare") return typeof value === "function" ? value.bind(target) : value;
+        return (sql: string) => {
+          if (!/^UPDATE api_keys SET last_used_at/.test(sql)) return target.prepare(sql);
+          updates.push(sql);
+          return fault ? failed() : target.prepare(sql);
+        };
+      },
+    });
     const app = createCheckedApp({ clock: () => now, log: (line) => logs.push(line) });
+    const fetch = (key: string, ctx?: ExecutionContext) =>
+      app.fetch(makeRequest("/v1/pets?limit=1", { key }), { ...env, DB }, ctx);
     return {
       logs,
+      updates,
+      fetch,
       advance(ms: number) {
         now += ms;
       },
       now: () => now,
-      async get(key: string, db: Env = appEnv): Promise<Response> {
+      /** GET /v1/pets with `key`, its waitUntil work awaited. */
+      async get(key: string): Promise<Response> {
         const ctx = createExecutionContext();
-        const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), db, ctx);
+        const response = await fetch(key, ctx);
         await response.body?.cancel();
         await waitOnExecutionContext(ctx);
         return response;
@@ -224,54 +240,29 @@ describe("last used", () => {
     };
   }
 
-  /** env with a D1 whose `UPDATE api_keys` statements go through `update` instead. */
-  function withUpdate(update: (sql: string) => D1PreparedStatement): {
-    env: Env;
-    updates: string[];
-  } {
-    const updates: string[] = [];
-    const db = new Proxy(env.DB, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target) as unknown;
-        if (property === "prepare") {
-          return (sql: string) => {
-            if (/^UPDATE api_keys SET last_used_at/.test(sql)) {
-              updates.push(sql);
-              return update(sql);
-            }
-            return target.prepare(sql);
-          };
-        }
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    return { env: { ...env, DB: db }, updates };
-  }
-
   it("is written after the first use, then at most once an hour per key per isolate", async () => {
     const { key, id } = await createKey("last-used");
     const other = await createKey("last-used-other");
-    const counted = withUpdate((sql) => env.DB.prepare(sql));
-    const h = harness(counted.env);
+    const h = lastUseApp();
     expect((await keyRow(id))?.last_used_at).toBeNull();
 
     await h.get(key);
     const first = Math.floor(h.now() / 1000);
     expect((await keyRow(id))?.last_used_at).toBe(first);
-    expect(counted.updates).toHaveLength(1);
+    expect(h.updates).toHaveLength(1);
 
     h.advance(LAST_USE_INTERVAL_MS - 1);
     await h.get(key);
     await h.get(key);
-    expect(counted.updates).toHaveLength(1); // no write within the hour
+    expect(h.updates).toHaveLength(1); // no write within the hour
     expect((await keyRow(id))?.last_used_at).toBe(first);
 
     await h.get(other.key); // another key: its own write
-    expect(counted.updates).toHaveLength(2);
+    expect(h.updates).toHaveLength(2);
 
     h.advance(1);
     await h.get(key);
-    expect(counted.updates).toHaveLength(3);
+    expect(h.updates).toHaveLength(3);
     expect((await keyRow(id))?.last_used_at).toBe(Math.floor(h.now() / 1000));
   });
 
@@ -290,45 +281,29 @@ describe("last used", () => {
     expect((await keyRow(id))?.last_used_at).toBe(2_000_000_000);
   });
 
-  it("a failing write neither fails the request nor is logged with the key; it is retried later", async () => {
-    const { key, id } = await createKey("last-used-fails");
-    const failing = withUpdate(() => {
-      throw new Error("D1_ERROR: database is locked");
-    });
-    const h = harness(failing.env);
-    const response = await h.get(key);
-    expect(response.status).toBe(200);
-    expect(failing.updates).toHaveLength(1);
-    expect(h.logs.filter((l) => l.msg === "last-use write failed")).toEqual([
-      expect.objectContaining({ level: "warn", key_id: id }),
-    ]);
-    expect(JSON.stringify(h.logs)).not.toContain(key);
-    h.advance(60_000);
-    expect((await h.get(key)).status).toBe(200);
-    expect(failing.updates).toHaveLength(2); // tried again a minute later, not an hour
-  });
-
-  it("a rejected write fails nothing either", async () => {
-    const { key } = await createKey("last-used-rejects");
-    const rejecting = withUpdate(
-      () =>
-        ({
-          run: () => Promise.reject(new Error("D1_ERROR: network connection lost")),
-        }) as unknown as D1PreparedStatement,
-    );
-    const h = harness(rejecting.env);
-    expect((await h.get(key)).status).toBe(200);
-    expect(h.logs.some((l) => l.msg === "last-use write failed")).toBe(true);
-  });
+  it.each(["throws", "rejects"] as const)(
+    "a write that %s neither fails the request nor logs the key; it is retried later",
+    async (fault) => {
+      const { key, id } = await createKey(`last-used-${fault}`);
+      const h = lastUseApp(fault);
+      const response = await h.get(key);
+      expect(response.status).toBe(200);
+      expect(h.updates).toHaveLength(1);
+      expect(h.logs.filter((l) => l.msg === "last-use write failed")).toEqual([
+        expect.objectContaining({ level: "warn", key_id: id }),
+      ]);
+      expect(JSON.stringify(h.logs)).not.toContain(key);
+      h.advance(60_000);
+      expect((await h.get(key)).status).toBe(200);
+      expect(h.updates).toHaveLength(2); // tried again a minute later, not an hour
+    },
+  );
 
   it("a write that never finishes does not hold the answer back", async () => {
     const { key } = await createKey("last-used-hangs");
-    const hanging = withUpdate(
-      () => ({ run: () => new Promise(() => {}) }) as unknown as D1PreparedStatement,
-    );
-    const app = createCheckedApp({ log: () => {} });
+    const hanging = lastUseApp("hangs");
     // The answer arrives, complete, while the write is still pending (never awaited here).
-    const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), hanging.env);
+    const response = await hanging.fetch(key);
     expect(response.status).toBe(200);
     expect(Array.isArray(await response.json())).toBe(true);
     expect(hanging.updates).toHaveLength(1);
@@ -336,11 +311,10 @@ describe("last used", () => {
 
   it("is not written for a refused key", async () => {
     const { key, id } = await createKey("last-used-refused", { expiresAt: 1 });
-    const counted = withUpdate((sql) => env.DB.prepare(sql));
-    const h = harness(counted.env);
+    const h = lastUseApp();
     const response = await h.get(key);
     expect(response.status).toBe(401);
-    expect(counted.updates).toEqual([]);
+    expect(h.updates).toEqual([]);
     expect((await keyRow(id))?.last_used_at).toBeNull();
   });
 });

@@ -24,84 +24,47 @@ function usageError(argv: string[]): string {
 }
 
 describe("valid commands", () => {
-  it("create: label, repeated scopes, expiry, environment", () => {
-    expect(
-      parseKeyArgs([
-        "create",
-        "--label",
-        "web",
-        "--scope",
-        "pets:read",
-        "--scope=orders:read",
-        "--expires-in",
-        "30d",
-        "--env",
-        "staging",
-      ]),
-    ).toEqual({
-      command: "create",
-      label: "web",
-      scopes: ["pets:read", "orders:read"],
-      expiresInSeconds: 30 * 86_400,
-      env: "staging",
-      persistTo: undefined,
-    });
+  const every = [...SCOPES];
+  it.each([
+    [
+      "create --label web --scope pets:read --scope=orders:read --expires-in 30d --env staging",
+      {
+        label: "web",
+        scopes: ["pets:read", "orders:read"],
+        expiresInSeconds: 30 * 86_400,
+        env: "staging",
+      },
+    ],
+    // Without --scope every scope, no expiry; the local database by default.
+    ["create --label=server", { label: "server", scopes: every, expiresInSeconds: null }],
+    [
+      "create --label x --persist-to=.wrangler/e2e",
+      { label: "x", scopes: every, expiresInSeconds: null, persistTo: ".wrangler/e2e" },
+    ],
+    ["list", { json: false }],
+    ["list --json --env production", { json: true, env: "production" }],
+    ["list --persist-to /tmp/d1", { json: false, persistTo: "/tmp/d1" }],
+    ["revoke 7", { id: 7 }],
+    ["revoke 3 --persist-to=d", { id: 3, persistTo: "d" }],
+    ["rotate 7", { id: 7, graceSeconds: 24 * 3600, expiresInSeconds: null }],
+    ["rotate --grace 0s 12", { id: 12, graceSeconds: 0, expiresInSeconds: null }],
+    [
+      "rotate 3 --persist-to d",
+      { id: 3, graceSeconds: 86_400, expiresInSeconds: null, persistTo: "d" },
+    ],
+  ])("%s", (args, fields) => {
+    const argv = args.split(" ");
+    // toEqual: a field the command has and the row does not name fails (undefined aside).
+    expect(parseKeyArgs(argv)).toEqual({ command: argv[0], ...fields });
   });
 
-  it("create without --scope has every scope and no expiry; the local database by default", () => {
-    expect(parseKeyArgs(["create", "--label=server"])).toEqual({
-      command: "create",
-      label: "server",
-      scopes: [...SCOPES],
-      expiresInSeconds: null,
-      env: undefined,
-      persistTo: undefined,
-    });
-  });
-
-  it("list, list --json, revoke, rotate with and without --grace", () => {
-    expect(parseKeyArgs(["list"])).toMatchObject({ command: "list", json: false });
-    expect(parseKeyArgs(["list", "--json", "--env", "production"])).toMatchObject({
-      command: "list",
-      json: true,
-      env: "production",
-    });
-    expect(parseKeyArgs(["revoke", "7"])).toMatchObject({ command: "revoke", id: 7 });
-    expect(parseKeyArgs(["rotate", "7"])).toMatchObject({
-      command: "rotate",
-      id: 7,
-      graceSeconds: 24 * 3600,
-      expiresInSeconds: null,
-    });
-    expect(parseKeyArgs(["rotate", "--grace", "0s", "12"])).toMatchObject({
-      id: 12,
-      graceSeconds: 0,
-    });
-  });
-
-  it("--persist-to DIR and --persist-to=DIR name a local database, on every command", () => {
-    expect(parseKeyArgs(["list", "--persist-to", "/tmp/d1"])).toEqual({
-      command: "list",
-      json: false,
-      env: undefined,
-      persistTo: "/tmp/d1",
-    });
-    expect(parseKeyArgs(["create", "--label", "x", "--persist-to=.wrangler/e2e"])).toMatchObject({
-      command: "create",
-      env: undefined,
-      persistTo: ".wrangler/e2e",
-    });
-    expect(parseKeyArgs(["revoke", "3", "--persist-to=d"])).toMatchObject({ persistTo: "d" });
-    expect(parseKeyArgs(["rotate", "3", "--persist-to", "d"])).toMatchObject({ persistTo: "d" });
-    expect(USAGE).toContain("--persist-to <dir>");
-  });
-
-  it("help, --help or -h anywhere asks for the usage", () => {
-    expect(parseKeyArgs(["help"])).toEqual({ command: "help" });
-    expect(parseKeyArgs(["create", "--help"])).toEqual({ command: "help" });
-    expect(parseKeyArgs(["-h"])).toEqual({ command: "help" });
+  it("help, --help or -h anywhere asks for the usage, which names every command and flag", () => {
+    for (const argv of [["help"], ["create", "--help"], ["-h"]]) {
+      expect(parseKeyArgs(argv)).toEqual({ command: "help" });
+    }
     expect(USAGE).toMatch(/npm run keys -- help/);
     expect(USAGE).toMatch(/create --label <label> \[--scope <scope>\]\.\.\. \[--expires-in/);
+    expect(USAGE).toContain("--persist-to <dir>");
     for (const scope of SCOPES) expect(USAGE).toContain(scope);
   });
 });
