@@ -54,7 +54,7 @@ async function warmIsolate(): Promise<InstrumentedApp> {
   return app;
 }
 
-const ONE_PRIMARY = { primary: 1, replica: 0, cache: 0 };
+const ONE_PRIMARY = trips(1, 0, 0);
 
 describe("createPet", () => {
   it("waits for exactly one trip, to the primary", async () => {
@@ -133,9 +133,7 @@ describe("reads", () => {
       response,
       counts,
       trips: made,
-    } = await instrumentedApp().exchange(PAGE, {
-      key: fresh,
-    });
+    } = await instrumentedApp().exchange(PAGE, { key: fresh });
     expect(response.status).toBe(200);
     expect(counts).toEqual(trips(0, 1, 2));
     expect(made.find((t) => t.place === "replica")?.what).toMatch(/FROM api_keys/);

@@ -75,7 +75,7 @@ describe("wrangler.toml", () => {
 });
 
 describe("an address over its limit of invalid keys", () => {
-  it("gets 429 rate_limited with Retry-After before any lookup, for any token", async () => {
+  it("gets 429 rate_limited with Retry-After before any lookup, for any token; others do not", async () => {
     const app = instrumentedApp();
     const ip = newAddress();
     await freshWindow();
@@ -89,17 +89,10 @@ describe("an address over its limit of invalid keys", () => {
     // No key at all is still a plain 401: nothing was sent to count.
     const { response } = await app.exchange("/v1/pets", { headers: { "CF-Connecting-IP": ip } });
     await expectError(response, 401, "unauthorized", /Missing API key/);
-  });
-
-  it("does not affect a valid key from another address", async () => {
-    const app = instrumentedApp();
-    const limited = newAddress();
-    await freshWindow();
-    await exhaust(app, limited);
-    await expectLimited(app, limited, "nope");
+    // Another address with a valid key is not affected.
     const { key } = await createKey("other-address");
-    const { response } = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
-    expect(response.status).toBe(200);
+    const other = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
+    expect(other.response.status).toBe(200);
   });
 
   it("does not affect a valid key the location has already verified, even from that address", async () => {

@@ -1,21 +1,17 @@
 // The one instrumentation of the platform's far calls, shared by the trip-count tests
 // (in workerd), npm run bench:edge (inside the benchmark's worker) and npm run
-// bench:capacity (in Node, over miniflare's D1). A Recorder wraps a D1 binding and a
-// Cache API object: every call that would leave the worker is a Trip, classed by where
-// it goes, with D1's own accounting (rows read and written), and optionally delayed to
-// stand for the distance to it. Free of Node and Workers imports, so it runs in both.
+// bench:capacity (in Node, over miniflare's D1); free of Node and Workers imports. A
+// Recorder wraps a D1 binding and a Cache API object: every call that would leave the
+// worker is a Trip, classed by where it goes, with D1's own accounting (rows read and
+// written), optionally delayed to stand for the distance to it.
 //
-// Where a D1 call goes, as D1 routes it
-// (developers.cloudflare.com/d1/best-practices/read-replication/):
-//   - the binding itself (no session), or a "first-primary" session: the primary;
-//   - any statement that writes, and a batch holding one, in any session: the primary
-//     ("all write queries are still forwarded to the primary database instance");
-//   - any other read in a session ("first-unconstrained" or a bookmark): a replica.
+// Where a D1 call goes (developers.cloudflare.com/d1/best-practices/read-replication/):
+// the binding itself or a "first-primary" session, and any statement that writes (or a
+// batch holding one) in any session: the primary; any other read in a session: a replica.
 //
-// What an answer waited for: the trips that had finished when the response was handed
-// back (`finished()`, read at that moment). Work given to waitUntil after the answer
-// (last-use writes, cache puts) starts at the end of the request and completes on a
-// later turn of the event loop, so it is not among them.
+// What an answer waited for: the trips finished when the response was handed back
+// (`finished()`, read at that moment). Work given to waitUntil (last-use writes, cache
+// puts) completes on a later turn of the event loop, so it is not among them.
 
 export type Place = "primary" | "replica" | "cache";
 
@@ -83,7 +79,7 @@ export class Recorder {
   }
 
   /** Runs `work` as one trip to `place` (sending `sqls` to D1), after that place's delay. */
-  async trip<T>(
+  private async trip<T>(
     place: Place,
     what: string,
     sqls: string[],
