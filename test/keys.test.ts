@@ -14,6 +14,7 @@ import { hashApiKey } from "../src/auth/keys.ts";
 import { createApiKeyVerifier, type Verification } from "../src/auth/verifier.ts";
 import type { LogLine } from "../src/log.ts";
 import {
+  type CallOptions,
   call,
   createCheckedApp,
   createKey,
@@ -178,27 +179,16 @@ describe("logs", () => {
 
     const lines: LogLine[] = [];
     const app = createCheckedApp({ log: (line) => lines.push(line) });
-    const run = async (
-      path: string,
-      options: Parameters<typeof makeRequest>[1],
-      appEnv: Env = env,
-    ) => {
+    const run = async (path: string, options: CallOptions, appEnv: Env = env) => {
       const response = await app.fetch(makeRequest(path, options), appEnv);
       await response.body?.cancel();
       return response.status;
     };
-    const limited = {
-      ...env,
-      RATE_LIMITER: { limit: async () => ({ success: false }) } as RateLimit,
-    };
-    const broken = {
-      ...env,
-      RATE_LIMITER: {
-        limit: async () => {
-          throw new TypeError("rate limiter exploded");
-        },
-      } as RateLimit,
-    };
+    const limiter = (limit: RateLimit["limit"]): Env => ({ ...env, RATE_LIMITER: { limit } });
+    const limited = limiter(async () => ({ success: false }));
+    const broken = limiter(async () => {
+      throw new TypeError("rate limiter exploded");
+    });
     const down = {
       prepare: () => {
         throw new Error("D1_ERROR: Network connection lost.");

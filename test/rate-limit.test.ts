@@ -3,7 +3,6 @@
 // only TEST_RATE_LIMIT requests a minute per key (see vitest.config.ts).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { hashApiKey } from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import {
@@ -154,12 +153,7 @@ describe("the limit", () => {
       await response.body?.cancel();
     }
     expect(statuses).toEqual([200, 200, 501]);
+    // Exactly the id: neither the key nor its hash, nor any part of them.
     expect(seen).toEqual([`key:${id}`, `key:${id}`, `key:${id}`]);
-    const hash = await hashApiKey(key);
-    for (const k of seen) {
-      expect(k).not.toContain(key);
-      expect(k).not.toContain(key.slice(4, 12));
-      expect(k).not.toContain(hash);
-    }
   });
 });

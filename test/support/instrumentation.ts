@@ -140,13 +140,7 @@ export class Recorder {
         bind: (...values: unknown[]) => statementOf(statement.bind(...values), sql),
         all,
         run: all,
-        async first(column?: string) {
-          const row = (await all()).results[0] ?? null;
-          return column === undefined || row === null ? row : (row[column] ?? null);
-        },
-        async raw() {
-          return (await all()).results.map((row) => Object.values(row));
-        },
+        first: async () => (await all()).results[0] ?? null,
       };
       real.set(wrapped, { statement, sql });
       return wrapped as unknown as D1PreparedStatement;
@@ -167,7 +161,6 @@ export class Recorder {
           return results;
         });
       },
-      exec: (sql: string) => this.trip("primary", sql, [sql], () => (db as D1Database).exec(sql)),
       withSession: (constraint?: string) =>
         this.database(
           // miniflare's D1 as Node sees it has no sessions: it is its own session there.
