@@ -4,7 +4,7 @@
 // key cache are switched off here; test/edge-trips.test.ts counts every tier, revoked
 // and unknown keys included. Real D1, every statement counted.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
@@ -46,44 +46,42 @@ beforeAll(async () => {
   ).run();
 });
 
-describe("the API key cache", () => {
-  it("is bounded, with a TTL of at most 60 s, and at most 10 s for a refusal", () => {
-    expect(AUTH_CACHE_TTL_MS).toBeGreaterThan(0);
-    expect(AUTH_CACHE_TTL_MS).toBeLessThanOrEqual(60_000);
-    expect(AUTH_UNKNOWN_TTL_MS).toBeGreaterThan(0);
-    expect(AUTH_UNKNOWN_TTL_MS).toBeLessThanOrEqual(10_000);
-    expect(AUTH_CACHE_MAX_ENTRIES).toBeGreaterThan(0);
-    expect(AUTH_CACHE_MAX_ENTRIES).toBeLessThanOrEqual(100_000);
-  });
+it("the API key cache is bounded, with a TTL of at most 60 s, and at most 10 s for a refusal", () => {
+  expect(AUTH_CACHE_TTL_MS).toBeGreaterThan(0);
+  expect(AUTH_CACHE_TTL_MS).toBeLessThanOrEqual(60_000);
+  expect(AUTH_UNKNOWN_TTL_MS).toBeGreaterThan(0);
+  expect(AUTH_UNKNOWN_TTL_MS).toBeLessThanOrEqual(10_000);
+  expect(AUTH_CACHE_MAX_ENTRIES).toBeGreaterThan(0);
+  expect(AUTH_CACHE_MAX_ENTRIES).toBeLessThanOrEqual(100_000);
+});
 
-  it("verifies a key against D1 once a TTL; meanwhile a request runs only the operation's query", async () => {
-    const { key } = await createKey("cache");
-    const h = isolate();
-    const first = await h.list(key);
-    await expectPage(first.response);
-    expect(first.authQueries).toBe(1);
+it("verifies a key against D1 once a TTL; meanwhile a request runs only the operation's query", async () => {
+  const { key } = await createKey("cache");
+  const h = isolate();
+  const first = await h.list(key);
+  await expectPage(first.response);
+  expect(first.authQueries).toBe(1);
 
-    h.advance(AUTH_CACHE_TTL_MS - 1);
-    const second = await h.list(key);
-    await expectPage(second.response);
-    // Steady state: the listing query is the only statement of the request.
-    expect(second.statements).toHaveLength(1);
-    expect(second.statements[0]).toMatch(/^SELECT .* FROM pets WHERE id > \?1 ORDER BY id/);
+  h.advance(AUTH_CACHE_TTL_MS - 1);
+  const second = await h.list(key);
+  await expectPage(second.response);
+  // Steady state: the listing query is the only statement of the request.
+  expect(second.statements).toHaveLength(1);
+  expect(second.statements[0]).toMatch(/^SELECT .* FROM pets WHERE id > \?1 ORDER BY id/);
 
-    h.advance(1); // the TTL has passed: verified against D1 again, and kept again
-    expect((await h.list(key)).authQueries).toBe(1);
-    expect((await h.list(key)).authQueries).toBe(0);
-  });
+  h.advance(1); // the TTL has passed: verified against D1 again, and kept again
+  expect((await h.list(key)).authQueries).toBe(1);
+  expect((await h.list(key)).authQueries).toBe(0);
+});
 
-  it("evicts the oldest entry when full (bounded size)", async () => {
-    const keys = await Promise.all([createKey("a"), createKey("b"), createKey("c")]);
-    const h = isolate(2);
-    for (const { key } of keys) expect((await h.list(key)).authQueries).toBe(1);
-    // b and c are cached; a was evicted when c came in.
-    expect((await h.list(keys[2].key)).authQueries).toBe(0);
-    expect((await h.list(keys[1].key)).authQueries).toBe(0);
-    const evicted = await h.list(keys[0].key);
-    await expectPage(evicted.response);
-    expect(evicted.authQueries).toBe(1);
-  });
+it("evicts the oldest entry when full (bounded size)", async () => {
+  const keys = await Promise.all([createKey("a"), createKey("b"), createKey("c")]);
+  const h = isolate(2);
+  for (const { key } of keys) expect((await h.list(key)).authQueries).toBe(1);
+  // b and c are cached; a was evicted when c came in.
+  expect((await h.list(keys[2].key)).authQueries).toBe(0);
+  expect((await h.list(keys[1].key)).authQueries).toBe(0);
+  const evicted = await h.list(keys[0].key);
+  await expectPage(evicted.response);
+  expect(evicted.authQueries).toBe(1);
 });

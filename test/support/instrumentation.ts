@@ -34,7 +34,7 @@ export interface Executed {
 export type Delays = Partial<Record<Place, number>>;
 
 /** The Cache API methods the service uses. */
-export type CacheLike = Pick<Cache, "match" | "put" | "delete">;
+export type CacheLike = Pick<Cache, "match" | "put">;
 
 type Row = Record<string, unknown>;
 
@@ -105,8 +105,6 @@ export class Recorder {
         this.trip("cache", `match ${url(key)}`, [], () => cache.match(key, options)),
       put: (key, response) =>
         this.trip("cache", `put ${url(key)}`, [], () => cache.put(key, response)),
-      delete: (key, options) =>
-        this.trip("cache", `delete ${url(key)}`, [], () => cache.delete(key, options)),
     };
     return wrapped as C;
   }

@@ -4,9 +4,10 @@
 // only the operation's work.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { type AppOptions, createApp } from "../../src/app.ts";
+import { createApp } from "../../src/app.ts";
 import { SCOPES } from "../../src/auth/scopes.ts";
 import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
+import type { Clock } from "../../src/clock.ts";
 import type { EdgeCache } from "../../src/http/conditional-read.ts";
 import type { LogLine } from "../../src/log.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
@@ -37,25 +38,17 @@ export type InstrumentedApp = ReturnType<typeof instrumentedApp>;
 /**
  * The real app (one isolate: its memory lives as long as this object) over `db` (the
  * test D1 by default), with `cache` as the location's edge cache (`caches.default` by
- * default) and `keyCache` as its cache of API key records (the service's named cache by
- * default: apps made here share it, as the isolates of one location do); every D1
- * statement and cache call is recorded. Answers are checked against the OpenAPI
- * document, after the trips are read.
+ * default) and the service's named cache of API key records, which apps made here share
+ * as the isolates of one location do. Every D1 statement and cache call is recorded;
+ * answers are checked against the OpenAPI document after the trips are read.
  */
 export function instrumentedApp(
-  options: {
-    db?: D1Database;
-    verifier?: ApiKeyVerifier;
-    cache?: EdgeCache;
-    keyCache?: EdgeCache;
-    recorder?: Recorder;
-  } & Pick<AppOptions, "clock"> = {},
+  options: { db?: D1Database; verifier?: ApiKeyVerifier; cache?: EdgeCache; clock?: Clock } = {},
 ) {
   const logs: LogLine[] = [];
-  const recorder = options.recorder ?? new Recorder();
+  const recorder = new Recorder();
   const cache = recorder.cache((options.cache ?? caches.default) as Cache);
-  const keyCache = (async () =>
-    recorder.cache((options.keyCache ?? (await caches.open(KEY_CACHE_NAME))) as Cache))();
+  const keyCache = (async () => recorder.cache(await caches.open(KEY_CACHE_NAME)))();
   const app = createApp({
     log: (line) => logs.push(line),
     edgeCache: () => cache,
