@@ -5,7 +5,6 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createKeyStatement,
-  LIST_KEYS_STATEMENT,
   parseKeyId,
   revokeKeyStatement,
   sqlString,
@@ -81,8 +80,6 @@ describe("the statements of npm run keys (scripts/key-statements.ts)", () => {
       revoked_at: null,
     });
     expect(JSON.stringify(stored)).not.toContain(key);
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(keyIdOf(await verifier.verify(key, verifyContext(env)))).toBe(row?.id);
   });
 
   it("revoke answers the id once, then nothing; it takes effect at once where the key is not cached", async () => {
@@ -92,11 +89,8 @@ describe("the statements of npm run keys (scripts/key-statements.ts)", () => {
     const again = await env.DB.prepare(revokeKeyStatement(a.id, 1_800_000_001)).all();
     expect(first.results).toEqual([{ id: a.id }]);
     expect(again.results).toEqual([]);
-    const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<{
-      id: number;
-      revoked_at: number | null;
-    }>();
-    expect(results.find((r) => r.id === a.id)?.revoked_at).toBe(1_800_000_000);
+    const revokedAt = env.DB.prepare("SELECT revoked_at FROM api_keys WHERE id = ?1").bind(a.id);
+    expect(await revokedAt.first("revoked_at")).toBe(1_800_000_000); // the first revocation's
     // Its cache TTL bounds it elsewhere: test/perf-auth-cache.test.ts, test/edge-trips.test.ts.
     const refused = await call("/v1/pets", { key: a.key });
     await expectError(refused, 401, "unauthorized", /invalid or revoked/);
