@@ -188,7 +188,7 @@ describe("last used", () => {
       if (fault === "throws") throw new Error("D1_ERROR: database is locked");
       const never = new Promise(() => {});
       const run = fault === "hangs" ? () => never : () => Promise.reject(new Error("D1_ERROR"));
-      return { run } as unknown as D1PreparedStatement;
+      return { bind: () => ({ run }) } as unknown as D1PreparedStatement;
     };
     const DB = new Proxy(env.DB, {
       get(target, property) {
@@ -277,7 +277,11 @@ describe("last used", () => {
       expect(response.status).toBe(200);
       expect(h.updates).toHaveLength(1);
       expect(h.logs.filter((l) => l.msg === "last-use write failed")).toEqual([
-        expect.objectContaining({ level: "warn", key_id: id }),
+        expect.objectContaining({
+          level: "warn",
+          key_id: id,
+          error: expect.stringMatching(/^Error: D1_ERROR/),
+        }),
       ]);
       expect(JSON.stringify(h.logs)).not.toContain(key);
       h.advance(60_000);
@@ -294,5 +298,6 @@ describe("last used", () => {
     expect(response.status).toBe(200);
     expect(Array.isArray(await response.json())).toBe(true);
     expect(hanging.updates).toHaveLength(1);
+    expect(hanging.logs.filter((l) => l.level === "warn")).toEqual([]); // still pending
   });
 });
