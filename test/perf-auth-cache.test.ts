@@ -46,9 +46,8 @@ beforeAll(async () => {
   ).run();
 });
 
-it("the API key cache is bounded, with a TTL of at most 60 s, and at most 10 s for a refusal", () => {
-  expect(AUTH_CACHE_TTL_MS).toBeGreaterThan(0);
-  expect(AUTH_CACHE_TTL_MS).toBeLessThanOrEqual(60_000);
+it("the API key cache is bounded, with a TTL, and at most 10 s for a refusal", () => {
+  expect(AUTH_CACHE_TTL_MS).toBeGreaterThan(0); // at most 30 s: edge-trips.test.ts
   expect(AUTH_UNKNOWN_TTL_MS).toBeGreaterThan(0);
   expect(AUTH_UNKNOWN_TTL_MS).toBeLessThanOrEqual(10_000);
   expect(AUTH_CACHE_MAX_ENTRIES).toBeGreaterThan(0);
