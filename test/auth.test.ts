@@ -1,5 +1,5 @@
-// Authentication comes first under /v1: no key and an unknown key, against every
-// operation and against the 400/404/405 answers it must precede; key formats and tags.
+// Authentication comes first under /v1: no key, an unknown and an expired key, against
+// every operation and the 400/403/404/405 answers it must precede; key formats and tags.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { seedLocalDevKeyStatement } from "../scripts/key-statements.ts";
@@ -43,6 +43,15 @@ describe.each(OPERATIONS)("$name ($method $path)", (op) => {
     const response = await call(op.path, { ...options, key: await unknownKey() });
     await expectError(response, 401, "unauthorized", /invalid or revoked/);
     expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+  });
+
+  it("answers 401 invalid_token for an expired key, before its scopes are looked at", async () => {
+    const expiresAt = Math.floor(Date.now() / 1000) - 1;
+    const { key } = await createKey("expired", { scopes: ["orders:read"], expiresAt });
+    const response = await call(op.path, { ...options, key });
+    await expectError(response, 401, "unauthorized", /expired/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+    expect(response.headers.get("Deprecation")).toBeNull();
   });
 });
 

@@ -17,6 +17,7 @@ import { createLastUseRecorder } from "../src/auth/last-use.ts";
 import { LAST_USE_INTERVAL_MS } from "../src/config.ts";
 import type { LogLine } from "../src/log.ts";
 import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } from "./helpers.ts";
+import { instrumentedApp } from "./support/instrumented-app.ts";
 
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
@@ -176,51 +177,33 @@ describe("rotate (the statements of `keys rotate`)", () => {
 });
 
 describe("last used", () => {
+  let now = 1_960_000_000_000; // the hand-driven clock of the apps below
+
   /**
-   * An app with a hand-driven clock over a D1 whose last-use writes are counted in
-   * `updates` and run as usual, or throw, reject or never finish as `fault` says.
+   * The app over a D1 whose last-use writes are counted in `updates` and run as usual,
+   * or throw, reject or never finish as `fault` says.
    */
   function lastUseApp(fault?: "throws" | "rejects" | "hangs") {
-    let now = 1_960_000_000_000;
-    const logs: LogLine[] = [];
     const updates: string[] = [];
-    const failed = () => {
-      if (fault === "throws") throw new Error("D1_ERROR: database is locked");
-      const never = new Promise(() => {});
-      const run = fault === "hangs" ? () => never : () => Promise.reject(new Error("D1_ERROR"));
-      return { bind: () => ({ run }) } as unknown as D1PreparedStatement;
-    };
-    const DB = new Proxy(env.DB, {
+    const run =
+      fault === "hangs" ? () => new Promise(() => {}) : () => Promise.reject(new Error("D1_ERROR"));
+    const failing = { bind: () => failing, run, all: run };
+    const db = new Proxy(env.DB, {
       get(target, property) {
         const value = Reflect.get(target, property, target) as unknown;
         if (property !== "prepare") return typeof value === "function" ? value.bind(target) : value;
         return (sql: string) => {
           if (!/^UPDATE api_keys SET last_used_at/.test(sql)) return target.prepare(sql);
           updates.push(sql);
-          return fault ? failed() : target.prepare(sql);
+          if (fault === "throws") throw new Error("D1_ERROR: database is locked");
+          return fault ? failing : target.prepare(sql);
         };
       },
     });
-    const app = createCheckedApp({ clock: () => now, log: (line) => logs.push(line) });
-    const fetch = (key: string, ctx?: ExecutionContext) =>
-      app.fetch(makeRequest("/v1/pets?limit=1", { key }), { ...env, DB }, ctx);
-    return {
-      logs,
-      updates,
-      fetch,
-      advance(ms: number) {
-        now += ms;
-      },
-      now: () => now,
-      /** GET /v1/pets with `key`, its waitUntil work awaited. */
-      async get(key: string): Promise<Response> {
-        const ctx = createExecutionContext();
-        const response = await fetch(key, ctx);
-        await response.body?.cancel();
-        await waitOnExecutionContext(ctx);
-        return response;
-      },
-    };
+    const app = instrumentedApp({ db, clock: () => now });
+    /** GET /v1/pets with `key`, its waitUntil work run to the end. */
+    const get = async (key: string) => (await app.exchange("/v1/pets?limit=1", { key })).response;
+    return { updates, logs: app.logs, get, db };
   }
 
   it("is written after the first accepted use, then at most once an hour per key per isolate", async () => {
@@ -234,11 +217,11 @@ describe("last used", () => {
     expect(h.updates).toEqual([]);
 
     await h.get(key);
-    const first = Math.floor(h.now() / 1000);
+    const first = Math.floor(now / 1000);
     expect(await keyColumn(id, "last_used_at")).toBe(first);
     expect(h.updates).toHaveLength(1);
 
-    h.advance(LAST_USE_INTERVAL_MS - 1);
+    now += LAST_USE_INTERVAL_MS - 1;
     await h.get(key);
     await h.get(key);
     expect(h.updates).toHaveLength(1); // no write within the hour
@@ -247,10 +230,10 @@ describe("last used", () => {
     await h.get(other.key); // another key: its own write
     expect(h.updates).toHaveLength(2);
 
-    h.advance(1);
+    now += 1;
     await h.get(key);
     expect(h.updates).toHaveLength(3);
-    expect(await keyColumn(id, "last_used_at")).toBe(Math.floor(h.now() / 1000));
+    expect(await keyColumn(id, "last_used_at")).toBe(Math.floor(now / 1000));
   });
 
   it("never moves back when an isolate writes an older time", async () => {
@@ -273,8 +256,7 @@ describe("last used", () => {
     async (fault) => {
       const { key, id } = await createKey(`last-used-${fault}`);
       const h = lastUseApp(fault);
-      const response = await h.get(key);
-      expect(response.status).toBe(200);
+      expect((await h.get(key)).status).toBe(200);
       expect(h.updates).toHaveLength(1);
       expect(h.logs.filter((l) => l.msg === "last-use write failed")).toEqual([
         expect.objectContaining({
@@ -284,7 +266,7 @@ describe("last used", () => {
         }),
       ]);
       expect(JSON.stringify(h.logs)).not.toContain(key);
-      h.advance(60_000);
+      now += 60_000;
       expect((await h.get(key)).status).toBe(200);
       expect(h.updates).toHaveLength(2); // tried again a minute later, not an hour
     },
@@ -293,11 +275,16 @@ describe("last used", () => {
   it("a write that never finishes does not hold the answer back", async () => {
     const { key } = await createKey("last-used-hangs");
     const hanging = lastUseApp("hangs");
+    const logs: LogLine[] = [];
+    const app = createCheckedApp({ clock: () => now, log: (line) => logs.push(line) });
     // The answer arrives, complete, while the write is still pending (never awaited here).
-    const response = await hanging.fetch(key);
+    const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), {
+      ...env,
+      DB: hanging.db,
+    });
     expect(response.status).toBe(200);
     expect(Array.isArray(await response.json())).toBe(true);
     expect(hanging.updates).toHaveLength(1);
-    expect(hanging.logs.filter((l) => l.level === "warn")).toEqual([]); // still pending
+    expect(logs.filter((l) => l.level === "warn")).toEqual([]); // still pending
   });
 });
