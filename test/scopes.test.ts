@@ -1,6 +1,7 @@
-// Restricted keys: scopes enforced by one middleware from the operation table, in the
-// order 401, 429, 403, everything else; keys from before scopes keep every scope. Real
-// keys in the real local D1, through HTTP. Expiry across the cache tiers: edge-trips.
+// The order under /v1: 401, then 429 (rate-limit.test.ts), then 403, then everything
+// else, for every operation and the answers it must precede; scopes enforced from the
+// operation table; keys from before scopes keep every scope. Real keys in the real local
+// D1, through HTTP. Expiry across the cache tiers: edge-trips.test.ts.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCOPES, type Scope } from "../src/auth/scopes.ts";
@@ -15,7 +16,11 @@ import {
   expectDeprecationHeaders,
   expectError,
   makeRequest,
+  unknownKey,
 } from "./helpers.ts";
+
+const REALM = 'Bearer realm="petstore"';
+const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
 let petId: number;
 
@@ -95,69 +100,88 @@ it.each(SCOPE_SETS.map((set) => [set.join(" "), set] as const))(
   },
 );
 
-describe("order under /v1: 401, then 429, then 403, then everything else", () => {
-  let readOnly: string;
-  let writeOnly: string;
+const JSON_TYPE = { "Content-Type": "application/json" };
+const TEXT = { "Content-Type": "text/plain" };
 
-  beforeAll(async () => {
-    readOnly = (await createKey("read-only", { scopes: ["pets:read"] })).key;
-    writeOnly = (await createKey("write-only", { scopes: ["pets:write"] })).key;
+/** Every operation, and the answers authentication and scopes precede: 400, 404, 405, 415. */
+const UNDER_V1: Array<[string, string, Scope | null, CallOptions?]> = [
+  ["GET", "/v1/pets?limit=5", "pets:read"],
+  ["POST", "/v1/pets", "pets:write", { json: { name: "Rex", categoryId: 1 } }],
+  ["GET", "/v1/pets/1", "pets:read"],
+  ["GET", "/v1/store/orders", "orders:read"],
+  ["GET", "/v1/pets?limit=0", "pets:read"],
+  ["GET", "/v1/pets?cursor=forged", "pets:read"],
+  ["GET", "/v1/pets/abc", "pets:read"],
+  ["GET", "/v1/pets/999999999", "pets:read"],
+  ["POST", "/v1/pets", "pets:write", { json: { nope: 1 } }],
+  ["POST", "/v1/pets", "pets:write", { body: "{", headers: JSON_TYPE }],
+  ["POST", "/v1/pets", "pets:write", { body: "name=Rex", headers: TEXT }],
+  ["GET", "/v1/cats", null],
+  ["DELETE", "/v1/pets", null],
+  ["PUT", "/v1/pets/1", null],
+  ["POST", "/v1/store/orders", null],
+];
+
+describe.each(UNDER_V1)("%s %s (needs %s) %j", (method, path, scope, extra) => {
+  const request: CallOptions = { ...extra, method };
+
+  it("answers 401 without a key, with WWW-Authenticate and no deprecation headers", async () => {
+    const response = await call(path, request);
+    await expectError(response, 401, "unauthorized", /Authorization: Bearer/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
+    expect(response.headers.get("Deprecation")).toBeNull();
   });
 
-  it("a read-only key posting any body gets 403, not 400 or 415, readable by a browser", async () => {
-    for (const [body, type] of [
-      [JSON.stringify({ name: "Nope", categoryId: 1 }), "application/json"],
-      [JSON.stringify({ nope: 1 }), "application/json"],
-      ["{", "application/json"],
-      ["name=Rex", "text/plain"],
-    ]) {
-      const response = await call("/v1/pets", {
-        method: "POST",
-        key: readOnly,
-        body,
-        headers: { "Content-Type": type as string, Origin: "https://app.example" },
+  it("answers 401 invalid_token for a key that does not exist", async () => {
+    const response = await call(path, { ...request, key: await unknownKey() });
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+  });
+
+  it("answers 401 invalid_token for an expired key, before its scopes are looked at", async () => {
+    const expiresAt = Math.floor(Date.now() / 1000) - 1;
+    const { key } = await createKey("expired", { scopes: ["orders:read"], expiresAt });
+    const response = await call(path, { ...request, key });
+    await expectError(response, 401, "unauthorized", /expired/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+    expect(response.headers.get("Deprecation")).toBeNull();
+  });
+
+  it(
+    scope
+      ? `answers 403 naming ${scope} to a key with every other scope`
+      : "answers 404 or 405 whatever the key's scopes",
+    async () => {
+      const { key } = await createKey("lacking", {
+        scopes: SCOPES.filter((s) => s !== (scope ?? "pets:read")),
       });
+      const headers = { ...request.headers, Origin: "https://app.example" };
+      const response = await call(path, { ...request, key, headers });
       // The CORS headers, so a page can read WWW-Authenticate's scope.
       expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
-      await expectInsufficientScope(response, "pets:write");
-    }
-  });
-
-  it("a write-only key gets 403 for a bad query, cursor or petId and an unknown pet", async () => {
-    for (const path of [
-      "/v1/pets?limit=0",
-      "/v1/pets?cursor=forged",
-      "/v1/pets/abc",
-      "/v1/pets/999999999",
-    ]) {
-      const response = await call(path, { key: writeOnly });
-      await expectInsufficientScope(response, "pets:read");
-      if (path.startsWith("/v1/pets/")) expectDeprecationHeaders(response);
-    }
-  });
-
-  it("an unknown path is 404 and a method the path lacks 405, whatever the scopes", async () => {
-    for (const [method, path, status] of [
-      ["DELETE", "/v1/pets", 405],
-      ["PUT", "/v1/pets/1", 405],
-      ["POST", "/v1/store/orders", 405],
-      ["GET", "/v1/cats", 404],
-    ] as const) {
-      const response = await call(path, { method, key: writeOnly });
+      if (scope) {
+        await expectInsufficientScope(response, scope);
+        if (path.startsWith("/v1/pets/")) expectDeprecationHeaders(response);
+        else expect(response.headers.get("Deprecation")).toBeNull();
+        return;
+      }
+      const status = method === "GET" ? 404 : 405;
       await expectError(response, status, status === 405 ? "method_not_allowed" : "not_found");
       if (status === 405) expect(response.headers.get("Allow")).toBeTruthy();
       expect(response.headers.get("WWW-Authenticate")).toBeNull();
-    }
-  });
+    },
+  );
+});
 
-  it("getPet past its sunset: 403 before 410 for a key without pets:read", async () => {
-    const app = createCheckedApp({ clock: () => GET_PET_SUNSET_AT * 1000, log: () => {} });
-    const denied = await app.fetch(makeRequest(`/v1/pets/${petId}`, { key: writeOnly }));
-    await expectInsufficientScope(denied, "pets:read");
-    const gone = await app.fetch(makeRequest(`/v1/pets/${petId}`, { key: readOnly }));
-    await expectError(gone, 410, "gone");
-    expect(gone.headers.get("Cache-Control")).toBe("no-store");
-  });
+it("getPet past its sunset: 403 before 410 for a key without pets:read", async () => {
+  const app = createCheckedApp({ clock: () => GET_PET_SUNSET_AT * 1000, log: () => {} });
+  const writeOnly = await createKey("write-only", { scopes: ["pets:write"] });
+  const denied = await app.fetch(makeRequest(`/v1/pets/${petId}`, { key: writeOnly.key }));
+  await expectInsufficientScope(denied, "pets:read");
+  const readOnly = await createKey("read-only", { scopes: ["pets:read"] });
+  const gone = await app.fetch(makeRequest(`/v1/pets/${petId}`, { key: readOnly.key }));
+  await expectError(gone, 410, "gone");
+  expect(gone.headers.get("Cache-Control")).toBe("no-store");
 });
 
 describe("keys from before scopes", () => {
