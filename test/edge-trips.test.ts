@@ -1,8 +1,7 @@
-// Issue 15, "Trips at the floor": per request, the trips its answer waits for, to the D1
-// primary, to a read replica and to the location's Cache API, counted by the one
-// instrumentation (test/support/instrumentation.ts) around the real app, the real local
-// D1 and the real Cache API. Work handed to waitUntil (last-use writes, cache puts) does
-// not count. One test per row of the issue's table; a change that adds a trip fails here.
+// Issue 15, "Trips at the floor": the trips each answer waits for, to the D1 primary, a
+// replica and the location's Cache API, counted by test/support/instrumentation.ts around
+// the real app, D1 and Cache API; waitUntil work (last-use writes, cache puts) does not
+// count. Every request class of the issue's table; a change that adds a trip fails here.
 import { beforeAll, describe, expect, it } from "vitest";
 import { issueApiKey, LOCAL_KEY_TAG_SECRET, untaggedApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";

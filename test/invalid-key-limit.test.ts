@@ -1,8 +1,7 @@
-// The invalid-key limiter (issue 15, "Hostile tokens"): a client address (CF-Connecting-IP)
-// that sends more invalid API keys a minute than INVALID_KEY_LIMITER allows gets 429
-// `rate_limited` with Retry-After before any lookup; other addresses, and keys the
-// location has already verified, are not affected. This file runs in the
-// "invalid-key-limit" vitest project, where the limit is TEST_INVALID_KEY_LIMIT a minute.
+// The invalid-key limiter (issue 15, "Hostile tokens"): an address (CF-Connecting-IP) that
+// sends more invalid keys a minute than INVALID_KEY_LIMITER allows gets 429 before any
+// lookup; other addresses and keys the location has verified are not affected. Runs in
+// the "invalid-key-limit" vitest project, where the limit is TEST_INVALID_KEY_LIMIT.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";

@@ -1,7 +1,6 @@
-// Key management with the very statements `npm run keys` sends (scripts/key-statements.ts):
-// create with scopes and expiry, rotation with a grace period, `list --json`'s fields;
-// and "last used", written after the response at most once per key per hour per
-// isolate, which neither fails nor delays a request when the write fails or hangs.
+// Key management with the statements `npm run keys` sends (scripts/key-statements.ts):
+// create, rotate, `list --json`; and "last used", written after the answer at most once
+// per key per hour per isolate, never failing or delaying a request.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

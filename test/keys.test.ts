@@ -97,7 +97,7 @@ describe("the statements of npm run keys (scripts/key-statements.ts)", () => {
     expect(keyIdOf(await createApiKeyVerifier(Date.now).verify(b.key, verifyContext()))).toBe(b.id);
   });
 
-  it("parseKeyId takes decimal ids only, so nothing else reaches the SQL", () => {
+  it("parseKeyId takes decimal ids only and sqlString doubles quotes and refuses NUL", () => {
     expect(parseKeyId("42")).toBe(42);
     for (const text of [
       undefined,
@@ -112,9 +112,6 @@ describe("the statements of npm run keys (scripts/key-statements.ts)", () => {
     ]) {
       expect(parseKeyId(text)).toBeUndefined();
     }
-  });
-
-  it("sqlString doubles quotes and refuses NUL", () => {
     expect(sqlString("it's")).toBe("'it''s'");
     expect(() => sqlString("a\u0000b")).toThrow(/NUL/);
   });

@@ -1,8 +1,7 @@
-// Issue 4, "cheap auth", for the first tier of key verification, the isolate's memory
-// (bounded; a valid key kept at most AUTH_CACHE_TTL_MS, a refusal AUTH_UNKNOWN_TTL_MS):
-// a key's second request costs no D1 query for auth. The edge cache and the location's
-// key cache are switched off here; test/edge-trips.test.ts counts every tier, revoked
-// and unknown keys included. Real D1, every statement counted.
+// Issue 4, "cheap auth": with the isolate's memory, the first tier of key verification
+// (bounded; a key kept AUTH_CACHE_TTL_MS, a refusal AUTH_UNKNOWN_TTL_MS), a key's second
+// request costs no D1 query for auth. The edge and key caches are off here;
+// test/edge-trips.test.ts counts every tier, revoked and unknown keys included.
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";

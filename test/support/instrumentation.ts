@@ -117,23 +117,27 @@ export class Recorder {
   private database(db: D1Database | D1DatabaseSession, reads: Place) {
     /** The real statement behind each statement handed out, and its SQL. */
     const real = new WeakMap<object, { statement: D1PreparedStatement; sql: string }>();
-    const placeOf = (sqls: string[]): Place =>
-      sqls.some((s) => WRITES.test(s)) ? "primary" : reads;
-    const note = (trip: Trip, i: number, result: D1Result) => {
-      const executed = trip.statements[i];
-      if (!executed) return;
-      executed.rowsRead = result.meta?.rows_read ?? 0;
-      executed.rowsWritten = result.meta?.rows_written ?? 0;
-    };
+    /** Sends `sqls` as one trip (a write among them: to the primary), with D1's accounting. */
+    const send = <R extends D1Result | D1Result[]>(sqls: string[], run: () => Promise<R>) =>
+      this.trip(
+        sqls.some((s) => WRITES.test(s)) ? "primary" : reads,
+        sqls.join("; "),
+        sqls,
+        async (trip) => {
+          const results = await run();
+          [results].flat().forEach((result, i) => {
+            const executed = trip.statements[i];
+            if (!executed) return;
+            executed.rowsRead = result.meta?.rows_read ?? 0;
+            executed.rowsWritten = result.meta?.rows_written ?? 0;
+          });
+          return results;
+        },
+      );
 
     const statementOf = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
       // Every run is all(), whatever was asked: only all() hands back D1's meta.
-      const all = () =>
-        this.trip(placeOf([sql]), sql, [sql], async (trip) => {
-          const result = await statement.all<Row>();
-          note(trip, 0, result);
-          return result;
-        });
+      const all = () => send([sql], () => statement.all<Row>());
       const wrapped = {
         bind: (...values: unknown[]) => statementOf(statement.bind(...values), sql),
         all,
@@ -148,16 +152,11 @@ export class Recorder {
       prepare: (sql: string) => statementOf(db.prepare(sql), sql),
       batch: (statements: D1PreparedStatement[]) => {
         const inner = statements.map((s) => real.get(s));
-        const sqls = inner.map((x) => x?.sql ?? "?");
-        return this.trip(placeOf(sqls), sqls.join("; "), sqls, async (trip) => {
-          const results = await db.batch(
-            inner.map((x, i) => x?.statement ?? (statements[i] as D1PreparedStatement)),
-          );
-          results.forEach((result, i) => {
-            note(trip, i, result);
-          });
-          return results;
-        });
+        return send(
+          inner.map((x) => x?.sql ?? "?"),
+          () =>
+            db.batch(inner.map((x, i) => x?.statement ?? (statements[i] as D1PreparedStatement))),
+        );
       },
       withSession: (constraint?: string) =>
         this.database(

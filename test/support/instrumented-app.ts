@@ -1,7 +1,6 @@
-// The real app (createApp) over instrumented platform calls (test/support/instrumentation.ts):
-// every D1 statement and Cache API call it makes is recorded as a trip, with where it
-// went. Authentication can be stubbed with the id of a real key, so the database sees
-// only the operation's work.
+// The real app over instrumented platform calls (instrumentation.ts): every D1 statement
+// and Cache API call is a recorded trip. Authentication can be stubbed with a real key's
+// id, so the database sees only the operation's work.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createApp } from "../../src/app.ts";
