@@ -2,7 +2,7 @@
 // replica and the location's Cache API, counted by test/support/instrumentation.ts around
 // the real app, D1 and Cache API; waitUntil work (last-use writes, cache puts) does not
 // count. Every request class of the issue's table; a change that adds a trip fails here.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { issueApiKey, LOCAL_KEY_TAG_SECRET, untaggedApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
@@ -26,16 +26,10 @@ beforeAll(async () => {
 /** Trips of an answer, by place. */
 const trips = (primary: number, replica: number, cache: number) => ({ primary, replica, cache });
 
-/** A hand-driven clock, shared by the isolates of one test. */
-function handClock(start = Date.now()) {
-  let now = start;
-  return {
-    clock: () => now,
-    advance(ms: number) {
-      now += ms;
-    },
-  };
-}
+// Tests that move time fake Date (the app's clock): `vi.advanceTimersByTime` moves it.
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** An isolate that has verified `key` already (its memory is warm). */
 async function warmIsolate(): Promise<InstrumentedApp> {
@@ -157,8 +151,8 @@ describe("hostile tokens", () => {
     "%s: looked up at most once per location in any 10 s",
     async (_what, makeKey, primaryLookups) => {
       const unknown = await makeKey();
-      const time = handClock();
-      const isolates = Array.from({ length: 3 }, () => instrumentedApp({ clock: time.clock }));
+      vi.useFakeTimers({ toFake: ["Date"] });
+      const isolates = Array.from({ length: 3 }, () => instrumentedApp());
 
       const first = await isolates[0]?.exchange(PAGE, { key: unknown });
       await expectError(first?.response as Response, 401, "unauthorized");
@@ -172,7 +166,7 @@ describe("hostile tokens", () => {
       // D1 statement, before or after their answers.
       let statements = 0;
       for (let i = 0; i < 30; i++) {
-        time.advance((AUTH_UNKNOWN_TTL_MS - 1) / 30);
+        vi.advanceTimersByTime((AUTH_UNKNOWN_TTL_MS - 1) / 30);
         const app = isolates[i % 3] as InstrumentedApp;
         const { response } = await app.exchange(PAGE, { key: unknown });
         await expectError(response, 401, "unauthorized");
@@ -180,7 +174,7 @@ describe("hostile tokens", () => {
       }
       expect(statements).toBe(0);
 
-      time.advance(1);
+      vi.advanceTimersByTime(1);
       const again = await isolates[1]?.exchange(PAGE, { key: unknown });
       expect(again?.counts).toEqual(trips(primaryLookups, 1, 2));
     },
@@ -190,14 +184,14 @@ describe("hostile tokens", () => {
 describe("revocation across the tiers", () => {
   it(`a revoked key is accepted at most ${AUTH_CACHE_TTL_MS / 1000} s after the D1 read, by every tier together`, async () => {
     const { key: revoked, id } = await createKey("edge-trips-revoked");
-    const time = handClock();
-    const reader = instrumentedApp({ clock: time.clock });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const reader = instrumentedApp();
     expect((await reader.exchange(PAGE, { key: revoked })).response.status).toBe(200);
     expect(await revokeKey(id)).toBe(true);
     // Just before the bound: the reader's memory, and another isolate from the Cache API,
     // still accept it (a record read back from the cache keeps its D1 read's instant).
-    time.advance(AUTH_CACHE_TTL_MS - 1_000);
-    const late = instrumentedApp({ clock: time.clock });
+    vi.advanceTimersByTime(AUTH_CACHE_TTL_MS - 1_000);
+    const late = instrumentedApp();
     for (const app of [reader, late]) {
       const { response, counts } = await app.exchange(PAGE, { key: revoked });
       expect(response.status).toBe(200);
@@ -205,8 +199,8 @@ describe("revocation across the tiers", () => {
     }
     // At the bound every isolate refuses it, the one that got its copy a second ago too:
     // no tier extends the age of what it got from another.
-    time.advance(1_000);
-    for (const app of [reader, late, instrumentedApp({ clock: time.clock })]) {
+    vi.advanceTimersByTime(1_000);
+    for (const app of [reader, late, instrumentedApp()]) {
       const { response, counts } = await app.exchange(PAGE, { key: revoked });
       await expectError(response, 401, "unauthorized", /invalid or revoked/);
       expect(counts.primary).toBe(0);
@@ -215,17 +209,17 @@ describe("revocation across the tiers", () => {
   });
 
   it("an expiry known when the key was read is exact in every tier", async () => {
-    const time = handClock();
-    const expiresAt = Math.floor(time.clock() / 1000) + 5;
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const expiresAt = Math.floor(Date.now() / 1000) + 5;
     const { key: expiring } = await createKey("edge-trips-expiring", { expiresAt });
-    const reader = instrumentedApp({ clock: time.clock });
+    const reader = instrumentedApp();
     expect((await reader.exchange(PAGE, { key: expiring })).response.status).toBe(200);
-    time.advance(expiresAt * 1000 - time.clock() - 1);
-    for (const app of [reader, instrumentedApp({ clock: time.clock })]) {
+    vi.advanceTimersByTime(expiresAt * 1000 - Date.now() - 1);
+    for (const app of [reader, instrumentedApp()]) {
       expect((await app.exchange(PAGE, { key: expiring })).response.status).toBe(200);
     }
-    time.advance(1);
-    for (const app of [reader, instrumentedApp({ clock: time.clock })]) {
+    vi.advanceTimersByTime(1);
+    for (const app of [reader, instrumentedApp()]) {
       const { response, counts } = await app.exchange(PAGE, { key: expiring });
       await expectError(response, 401, "unauthorized", /expired/);
       expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);

@@ -83,46 +83,44 @@ it("the key tag secret of create and rotate is API_KEY_TAG_SECRET, locally the p
   expect(USAGE).toMatch(/API_KEY_TAG_SECRET/);
 });
 
-describe("wrong input is one clear line", () => {
-  it.each([
-    [[], /a command is needed/],
-    [["frob"], /unknown command "frob": use create, list, rotate, revoke or help/],
-    [["help", "create"], /help takes no "create"/],
-    [["list", "--persist-to"], /--persist-to needs a value/],
-    [["list", "--persist-to="], /--persist-to needs a directory/],
-    [["list", "--persist-to", "d", "--env", "staging"], /cannot go with --env/],
-    [["create"], /create needs --label/],
-    [["create", "--label"], /--label needs a value/],
-    [["create", "--label", "a", "--label", "b"], /--label is given twice/],
-    [["create", "--label", "é"], /printable ASCII/],
-    [
-      ["create", "--label", "x", "--scope", "pets:admin"],
-      /--scope must be one of pets:read, pets:write, orders:read, not "pets:admin"/,
-    ],
-    [["create", "--label", "x", "--scope", "PETS:READ"], /--scope must be one of/],
-    [
-      ["create", "--label", "x", "--expires-in", "5"],
-      /--expires-in must be a positive whole number followed by s, m, h or d/,
-    ],
-    [["create", "--label", "x", "--expires-in", "0s"], /--expires-in must be a positive/],
-    [
-      ["create", "--label", "x", "--expires-in", "-5s"],
-      /--expires-in needs a value|--expires-in must be/,
-    ],
-    [["create", "--label", "x", "--grace", "1h"], /create does not take "--grace"/],
-    [["create", "--label", "x", "extra"], /create takes no "extra"/],
-    [["create", "--label", "x", "-s", "pets:read"], /create does not take "-s"/],
-    [["list", "--json=yes"], /--json takes no value/],
-    [["list", "--scope", "pets:read"], /list does not take "--scope"/],
-    [["list", "--env", "prod"], /--env must be staging or production, not "prod"/],
-    [["revoke"], /revoke needs the key's numeric id/],
-    [["revoke", "abc"], /"abc" is not a key id/],
-    [["revoke", "1", "2"], /revoke takes one key id/],
-    [["rotate", "1 OR 1=1"], /is not a key id/],
-    [["rotate", "3", "--grace", "24"], /--grace must be a whole number followed by s, m, h or d/],
-  ])("%j", (argv, message) => {
-    expect(usageError(argv as string[])).toMatch(message);
-  });
+it.each([
+  [[], /a command is needed/],
+  [["frob"], /unknown command "frob": use create, list, rotate, revoke or help/],
+  [["help", "create"], /help takes no "create"/],
+  [["list", "--persist-to"], /--persist-to needs a value/],
+  [["list", "--persist-to="], /--persist-to needs a directory/],
+  [["list", "--persist-to", "d", "--env", "staging"], /cannot go with --env/],
+  [["create"], /create needs --label/],
+  [["create", "--label"], /--label needs a value/],
+  [["create", "--label", "a", "--label", "b"], /--label is given twice/],
+  [["create", "--label", "é"], /printable ASCII/],
+  [
+    ["create", "--label", "x", "--scope", "pets:admin"],
+    /--scope must be one of pets:read, pets:write, orders:read, not "pets:admin"/,
+  ],
+  [["create", "--label", "x", "--scope", "PETS:READ"], /--scope must be one of/],
+  [
+    ["create", "--label", "x", "--expires-in", "5"],
+    /--expires-in must be a positive whole number followed by s, m, h or d/,
+  ],
+  [["create", "--label", "x", "--expires-in", "0s"], /--expires-in must be a positive/],
+  [
+    ["create", "--label", "x", "--expires-in", "-5s"],
+    /--expires-in needs a value|--expires-in must be/,
+  ],
+  [["create", "--label", "x", "--grace", "1h"], /create does not take "--grace"/],
+  [["create", "--label", "x", "extra"], /create takes no "extra"/],
+  [["create", "--label", "x", "-s", "pets:read"], /create does not take "-s"/],
+  [["list", "--json=yes"], /--json takes no value/],
+  [["list", "--scope", "pets:read"], /list does not take "--scope"/],
+  [["list", "--env", "prod"], /--env must be staging or production, not "prod"/],
+  [["revoke"], /revoke needs the key's numeric id/],
+  [["revoke", "abc"], /"abc" is not a key id/],
+  [["revoke", "1", "2"], /revoke takes one key id/],
+  [["rotate", "1 OR 1=1"], /is not a key id/],
+  [["rotate", "3", "--grace", "24"], /--grace must be a whole number followed by s, m, h or d/],
+])("wrong input %j is one clear line", (argv, message) => {
+  expect(usageError(argv as string[])).toMatch(message);
 });
 
 describe(`durations (fast-check, seed ${seed})`, () => {

@@ -13,10 +13,7 @@ import { type CallOptions, makeRequest } from "../helpers.ts";
 import { assertConforms } from "./conformance.ts";
 import { Recorder } from "./instrumentation.ts";
 
-/**
- * An edge cache that keeps nothing: for tests that measure what a read costs D1, which
- * the real cache would answer from the second request on.
- */
+/** An edge cache that keeps nothing, for tests that measure what a read costs D1. */
 export const NO_EDGE_CACHE: EdgeCache = {
   match: async () => undefined,
   put: async () => {},
