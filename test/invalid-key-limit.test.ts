@@ -55,22 +55,20 @@ async function exhaust(app: InstrumentedApp, ip: string, spent = 0) {
   }
 }
 
-describe("wrangler.toml", () => {
-  it("declares the limiter in every environment: 60 a minute deployed, at least 10,000 locally", () => {
-    const limits = testEnv.TEST_WRANGLER_RATELIMITS ?? {};
-    expect(Object.keys(limits).sort()).toEqual(["local", "production", "staging"]);
-    const ids = new Set<string>();
-    for (const [environment, entries] of Object.entries(limits)) {
-      const limiter = entries.find((e) => e.name === "INVALID_KEY_LIMITER");
-      expect(limiter, environment).toBeDefined();
-      expect(limiter?.simple.period).toBe(60);
-      if (environment === "local") expect(limiter?.simple.limit).toBeGreaterThanOrEqual(10_000);
-      else expect(limiter?.simple.limit, environment).toBe(60);
-      for (const entry of entries) ids.add(entry.namespace_id);
-    }
-    // Six counters of their own: no environment shares another's, nor the per-key limiter's.
-    expect(ids.size).toBe(6);
-  });
+it("wrangler.toml declares the limiter in every environment: 60 a minute deployed, at least 10,000 locally", () => {
+  const limits = testEnv.TEST_WRANGLER_RATELIMITS ?? {};
+  expect(Object.keys(limits).sort()).toEqual(["local", "production", "staging"]);
+  const ids = new Set<string>();
+  for (const [environment, entries] of Object.entries(limits)) {
+    const limiter = entries.find((e) => e.name === "INVALID_KEY_LIMITER");
+    expect(limiter, environment).toBeDefined();
+    expect(limiter?.simple.period).toBe(60);
+    if (environment === "local") expect(limiter?.simple.limit).toBeGreaterThanOrEqual(10_000);
+    else expect(limiter?.simple.limit, environment).toBe(60);
+    for (const entry of entries) ids.add(entry.namespace_id);
+  }
+  // Six counters of their own: no environment shares another's, nor the per-key limiter's.
+  expect(ids.size).toBe(6);
 });
 
 describe("an address over its limit of invalid keys", () => {

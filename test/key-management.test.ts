@@ -51,13 +51,14 @@ async function listAt(seconds: number, key: string): Promise<Response> {
 }
 
 describe("create and list --json (the statements of `keys create` and `keys list`)", () => {
-  it("create answers the row as list --json shows it: the documented fields, times in ISO 8601", async () => {
+  it("create stores the hash, not the key, and answers the row as list --json shows it", async () => {
     const key = await unknownKey();
+    const label = "O'Brien'); DROP TABLE api_keys; --"; // kept literally
     const row = await env.DB.prepare(
       createKeyStatement({
         keyHash: await hashApiKey(key),
         prefix: displayPrefix(key),
-        label: "web",
+        label,
         now: 1_900_000_000,
         scopes: ["orders:read", "pets:read", "pets:read"],
         expiresAt: 1_900_000_005,
@@ -67,7 +68,7 @@ describe("create and list --json (the statements of `keys create` and `keys list
     expect(created).toEqual({
       id: expect.any(Number),
       prefix: displayPrefix(key),
-      label: "web",
+      label,
       scopes: ["pets:read", "orders:read"],
       createdAt: "2030-03-17T17:46:40.000Z",
       expiresAt: "2030-03-17T17:46:45.000Z",
@@ -78,6 +79,9 @@ describe("create and list --json (the statements of `keys create` and `keys list
     expect(Object.keys(created).join()).toBe(
       "id,prefix,label,scopes,createdAt,expiresAt,lastUsedAt,revokedAt",
     );
+    const stored = env.DB.prepare("SELECT * FROM api_keys WHERE id = ?1").bind(created.id);
+    expect(await stored.first()).toMatchObject({ key_hash: await hashApiKey(key), label });
+    expect(JSON.stringify(await stored.first())).not.toContain(key.slice(4));
     await env.DB.prepare(revokeKeyStatement(created.id, 1_900_000_001)).run();
     const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<Record<string, unknown>>();
     const listed = results.map(toListedKey);

@@ -164,42 +164,40 @@ describe(`durations (fast-check, seed ${seed})`, () => {
   });
 });
 
-describe("list for people", () => {
-  const key = (over: Partial<ListedKey>): ListedKey => ({
-    id: 1,
-    prefix: "psk_abcdef",
-    label: "web",
-    scopes: ["pets:read"],
-    createdAt: "2026-11-22T10:00:00.000Z",
-    expiresAt: null,
-    lastUsedAt: null,
-    revokedAt: null,
-    ...over,
-  });
+const key = (over: Partial<ListedKey>): ListedKey => ({
+  id: 1,
+  prefix: "psk_abcdef",
+  label: "web",
+  scopes: ["pets:read"],
+  createdAt: "2026-11-22T10:00:00.000Z",
+  expiresAt: null,
+  lastUsedAt: null,
+  revokedAt: null,
+  ...over,
+});
 
-  it("aligns one row per key with every column, and marks expired keys", () => {
-    const now = new Date("2026-11-22T12:00:00Z");
-    const table = formatKeyTable(
-      [
-        key({}),
-        key({
-          id: 12,
-          label: "partner-acme",
-          scopes: ["pets:read", "pets:write"],
-          expiresAt: "2026-11-22T11:00:00.000Z",
-          lastUsedAt: "2026-11-22T10:30:00.000Z",
-          revokedAt: "2026-11-22T11:30:00.000Z",
-        }),
-      ],
-      now,
-    );
-    // Every column, aligned; expired keys marked.
-    expect(table).toMatchInlineSnapshot(`
-      "id  prefix       label         scopes                created               expires                         last used             revoked
-      --  -----------  ------------  --------------------  --------------------  ------------------------------  --------------------  --------------------
-      1   psk_abcdef…  web           pets:read             2026-11-22T10:00:00Z  never                           never                 -
-      12  psk_abcdef…  partner-acme  pets:read pets:write  2026-11-22T10:00:00Z  2026-11-22T11:00:00Z (expired)  2026-11-22T10:30:00Z  2026-11-22T11:30:00Z"
-    `);
-    expect(formatKeyTable([], now)).toBe("No keys.");
-  });
+it("list for people aligns one row per key with every column, and marks expired keys", () => {
+  const now = new Date("2026-11-22T12:00:00Z");
+  const table = formatKeyTable(
+    [
+      key({}),
+      key({
+        id: 12,
+        label: "partner-acme",
+        scopes: ["pets:read", "pets:write"],
+        expiresAt: "2026-11-22T11:00:00.000Z",
+        lastUsedAt: "2026-11-22T10:30:00.000Z",
+        revokedAt: "2026-11-22T11:30:00.000Z",
+      }),
+    ],
+    now,
+  );
+  // Every column, aligned; expired keys marked.
+  expect(table).toMatchInlineSnapshot(`
+    "id  prefix       label         scopes                created               expires                         last used             revoked
+    --  -----------  ------------  --------------------  --------------------  ------------------------------  --------------------  --------------------
+    1   psk_abcdef…  web           pets:read             2026-11-22T10:00:00Z  never                           never                 -
+    12  psk_abcdef…  partner-acme  pets:read pets:write  2026-11-22T10:00:00Z  2026-11-22T11:00:00Z (expired)  2026-11-22T10:30:00Z  2026-11-22T11:30:00Z"
+  `);
+  expect(formatKeyTable([], now)).toBe("No keys.");
 });

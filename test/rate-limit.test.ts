@@ -57,47 +57,45 @@ async function expectRateLimited(response: Response) {
   expect(Number(response.headers.get("Retry-After"))).toBeGreaterThan(0);
 }
 
-describe("a key over its limit", () => {
-  it(`gets ${LIMIT} answers, then 429 rate_limited with Retry-After on every operation, after authentication, per key`, async () => {
-    const { key } = await exhausted("over");
-    await expectRateLimited(await call("/v1/pets", { key }));
-    // A limited create creates nothing and does not consume its Idempotency-Key.
-    const name = `Limited-${crypto.randomUUID()}`;
-    const headers = { "Idempotency-Key": "limited" };
-    const json = { name, categoryId: 1 };
-    await expectRateLimited(await call("/v1/pets", { method: "POST", key, json, headers }));
-    const pets = await env.DB.prepare("SELECT COUNT(*) AS n FROM pets WHERE name = ?1")
-      .bind(name)
-      .first("n");
-    expect(pets).toBe(0);
-    expect(await idempotencyRecords("limited")).toEqual([]);
-    await expectRateLimited(await call("/v1/store/orders", { key }));
-    // Past authentication, before routing: unknown paths and wrong methods are limited too.
-    await expectRateLimited(await call("/v1/cats", { key }));
-    // Before any 304 and any answer kept in the edge cache.
-    for (const [path, tag] of Object.entries(tags)) {
-      for (const ifNoneMatch of [tag, "*"]) {
-        const response = await call(path, { key, headers: { "If-None-Match": ifNoneMatch } });
-        expect(response.headers.get("ETag")).toBeNull();
-        await expectRateLimited(response);
-      }
+it(`a key over its limit gets ${LIMIT} answers, then 429 rate_limited with Retry-After on every operation, after authentication, per key`, async () => {
+  const { key } = await exhausted("over");
+  await expectRateLimited(await call("/v1/pets", { key }));
+  // A limited create creates nothing and does not consume its Idempotency-Key.
+  const name = `Limited-${crypto.randomUUID()}`;
+  const headers = { "Idempotency-Key": "limited" };
+  const json = { name, categoryId: 1 };
+  await expectRateLimited(await call("/v1/pets", { method: "POST", key, json, headers }));
+  const pets = await env.DB.prepare("SELECT COUNT(*) AS n FROM pets WHERE name = ?1")
+    .bind(name)
+    .first("n");
+  expect(pets).toBe(0);
+  expect(await idempotencyRecords("limited")).toEqual([]);
+  await expectRateLimited(await call("/v1/store/orders", { key }));
+  // Past authentication, before routing: unknown paths and wrong methods are limited too.
+  await expectRateLimited(await call("/v1/cats", { key }));
+  // Before any 304 and any answer kept in the edge cache.
+  for (const [path, tag] of Object.entries(tags)) {
+    for (const ifNoneMatch of [tag, "*"]) {
+      const response = await call(path, { key, headers: { "If-None-Match": ifNoneMatch } });
+      expect(response.headers.get("ETag")).toBeNull();
+      await expectRateLimited(response);
     }
-    // With the CORS headers, so a browser can read Retry-After.
-    const cors = await call("/v1/pets", { key, headers: { Origin: "https://app.example" } });
-    expect(cors.headers.get("Access-Control-Allow-Origin")).toBe("*");
-    expect(cors.headers.get("Access-Control-Expose-Headers")).toMatch(/Retry-After/i);
-    await expectRateLimited(cors);
-    // After authentication: no key or a wrong key is still 401, however often.
-    for (let i = 0; i < LIMIT + 2; i++) {
-      await expectError(await call("/v1/pets"), 401, "unauthorized");
-      await expectError(await call("/v1/pets", { key: `${key}x` }), 401, "unauthorized");
-    }
-    // The limit is per API key: another key is still served.
-    const { key: other } = await createKey("neighbour");
-    const response = await call("/v1/pets?limit=1", { key: other });
-    expect(response.status).toBe(200);
-    expect(Array.isArray(await response.json())).toBe(true);
-  });
+  }
+  // With the CORS headers, so a browser can read Retry-After.
+  const cors = await call("/v1/pets", { key, headers: { Origin: "https://app.example" } });
+  expect(cors.headers.get("Access-Control-Allow-Origin")).toBe("*");
+  expect(cors.headers.get("Access-Control-Expose-Headers")).toMatch(/Retry-After/i);
+  await expectRateLimited(cors);
+  // After authentication: no key or a wrong key is still 401, however often.
+  for (let i = 0; i < LIMIT + 2; i++) {
+    await expectError(await call("/v1/pets"), 401, "unauthorized");
+    await expectError(await call("/v1/pets", { key: `${key}x` }), 401, "unauthorized");
+  }
+  // The limit is per API key: another key is still served.
+  const { key: other } = await createKey("neighbour");
+  const response = await call("/v1/pets?limit=1", { key: other });
+  expect(response.status).toBe(200);
+  expect(Array.isArray(await response.json())).toBe(true);
 });
 
 describe("the limit", () => {
