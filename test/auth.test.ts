@@ -61,25 +61,23 @@ it("local-dev-key: only `npm run dev` seeds it, with every scope, and only the l
   await env.DB.prepare("DELETE FROM api_keys WHERE key_hash = ?1").bind(hash).run();
 });
 
-describe("issued keys", () => {
-  it("carry the psk_ prefix, 256 random bits and a 128-bit tag", async () => {
-    const keys = new Set(
-      await Promise.all(Array.from({ length: 200 }, () => issueApiKey(LOCAL_KEY_TAG_SECRET))),
-    );
-    expect(keys.size).toBe(200);
-    // 43 characters of 32 random bytes, then 22 of the 16-byte tag.
-    for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}[A-Za-z0-9_-]{22}$/);
-    const randomParts = new Set([...keys].map((k) => k.slice(4, 47)));
-    expect(randomParts.size).toBe(200);
-  });
+it("issued keys carry the psk_ prefix, 256 random bits and a 128-bit tag", async () => {
+  const keys = new Set(
+    await Promise.all(Array.from({ length: 200 }, () => issueApiKey(LOCAL_KEY_TAG_SECRET))),
+  );
+  expect(keys.size).toBe(200);
+  // 43 characters of 32 random bytes, then 22 of the 16-byte tag.
+  for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}[A-Za-z0-9_-]{22}$/);
+  const randomParts = new Set([...keys].map((k) => k.slice(4, 47)));
+  expect(randomParts.size).toBe(200);
+});
 
-  it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
-    const { key } = await createKey("untagged", { untagged: true });
-    expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
-    const response = await call("/v1/pets?limit=1", { key });
-    expect(response.status, await response.clone().text()).toBe(200);
-    expect(Array.isArray(await response.json())).toBe(true);
-  });
+it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
+  const { key } = await createKey("untagged", { untagged: true });
+  expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+  const response = await call("/v1/pets?limit=1", { key });
+  expect(response.status, await response.clone().text()).toBe(200);
+  expect(Array.isArray(await response.json())).toBe(true);
 });
 
 describe("the key tag and its secret", () => {

@@ -132,10 +132,7 @@ describe("hostile tokens", () => {
     ["random text", () => "not-a-key"],
     ["the old prefix on a random string", () => "psk_hello"],
     ["a well-shaped key with a forged tag", () => `psk_${"A".repeat(43)}${"B".repeat(22)}`],
-    [
-      "a key tagged with another environment's secret",
-      () => issueApiKey(`not ${LOCAL_KEY_TAG_SECRET}`),
-    ],
+    ["a key tagged by another environment", () => issueApiKey(`not ${LOCAL_KEY_TAG_SECRET}`)],
   ])("%s: refused with no trip of any kind, not even after the answer", async (_what, token) => {
     const app = instrumentedApp();
     const { response } = await app.exchange(PAGE, { key: await token() });

@@ -3,7 +3,7 @@
 // lookup; other addresses and keys the location has verified are not affected. Runs in
 // the "invalid-key-limit" vitest project, where the limit is TEST_INVALID_KEY_LIMIT.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import { createKey, expectError, unknownKey } from "./helpers.ts";
 import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-app.ts";
@@ -71,46 +71,44 @@ it("wrangler.toml declares the limiter in every environment: 60 a minute deploye
   expect(ids.size).toBe(6);
 });
 
-describe("an address over its limit of invalid keys", () => {
-  it("gets 429 rate_limited with Retry-After before any lookup, for any token; others do not", async () => {
-    const app = instrumentedApp();
-    const ip = newAddress();
-    await freshWindow();
-    await exhaust(app, ip);
-    await expectLimited(app, ip, "still-not-a-key");
-    // A well-formed key with a valid tag is not looked up either.
-    await expectLimited(app, ip, await unknownKey());
-    // Nor is a valid key this location has never verified: it would need a lookup, and
-    // the address has spent its own allowance.
-    await expectLimited(app, ip, (await createKey("limited-address")).key);
-    // No key at all is still a plain 401: nothing was sent to count.
-    const { response } = await app.exchange("/v1/pets", { headers: { "CF-Connecting-IP": ip } });
-    await expectError(response, 401, "unauthorized", /Missing API key/);
-    // Another address with a valid key is not affected.
-    const { key } = await createKey("other-address");
-    const other = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
-    expect(other.response.status).toBe(200);
-  });
+it("an address over its limit of invalid keys gets 429 rate_limited with Retry-After before any lookup, for any token; others do not", async () => {
+  const app = instrumentedApp();
+  const ip = newAddress();
+  await freshWindow();
+  await exhaust(app, ip);
+  await expectLimited(app, ip, "still-not-a-key");
+  // A well-formed key with a valid tag is not looked up either.
+  await expectLimited(app, ip, await unknownKey());
+  // Nor is a valid key this location has never verified: it would need a lookup, and
+  // the address has spent its own allowance.
+  await expectLimited(app, ip, (await createKey("limited-address")).key);
+  // No key at all is still a plain 401: nothing was sent to count.
+  const { response } = await app.exchange("/v1/pets", { headers: { "CF-Connecting-IP": ip } });
+  await expectError(response, 401, "unauthorized", /Missing API key/);
+  // Another address with a valid key is not affected.
+  const { key } = await createKey("other-address");
+  const other = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
+  expect(other.response.status).toBe(200);
+});
 
-  it("counts refused tokens and D1 lookups, not a key the location has verified, which keeps working", async () => {
-    const { key } = await createKey("verified-before");
-    const ip = newAddress();
-    const warm = instrumentedApp();
-    await freshWindow();
-    // Its verification was a D1 lookup: one of the address's allowance...
+it("counts refused tokens and D1 lookups, not a key the location has verified, which keeps working", async () => {
+  const { key } = await createKey("verified-before");
+  const ip = newAddress();
+  const warm = instrumentedApp();
+  await freshWindow();
+  // Its verification was a D1 lookup: one of the address's allowance...
+  expect((await warm.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
+  // ...served from the isolate's memory, however often: nothing more.
+  for (let i = 0; i < LIMIT * 2; i++) {
     expect((await warm.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
-    // ...served from the isolate's memory, however often: nothing more.
-    for (let i = 0; i < LIMIT * 2; i++) {
-      expect((await warm.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
-    }
-    // LIMIT - 1 refusals fill the allowance exactly, so the next invalid key is over it.
-    await exhaust(warm, ip, 1);
-    await expectLimited(warm, ip, "over");
-    // The isolate that verified it (memory) and another one of the location (Cache API).
-    for (const app of [warm, instrumentedApp()]) {
-      const { response, trips } = await app.exchange("/v1/pets?limit=1", from(ip, key));
-      expect(response.status).toBe(200);
-      expect(trips.filter((t) => /\bapi_keys\b/.test(t.what))).toEqual([]);
-    }
-  });
+  }
+  // LIMIT - 1 refusals fill the allowance exactly, so the next invalid key is over it.
+  await exhaust(warm, ip, 1);
+  await expectLimited(warm, ip, "over");
+  // The isolate that verified it (memory) and another one of the location (Cache API).
+  for (const app of [warm, instrumentedApp()]) {
+    const { response, trips } = await app.exchange("/v1/pets?limit=1", from(ip, key));
+    expect(response.status).toBe(200);
+    expect(trips.filter((t) => /\bapi_keys\b/.test(t.what))).toEqual([]);
+  }
 });

@@ -123,45 +123,43 @@ it.each([
   expect(usageError(argv as string[])).toMatch(message);
 });
 
-describe(`durations (fast-check, seed ${seed})`, () => {
-  it("n followed by s, m, h or d is n seconds, minutes, hours or days; nothing else parses", () => {
-    const unit = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: 999_999_999 }),
-        fc.constantFrom("s", "m", "h", "d"),
-        (n, u) => {
-          expect(parseDuration(`${n}${u}`)).toBe(n * unit[u as keyof typeof unit]);
-        },
-      ),
-      { seed, numRuns: 300 },
-    );
-    fc.assert(
-      fc.property(fc.string(), (text) => {
-        if (!/^(0|[1-9][0-9]{0,8})[smhd]$/.test(text)) expect(parseDuration(text)).toBeUndefined();
-      }),
-      { seed, numRuns: 300 },
-    );
-  });
+it(`durations (fast-check, seed ${seed}): n followed by s, m, h or d is n seconds, minutes, hours or days; nothing else parses`, () => {
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 999_999_999 }),
+      fc.constantFrom("s", "m", "h", "d"),
+      (n, u) => {
+        expect(parseDuration(`${n}${u}`)).toBe(n * unit[u as keyof typeof unit]);
+      },
+    ),
+    { seed, numRuns: 300 },
+  );
+  fc.assert(
+    fc.property(fc.string(), (text) => {
+      if (!/^(0|[1-9][0-9]{0,8})[smhd]$/.test(text)) expect(parseDuration(text)).toBeUndefined();
+    }),
+    { seed, numRuns: 300 },
+  );
+});
 
-  it("any order of create's flags gives the same command", () => {
-    const parts = [
-      ["--label", "web"],
-      ["--scope", "pets:read"],
-      ["--scope", "orders:read"],
-      ["--expires-in", "1h"],
-    ];
-    fc.assert(
-      fc.property(fc.shuffledSubarray(parts, { minLength: parts.length }), (shuffled) => {
-        const result = parseKeyArgs(["create", ...shuffled.flat()]);
-        expect(result).toMatchObject({ label: "web", expiresInSeconds: 3600 });
-        expect(new Set((result as { scopes: string[] }).scopes)).toEqual(
-          new Set(["pets:read", "orders:read"]),
-        );
-      }),
-      { seed, numRuns: 50 },
-    );
-  });
+it(`any order of create's flags gives the same command (fast-check, seed ${seed})`, () => {
+  const parts = [
+    ["--label", "web"],
+    ["--scope", "pets:read"],
+    ["--scope", "orders:read"],
+    ["--expires-in", "1h"],
+  ];
+  fc.assert(
+    fc.property(fc.shuffledSubarray(parts, { minLength: parts.length }), (shuffled) => {
+      const result = parseKeyArgs(["create", ...shuffled.flat()]);
+      expect(result).toMatchObject({ label: "web", expiresInSeconds: 3600 });
+      expect(new Set((result as { scopes: string[] }).scopes)).toEqual(
+        new Set(["pets:read", "orders:read"]),
+      );
+    }),
+    { seed, numRuns: 50 },
+  );
 });
 
 const key = (over: Partial<ListedKey>): ListedKey => ({

@@ -2,7 +2,7 @@
 // exercised by `npm run e2e`, which .ci/run runs): revocation, keys never logged, hashes
 // compared in constant time and never sent to the database.
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { parseKeyId, revokeKeyStatement, sqlString } from "../scripts/key-statements.ts";
 import { hashApiKey } from "../src/auth/keys.ts";
 import { createApiKeyVerifier, type Verification } from "../src/auth/verifier.ts";
@@ -53,74 +53,70 @@ function fakeDb(found: { id: number; key_hash: string } | null) {
   return { env: { ...env, DB: db as unknown as D1Database }, queries };
 }
 
-describe("the statements of npm run keys (scripts/key-statements.ts)", () => {
-  it("revoke answers the id once, then nothing; it takes effect at once where the key is not cached", async () => {
-    const a = await createKey("revoke-a");
-    const b = await createKey("revoke-b");
-    const first = await env.DB.prepare(revokeKeyStatement(a.id, 1_800_000_000)).all();
-    const again = await env.DB.prepare(revokeKeyStatement(a.id, 1_800_000_001)).all();
-    expect(first.results).toEqual([{ id: a.id }]);
-    expect(again.results).toEqual([]);
-    const revokedAt = env.DB.prepare("SELECT revoked_at FROM api_keys WHERE id = ?1").bind(a.id);
-    expect(await revokedAt.first("revoked_at")).toBe(1_800_000_000); // the first revocation's
-    // Its cache TTL bounds it elsewhere: test/perf-auth-cache.test.ts, test/edge-trips.test.ts.
-    const refused = await call("/v1/pets", { key: a.key });
-    await expectError(refused, 401, "unauthorized", /invalid or revoked/);
-    expect(keyIdOf(await createApiKeyVerifier(Date.now).verify(b.key, verifyContext()))).toBe(b.id);
-  });
-
-  it("parseKeyId takes decimal ids only and sqlString doubles quotes and refuses NUL", () => {
-    expect(parseKeyId("42")).toBe(42);
-    for (const text of [
-      undefined,
-      "",
-      "0",
-      "01",
-      "1 OR 1=1",
-      "1;--",
-      "1e3",
-      "-1",
-      "12345678901234567",
-    ]) {
-      expect(parseKeyId(text)).toBeUndefined();
-    }
-    expect(sqlString("it's")).toBe("'it''s'");
-    expect(() => sqlString("a\u0000b")).toThrow(/NUL/);
-  });
+it("keys revoke answers the id once, then nothing; it takes effect at once where the key is not cached", async () => {
+  const a = await createKey("revoke-a");
+  const b = await createKey("revoke-b");
+  const first = await env.DB.prepare(revokeKeyStatement(a.id, 1_800_000_000)).all();
+  const again = await env.DB.prepare(revokeKeyStatement(a.id, 1_800_000_001)).all();
+  expect(first.results).toEqual([{ id: a.id }]);
+  expect(again.results).toEqual([]);
+  const revokedAt = env.DB.prepare("SELECT revoked_at FROM api_keys WHERE id = ?1").bind(a.id);
+  expect(await revokedAt.first("revoked_at")).toBe(1_800_000_000); // the first revocation's
+  // Its cache TTL bounds it elsewhere: test/perf-auth-cache.test.ts, test/edge-trips.test.ts.
+  const refused = await call("/v1/pets", { key: a.key });
+  await expectError(refused, 401, "unauthorized", /invalid or revoked/);
+  expect(keyIdOf(await createApiKeyVerifier(Date.now).verify(b.key, verifyContext()))).toBe(b.id);
 });
 
-describe("the verifier", () => {
-  /** A verifier over `fakeDb`s only: no Cache API tier, so every miss reaches the fake. */
-  const fromD1Only = () => createApiKeyVerifier(Date.now, { cache: () => NO_EDGE_CACHE });
+it("parseKeyId takes decimal ids only and sqlString doubles quotes and refuses NUL", () => {
+  expect(parseKeyId("42")).toBe(42);
+  for (const text of [
+    undefined,
+    "",
+    "0",
+    "01",
+    "1 OR 1=1",
+    "1;--",
+    "1e3",
+    "-1",
+    "12345678901234567",
+  ]) {
+    expect(parseKeyId(text)).toBeUndefined();
+  }
+  expect(sqlString("it's")).toBe("'it''s'");
+  expect(() => sqlString("a\u0000b")).toThrow(/NUL/);
+});
 
-  it("compares the stored hash in constant time, so a row whose hash differs is refused", async () => {
-    const key = await unknownKey();
-    const hash = await hashApiKey(key);
-    const verify = (row: { id: number; key_hash: string }) =>
-      fromD1Only().verify(key, verifyContext(fakeDb(row).env));
-    const spy = vi.spyOn(crypto.subtle, "timingSafeEqual");
-    expect(keyIdOf(await verify({ id: 7, key_hash: hash }))).toBe(7);
-    // Once for the key's tag, once for the stored hash.
-    expect(spy).toHaveBeenCalledTimes(2);
-    const compared = (spy.mock.calls[1] ?? []).map((b) => new Uint8Array(b as ArrayBufferLike));
-    const encoded = new TextEncoder().encode(hash);
-    expect(compared).toEqual([encoded, encoded]);
-    // Same length, last character differs: only the comparison can tell them apart.
-    const near = `${hash.slice(0, -1)}${hash.endsWith("0") ? "1" : "0"}`;
-    expect(await verify({ id: 7, key_hash: near })).toEqual(UNKNOWN);
-    // A hash of another length is refused too (timingSafeEqual needs equal lengths).
-    expect(await verify({ id: 7, key_hash: `${hash}00` })).toEqual(UNKNOWN);
-  });
+/** A verifier over `fakeDb`s only: no Cache API tier, so every miss reaches the fake. */
+const fromD1Only = () => createApiKeyVerifier(Date.now, { cache: () => NO_EDGE_CACHE });
 
-  it("looks the key up by its SHA-256 hash and never sends the key to the database", async () => {
-    const key = await unknownKey();
-    const { env: fake, queries } = fakeDb(null);
-    expect(await fromD1Only().verify(key, verifyContext(fake))).toEqual(UNKNOWN);
-    // The replica, then (a valid tag: the key may be new) the primary.
-    expect(queries).toHaveLength(2);
-    for (const query of queries) expect(query.slice(1)).toEqual([await hashApiKey(key)]);
-    expect(JSON.stringify(queries)).not.toContain(key);
-  });
+it("the verifier compares the stored hash in constant time, so a row whose hash differs is refused", async () => {
+  const key = await unknownKey();
+  const hash = await hashApiKey(key);
+  const verify = (row: { id: number; key_hash: string }) =>
+    fromD1Only().verify(key, verifyContext(fakeDb(row).env));
+  const spy = vi.spyOn(crypto.subtle, "timingSafeEqual");
+  expect(keyIdOf(await verify({ id: 7, key_hash: hash }))).toBe(7);
+  // Once for the key's tag, once for the stored hash.
+  expect(spy).toHaveBeenCalledTimes(2);
+  const compared = (spy.mock.calls[1] ?? []).map((b) => new Uint8Array(b as ArrayBufferLike));
+  const encoded = new TextEncoder().encode(hash);
+  expect(compared).toEqual([encoded, encoded]);
+  // Same length, last character differs: only the comparison can tell them apart.
+  const near = `${hash.slice(0, -1)}${hash.endsWith("0") ? "1" : "0"}`;
+  expect(await verify({ id: 7, key_hash: near })).toEqual(UNKNOWN);
+  // A hash of another length is refused too (timingSafeEqual needs equal lengths).
+  expect(await verify({ id: 7, key_hash: `${hash}00` })).toEqual(UNKNOWN);
+});
+
+it("the verifier looks the key up by its SHA-256 hash and never sends the key to the database", async () => {
+  const key = await unknownKey();
+  const { env: fake, queries } = fakeDb(null);
+  expect(await fromD1Only().verify(key, verifyContext(fake))).toEqual(UNKNOWN);
+  // The replica, then (a valid tag: the key may be new) the primary.
+  expect(queries).toHaveLength(2);
+  for (const query of queries) expect(query.slice(1)).toEqual([await hashApiKey(key)]);
+  expect(JSON.stringify(queries)).not.toContain(key);
 });
 
 it("logs never contain the key or its hash, across 200/400/401/404/429/500/503 answers", async () => {

@@ -2,7 +2,7 @@
 // This file runs in the "rate-limit" vitest project, where RATE_LIMITER allows
 // only TEST_RATE_LIMIT requests a minute per key (see vitest.config.ts).
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import type { Scope } from "../src/auth/scopes.ts";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import {
@@ -98,47 +98,45 @@ it(`a key over its limit gets ${LIMIT} answers, then 429 rate_limited with Retry
   expect(Array.isArray(await response.json())).toBe(true);
 });
 
-describe("the limit", () => {
-  it("comes before the scope check and counts 403s: 429 for a key without the scope", async () => {
-    const { key } = await exhausted("read-only-over", ["pets:read"]);
-    await expectRateLimited(
-      await call("/v1/pets", { method: "POST", key, json: { name: "Nope", categoryId: 1 } }),
-    );
-    const getPet = await call(`/v1/pets/${petId}`, {
-      key: (await exhausted("write-only-over", ["pets:write"])).key,
-    });
-    expectDeprecationHeaders(getPet);
-    await expectRateLimited(getPet);
+it("the limit comes before the scope check and counts 403s: 429 for a key without the scope", async () => {
+  const { key } = await exhausted("read-only-over", ["pets:read"]);
+  await expectRateLimited(
+    await call("/v1/pets", { method: "POST", key, json: { name: "Nope", categoryId: 1 } }),
+  );
+  const getPet = await call(`/v1/pets/${petId}`, {
+    key: (await exhausted("write-only-over", ["pets:write"])).key,
   });
+  expectDeprecationHeaders(getPet);
+  await expectRateLimited(getPet);
+});
 
-  it("is keyed by the API key's id, never by the key or its hash; public routes do not count", async () => {
-    const { key, id } = await createKey("binding-keys");
-    const seen: string[] = [];
-    const recording = {
-      limit: (options: { key: string }) => {
-        seen.push(options.key);
-        return env.RATE_LIMITER.limit(options);
-      },
-    } as RateLimit;
-    const app = createCheckedApp({ log: () => {} });
-    const ask = async (path: string, method = "GET") => {
-      const response = await app.fetch(makeRequest(path, { key, method }), {
-        ...env,
-        RATE_LIMITER: recording,
-      });
-      await response.body?.cancel();
-      return response.status;
-    };
-    const paths = ["/v1/pets?limit=1", `/v1/pets/${petId}`, "/v1/store/orders"];
-    const statuses = [];
-    for (const path of paths) statuses.push(await ask(path));
-    expect(statuses).toEqual([200, 200, 501]);
-    // The public documentation and OPTIONS, more often than the limit allows: not counted.
-    for (let i = 0; i < LIMIT + 2; i++) {
-      expect(await ask("/v1/openapi.json")).toBe(200);
-      expect(await ask("/v1/pets", "OPTIONS")).toBe(204);
-    }
-    // Exactly the id: neither the key nor its hash, nor any part of them.
-    expect(seen).toEqual([`key:${id}`, `key:${id}`, `key:${id}`]);
-  });
+it("the limit is keyed by the API key's id, never by the key or its hash; public routes do not count", async () => {
+  const { key, id } = await createKey("binding-keys");
+  const seen: string[] = [];
+  const recording = {
+    limit: (options: { key: string }) => {
+      seen.push(options.key);
+      return env.RATE_LIMITER.limit(options);
+    },
+  } as RateLimit;
+  const app = createCheckedApp({ log: () => {} });
+  const ask = async (path: string, method = "GET") => {
+    const response = await app.fetch(makeRequest(path, { key, method }), {
+      ...env,
+      RATE_LIMITER: recording,
+    });
+    await response.body?.cancel();
+    return response.status;
+  };
+  const paths = ["/v1/pets?limit=1", `/v1/pets/${petId}`, "/v1/store/orders"];
+  const statuses = [];
+  for (const path of paths) statuses.push(await ask(path));
+  expect(statuses).toEqual([200, 200, 501]);
+  // The public documentation and OPTIONS, more often than the limit allows: not counted.
+  for (let i = 0; i < LIMIT + 2; i++) {
+    expect(await ask("/v1/openapi.json")).toBe(200);
+    expect(await ask("/v1/pets", "OPTIONS")).toBe(204);
+  }
+  // Exactly the id: neither the key nor its hash, nor any part of them.
+  expect(seen).toEqual([`key:${id}`, `key:${id}`, `key:${id}`]);
 });

@@ -184,40 +184,38 @@ it("getPet past its sunset: 403 before 410 for a key without pets:read", async (
   expect(gone.headers.get("Cache-Control")).toBe("no-store");
 });
 
-describe("keys from before scopes", () => {
-  it("the database refuses a key without any scope", async () => {
-    await expect(
-      env.DB.prepare(
-        "INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at) VALUES ('no-scope', 'p', 'l', ' ', 1)",
-      ).run(),
-    ).rejects.toThrow(/CHECK constraint failed/);
-  });
+it("the database refuses a key without any scope", async () => {
+  await expect(
+    env.DB.prepare(
+      "INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at) VALUES ('no-scope', 'p', 'l', ' ', 1)",
+    ).run(),
+  ).rejects.toThrow(/CHECK constraint failed/);
+});
 
-  it("migration 0004 gives every key that existed before it all three scopes, no expiry", async () => {
-    // Replays the real migration files on a copy of the table named differently: the
-    // schema before 0004, a key stored the way keys were stored then, then 0004 itself.
-    const migrations = env.TEST_MIGRATIONS;
-    const index = migrations.findIndex((m) => m.name.startsWith("0004_"));
-    expect(index).toBeGreaterThan(0);
-    const rename = (sql: string) => sql.replaceAll("api_keys", "legacy_api_keys");
-    const before = migrations.slice(0, index).flatMap((m) => m.queries);
-    const keysTable = before.filter((q) => /CREATE TABLE api_keys/.test(q));
-    expect(keysTable).toHaveLength(1);
-    await env.DB.exec("DROP TABLE IF EXISTS legacy_api_keys");
-    for (const query of keysTable) await env.DB.prepare(rename(query)).run();
-    await env.DB.prepare(
-      "INSERT INTO legacy_api_keys (key_hash, prefix, label, created_at) VALUES ('h', 'psk_old', 'old', 1)",
-    ).run();
-    for (const query of migrations[index]?.queries ?? []) await env.DB.prepare(rename(query)).run();
-    const row = await env.DB.prepare(
-      "SELECT scopes, expires_at, last_used_at, revoked_at FROM legacy_api_keys",
-    ).first();
-    expect(row).toEqual({
-      scopes: "pets:read pets:write orders:read",
-      expires_at: null,
-      last_used_at: null,
-      revoked_at: null,
-    });
-    await env.DB.exec("DROP TABLE legacy_api_keys");
+it("migration 0004 gives every key that existed before it all three scopes, no expiry", async () => {
+  // Replays the real migration files on a copy of the table named differently: the
+  // schema before 0004, a key stored the way keys were stored then, then 0004 itself.
+  const migrations = env.TEST_MIGRATIONS;
+  const index = migrations.findIndex((m) => m.name.startsWith("0004_"));
+  expect(index).toBeGreaterThan(0);
+  const rename = (sql: string) => sql.replaceAll("api_keys", "legacy_api_keys");
+  const before = migrations.slice(0, index).flatMap((m) => m.queries);
+  const keysTable = before.filter((q) => /CREATE TABLE api_keys/.test(q));
+  expect(keysTable).toHaveLength(1);
+  await env.DB.exec("DROP TABLE IF EXISTS legacy_api_keys");
+  for (const query of keysTable) await env.DB.prepare(rename(query)).run();
+  await env.DB.prepare(
+    "INSERT INTO legacy_api_keys (key_hash, prefix, label, created_at) VALUES ('h', 'psk_old', 'old', 1)",
+  ).run();
+  for (const query of migrations[index]?.queries ?? []) await env.DB.prepare(rename(query)).run();
+  const row = await env.DB.prepare(
+    "SELECT scopes, expires_at, last_used_at, revoked_at FROM legacy_api_keys",
+  ).first();
+  expect(row).toEqual({
+    scopes: "pets:read pets:write orders:read",
+    expires_at: null,
+    last_used_at: null,
+    revoked_at: null,
   });
+  await env.DB.exec("DROP TABLE legacy_api_keys");
 });
