@@ -62,7 +62,7 @@ it("keys revoke answers the id once, then nothing; it takes effect at once where
   expect(again.results).toEqual([]);
   const revokedAt = env.DB.prepare("SELECT revoked_at FROM api_keys WHERE id = ?1").bind(a.id);
   expect(await revokedAt.first("revoked_at")).toBe(1_800_000_000); // the first revocation's
-  // Its cache TTL bounds it elsewhere: test/perf-auth-cache.test.ts, test/edge-trips.test.ts.
+  // Where the key is cached, its TTL bounds revocation: test/edge-trips.test.ts.
   const refused = await call("/v1/pets", { key: a.key });
   await expectError(refused, 401, "unauthorized", /invalid or revoked/);
   expect(keyIdOf(await createApiKeyVerifier(Date.now).verify(b.key, verifyContext()))).toBe(b.id);
