@@ -89,7 +89,7 @@ it("keys create stores the hash, not the key, and answers the row as list --json
   expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((a, b) => a - b));
 });
 
-it("keys create counts --expires-in from the moment the database stores the key", async () => {
+it("keys create counts --expires-in from the moment the database stores the key; no --scope is every scope", async () => {
   const key = await unknownKey();
   const before = Math.floor(Date.now() / 1000);
   const row = await env.DB.prepare(
@@ -99,7 +99,8 @@ it("keys create counts --expires-in from the moment the database stores the key"
       label: "expires-in",
       expiresInSeconds: 5,
     }),
-  ).first<{ created_at: number; expires_at: number }>();
+  ).first<{ created_at: number; expires_at: number; scopes: string }>();
+  expect(row?.scopes).toBe("pets:read pets:write orders:read");
   const after = Math.ceil(Date.now() / 1000);
   expect(row?.created_at).toBeGreaterThanOrEqual(before);
   expect(row?.created_at).toBeLessThanOrEqual(after);
