@@ -1,180 +1,83 @@
-// Authentication comes first under /v1: the shared no-key / wrong-key / wrong-scope
-// test runs against every operation, and against the 404/405 answers it must precede.
+// Authentication: the Authorization header, local-dev-key, key formats and tags. Its
+// place first under /v1, on every operation: scopes.test.ts.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { seedLocalDevKeyStatement } from "../scripts/key-statements.ts";
 import { keyFormat, tagSecrets } from "../src/auth/key-format.ts";
 import {
+  hashApiKey,
   issueApiKey,
   LOCAL_DEV_KEY,
   LOCAL_KEY_TAG_SECRET,
   untaggedApiKey,
 } from "../src/auth/keys.ts";
-import { SCOPES } from "../src/auth/scopes.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
-import { call, createKey, expectError, revokeKey, unknownKey, verifyContext } from "./helpers.ts";
+import { call, createKey, expectError, verifyContext } from "./helpers.ts";
 
-const REALM = 'Bearer realm="petstore"';
-const INVALID = 'Bearer realm="petstore", error="invalid_token"';
+// The header with "Bearer" in any case and the key is accepted: property.test.ts.
+it.each([
+  ["Basic dXNlcjpwYXNz", /Bearer scheme/, 'Bearer realm="petstore"'],
+  ["Bearer a b c", /malformed/, 'Bearer realm="petstore", error="invalid_token"'],
+  ["", undefined, undefined],
+  ["Bearer", undefined, undefined],
+  ["Bearer ", undefined, undefined],
+])("the Authorization header %j is refused with 401", async (value, message, challenge) => {
+  const response = await call("/v1/pets", { headers: { Authorization: value } });
+  await expectError(response, 401, "unauthorized", message);
+  if (challenge) expect(response.headers.get("WWW-Authenticate")).toBe(challenge);
+  else expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
+});
 
-/**
- * `scope`: what the operation needs. A key with every other scope gets 403 naming it;
- * null where no scope applies (an unknown path is 404, a wrong method 405, whatever
- * the key's scopes).
- */
-const OPERATIONS = [
-  { name: "listPets", method: "GET", path: "/v1/pets?limit=5", scope: "pets:read" },
-  {
-    name: "createPet",
-    method: "POST",
-    path: "/v1/pets",
-    json: { name: "Rex", categoryId: 1 },
-    scope: "pets:write",
-  },
-  { name: "getPet", method: "GET", path: "/v1/pets/1", scope: "pets:read" },
-  { name: "listOrders", method: "GET", path: "/v1/store/orders", scope: "orders:read" },
-  // Auth precedes every other answer: invalid input, unknown paths, wrong methods.
-  {
-    name: "createPet with a bad body",
-    method: "POST",
-    path: "/v1/pets",
-    json: { nope: 1 },
-    scope: "pets:write",
-  },
-  { name: "getPet with a bad id", method: "GET", path: "/v1/pets/abc", scope: "pets:read" },
-  { name: "an unknown path", method: "GET", path: "/v1/cats", scope: null },
-  { name: "a wrong method", method: "DELETE", path: "/v1/pets/1", scope: null },
-] as const;
+it("local-dev-key: only `npm run dev` seeds it, with every scope, and only the local environment takes it", async () => {
+  const hash = await hashApiKey(LOCAL_DEV_KEY);
+  const rows = () =>
+    env.DB.prepare("SELECT scopes, expires_at, revoked_at FROM api_keys WHERE key_hash = ?1")
+      .bind(hash)
+      .all();
+  expect((await rows()).results).toEqual([]);
+  const seedIt = () => env.DB.prepare(seedLocalDevKeyStatement(hash)).run();
+  await seedIt();
+  // Restricted, expired and revoked since: the next seed restores it.
+  await env.DB.prepare(
+    "UPDATE api_keys SET scopes = 'pets:read', expires_at = 1, revoked_at = 1 WHERE key_hash = ?1",
+  )
+    .bind(hash)
+    .run();
+  await seedIt();
+  expect((await rows()).results).toEqual([
+    { scopes: "pets:read pets:write orders:read", expires_at: null, revoked_at: null },
+  ]);
+  // ENVIRONMENT is "local" in the tests: the seeded key works on every operation...
+  const json = { name: "Dev", categoryId: 1 };
+  const created = await call("/v1/pets", { method: "POST", key: LOCAL_DEV_KEY, json });
+  expect(created.status).toBe(201);
+  await created.body?.cancel();
+  // ...and a deployed environment refuses it though its hash is in the database.
+  const verifier = createApiKeyVerifier(() => Date.now());
+  for (const ENVIRONMENT of ["production", "staging"]) {
+    const context = verifyContext({ ...env, ENVIRONMENT });
+    expect(await verifier.verify(LOCAL_DEV_KEY, context)).toEqual({ ok: false, reason: "unknown" });
+  }
+  await env.DB.prepare("DELETE FROM api_keys WHERE key_hash = ?1").bind(hash).run();
+});
 
-describe.each(OPERATIONS)("$name ($method $path)", (op) => {
-  const options = { method: op.method, json: "json" in op ? op.json : undefined };
-
-  it("answers 401 without a key, with WWW-Authenticate and no deprecation headers", async () => {
-    const response = await call(op.path, options);
-    await expectError(response, 401, "unauthorized", /Authorization: Bearer/);
-    expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
-    expect(response.headers.get("Deprecation")).toBeNull();
-  });
-
-  it("answers 401 invalid_token for a key that does not exist", async () => {
-    const response = await call(op.path, { ...options, key: await unknownKey() });
-    await expectError(response, 401, "unauthorized", /invalid or revoked/);
-    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
-  });
-
-  it(
-    op.scope
-      ? `answers 403 insufficient_scope naming ${op.scope} to a key without it`
-      : "answers a key without any one scope as it answers every key (no 403)",
-    async () => {
-      const scopes = op.scope ? SCOPES.filter((s) => s !== op.scope) : ["orders:read" as const];
-      const { key } = await createKey(`lacks ${op.scope ?? "nothing"}`, { scopes: [...scopes] });
-      const response = await call(op.path, { ...options, key });
-      if (!op.scope) {
-        const status = op.method === "DELETE" ? 405 : 404;
-        await expectError(response, status, status === 405 ? "method_not_allowed" : "not_found");
-        expect(response.headers.get("WWW-Authenticate")).toBeNull();
-        return;
-      }
-      await expectError(response, 403, "insufficient_scope", new RegExp(`"${op.scope}"`));
-      expect(response.headers.get("WWW-Authenticate")).toBe(
-        `${REALM}, error="insufficient_scope", scope="${op.scope}"`,
-      );
-    },
+it("issued keys carry the psk_ prefix, 256 random bits and a 128-bit tag", async () => {
+  const keys = new Set(
+    await Promise.all(Array.from({ length: 200 }, () => issueApiKey(LOCAL_KEY_TAG_SECRET))),
   );
+  expect(keys.size).toBe(200);
+  // 43 characters of 32 random bytes, then 22 of the 16-byte tag.
+  for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}[A-Za-z0-9_-]{22}$/);
+  const randomParts = new Set([...keys].map((k) => k.slice(4, 47)));
+  expect(randomParts.size).toBe(200);
 });
 
-describe("the Authorization header", () => {
-  it("accepts the scheme name in any case", async () => {
-    const { key } = await createKey();
-    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
-      const response = await call("/v1/pets?limit=1", {
-        headers: { Authorization: `${scheme} ${key}` },
-      });
-      expect(response.status).toBe(200);
-      expect(Array.isArray(await response.json())).toBe(true);
-    }
-  });
-
-  it("refuses other schemes without error=invalid_token", async () => {
-    const response = await call("/v1/pets", { headers: { Authorization: "Basic dXNlcjpwYXNz" } });
-    await expectError(response, 401, "unauthorized", /Bearer scheme/);
-    expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
-  });
-
-  it("refuses a malformed bearer token as invalid_token", async () => {
-    const response = await call("/v1/pets", { headers: { Authorization: "Bearer a b c" } });
-    await expectError(response, 401, "unauthorized", /malformed/);
-    expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
-  });
-
-  it("refuses an empty header and a bare scheme", async () => {
-    for (const value of ["", "Bearer", "Bearer "]) {
-      const response = await call("/v1/pets", { headers: { Authorization: value } });
-      await expectError(response, 401, "unauthorized");
-      expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
-    }
-  });
-
-  it("refuses a revoked key", async () => {
-    const { key, id } = await createKey();
-    // A fresh verifier (a new isolate) has no cached entry: revocation is immediate there.
-    expect(await revokeKey(id)).toBe(true);
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, verifyContext(env))).toEqual({
-      ok: false,
-      reason: "unknown",
-    });
-  });
-});
-
-describe("the local development key", () => {
-  it("is refused outside the local environment even if its hash were in the database", async () => {
-    const verifier = createApiKeyVerifier(() => Date.now());
-    for (const ENVIRONMENT of ["production", "staging"]) {
-      expect(await verifier.verify(LOCAL_DEV_KEY, verifyContext({ ...env, ENVIRONMENT }))).toEqual({
-        ok: false,
-        reason: "unknown",
-      });
-    }
-  });
-
-  it("is not in the test database (only `npm run dev` seeds it, locally)", async () => {
-    const response = await call("/v1/pets", { key: LOCAL_DEV_KEY });
-    await expectError(response, 401, "unauthorized");
-  });
-});
-
-describe("issued keys", () => {
-  it("carry the psk_ prefix, 256 random bits and a 128-bit tag", async () => {
-    const keys = new Set(
-      await Promise.all(Array.from({ length: 200 }, () => issueApiKey(LOCAL_KEY_TAG_SECRET))),
-    );
-    expect(keys.size).toBe(200);
-    // 43 characters of 32 random bytes, then 22 of the 16-byte tag.
-    for (const key of keys) expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}[A-Za-z0-9_-]{22}$/);
-    const randomParts = new Set([...keys].map((k) => k.slice(4, 47)));
-    expect(randomParts.size).toBe(200);
-  });
-
-  it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
-    const { key, id } = await createKey("untagged", { untagged: true });
-    expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
-    expect(untaggedApiKey()).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
-    const response = await call("/v1/pets?limit=1", { key });
-    expect(response.status, await response.clone().text()).toBe(200);
-    const verifier = createApiKeyVerifier(() => Date.now());
-    expect(await verifier.verify(key, verifyContext(env))).toMatchObject({
-      ok: true,
-      key: { id },
-    });
-  });
-
-  it("are stored only as SHA-256 hashes", async () => {
-    const { key, id } = await createKey();
-    const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?1").bind(id).first();
-    expect(row?.key_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(JSON.stringify(row)).not.toContain(key.slice(4));
-  });
+it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
+  const { key } = await createKey("untagged", { untagged: true });
+  expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+  const response = await call("/v1/pets?limit=1", { key });
+  expect(response.status, await response.clone().text()).toBe(200);
+  expect(Array.isArray(await response.json())).toBe(true);
 });
 
 describe("the key tag and its secret", () => {

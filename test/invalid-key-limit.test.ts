@@ -1,10 +1,9 @@
-// The invalid-key limiter (issue 15, "Hostile tokens"): a client address (CF-Connecting-IP)
-// that sends more invalid API keys a minute than INVALID_KEY_LIMITER allows gets 429
-// `rate_limited` with Retry-After before any lookup; other addresses, and keys the
-// location has already verified, are not affected. This file runs in the
-// "invalid-key-limit" vitest project, where the limit is TEST_INVALID_KEY_LIMIT a minute.
+// The invalid-key limiter (issue 15, "Hostile tokens"): an address (CF-Connecting-IP) that
+// sends more invalid keys a minute than INVALID_KEY_LIMITER allows gets 429 before any
+// lookup; other addresses and keys the location has verified are not affected. Runs in
+// the "invalid-key-limit" vitest project, where the limit is TEST_INVALID_KEY_LIMIT.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import { createKey, expectError, unknownKey } from "./helpers.ts";
 import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-app.ts";
@@ -56,88 +55,60 @@ async function exhaust(app: InstrumentedApp, ip: string, spent = 0) {
   }
 }
 
-describe("wrangler.toml", () => {
-  it("declares the limiter in every environment: 60 a minute deployed, at least 10,000 locally", () => {
-    const limits = testEnv.TEST_WRANGLER_RATELIMITS ?? {};
-    expect(Object.keys(limits).sort()).toEqual(["local", "production", "staging"]);
-    const ids = new Set<string>();
-    for (const [environment, entries] of Object.entries(limits)) {
-      const limiter = entries.find((e) => e.name === "INVALID_KEY_LIMITER");
-      expect(limiter, environment).toBeDefined();
-      expect(limiter?.simple.period).toBe(60);
-      if (environment === "local") expect(limiter?.simple.limit).toBeGreaterThanOrEqual(10_000);
-      else expect(limiter?.simple.limit, environment).toBe(60);
-      for (const entry of entries) ids.add(entry.namespace_id);
-    }
-    // Six counters of their own: no environment shares another's, nor the per-key limiter's.
-    expect(ids.size).toBe(6);
-  });
+it("wrangler.toml declares the limiter in every environment: 60 a minute deployed, at least 10,000 locally", () => {
+  const limits = testEnv.TEST_WRANGLER_RATELIMITS ?? {};
+  expect(Object.keys(limits).sort()).toEqual(["local", "production", "staging"]);
+  const ids = new Set<string>();
+  for (const [environment, entries] of Object.entries(limits)) {
+    const limiter = entries.find((e) => e.name === "INVALID_KEY_LIMITER");
+    expect(limiter, environment).toBeDefined();
+    expect(limiter?.simple.period).toBe(60);
+    if (environment === "local") expect(limiter?.simple.limit).toBeGreaterThanOrEqual(10_000);
+    else expect(limiter?.simple.limit, environment).toBe(60);
+    for (const entry of entries) ids.add(entry.namespace_id);
+  }
+  // Six counters of their own: no environment shares another's, nor the per-key limiter's.
+  expect(ids.size).toBe(6);
 });
 
-describe("an address over its limit of invalid keys", () => {
-  it("gets 429 rate_limited with Retry-After before any lookup, for any token", async () => {
-    const app = instrumentedApp();
-    const ip = newAddress();
-    await freshWindow();
-    await exhaust(app, ip);
-    await expectLimited(app, ip, "still-not-a-key");
-    // A well-formed key with a valid tag is not looked up either.
-    await expectLimited(app, ip, await unknownKey());
-    // Nor is a valid key this location has never verified: it would need a lookup, and
-    // the address has spent its own allowance.
-    await expectLimited(app, ip, (await createKey("limited-address")).key);
-    // No key at all is still a plain 401: nothing was sent to count.
-    const { response } = await app.exchange("/v1/pets", { headers: { "CF-Connecting-IP": ip } });
-    await expectError(response, 401, "unauthorized", /Missing API key/);
-  });
+it("an address over its limit of invalid keys gets 429 rate_limited with Retry-After before any lookup, for any token; others do not", async () => {
+  const app = instrumentedApp();
+  const ip = newAddress();
+  await freshWindow();
+  await exhaust(app, ip);
+  await expectLimited(app, ip, "still-not-a-key");
+  // A well-formed key with a valid tag is not looked up either.
+  await expectLimited(app, ip, await unknownKey());
+  // Nor is a valid key this location has never verified: it would need a lookup, and
+  // the address has spent its own allowance.
+  await expectLimited(app, ip, (await createKey("limited-address")).key);
+  // No key at all is still a plain 401: nothing was sent to count.
+  const { response } = await app.exchange("/v1/pets", { headers: { "CF-Connecting-IP": ip } });
+  await expectError(response, 401, "unauthorized", /Missing API key/);
+  // Another address with a valid key is not affected.
+  const { key } = await createKey("other-address");
+  const other = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
+  expect(other.response.status).toBe(200);
+});
 
-  it("does not affect a valid key from another address", async () => {
-    const app = instrumentedApp();
-    const limited = newAddress();
-    await freshWindow();
-    await exhaust(app, limited);
-    await expectLimited(app, limited, "nope");
-    const { key } = await createKey("other-address");
-    const { response } = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
-    expect(response.status).toBe(200);
-  });
-
-  it("does not affect a valid key the location has already verified, even from that address", async () => {
-    const { key } = await createKey("verified-before");
-    const ip = newAddress();
-    const warm = instrumentedApp();
-    await freshWindow();
-    // Its verification was a D1 lookup: one of the address's allowance.
+it("counts refused tokens and D1 lookups, not a key the location has verified, which keeps working", async () => {
+  const { key } = await createKey("verified-before");
+  const ip = newAddress();
+  const warm = instrumentedApp();
+  await freshWindow();
+  // Its verification was a D1 lookup: one of the address's allowance...
+  expect((await warm.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
+  // ...served from the isolate's memory, however often: nothing more.
+  for (let i = 0; i < LIMIT * 2; i++) {
     expect((await warm.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
-    await exhaust(warm, ip, 1);
-    await expectLimited(warm, ip, "over");
-    // The isolate that verified it (memory) and another one of the location (Cache API).
-    for (const app of [warm, instrumentedApp()]) {
-      const { response, trips } = await app.exchange("/v1/pets?limit=1", from(ip, key));
-      expect(response.status).toBe(200);
-      expect(trips.filter((t) => /\bapi_keys\b/.test(t.what))).toEqual([]);
-    }
-  });
-});
-
-describe("what counts", () => {
-  it("refused tokens and D1 lookups count; a key served from memory or the cache does not", async () => {
-    await freshWindow();
-    const { key } = await createKey("counted-once");
-    const ip = newAddress();
-    const app = instrumentedApp();
-    // One D1 lookup: 1 of the allowance.
-    expect((await app.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
-    // Served from the isolate's memory, however often: nothing more.
-    for (let i = 0; i < LIMIT * 2; i++) {
-      expect((await app.exchange("/v1/pets?limit=1", from(ip, key))).response.status).toBe(200);
-    }
-    // LIMIT - 1 refusals fill the allowance exactly...
-    for (let i = 1; i < LIMIT; i++) {
-      const { response } = await app.exchange("/v1/pets", from(ip, `bad-${i}`));
-      expect(response.status).toBe(401);
-    }
-    // ...so the next invalid key is over it.
-    await expectLimited(app, ip, "one-too-many");
-  });
+  }
+  // LIMIT - 1 refusals fill the allowance exactly, so the next invalid key is over it.
+  await exhaust(warm, ip, 1);
+  await expectLimited(warm, ip, "over");
+  // The isolate that verified it (memory) and another one of the location (Cache API).
+  for (const app of [warm, instrumentedApp()]) {
+    const { response, trips } = await app.exchange("/v1/pets?limit=1", from(ip, key));
+    expect(response.status).toBe(200);
+    expect(trips.filter((t) => /\bapi_keys\b/.test(t.what))).toEqual([]);
+  }
 });

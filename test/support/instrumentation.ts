@@ -1,21 +1,17 @@
 // The one instrumentation of the platform's far calls, shared by the trip-count tests
 // (in workerd), npm run bench:edge (inside the benchmark's worker) and npm run
-// bench:capacity (in Node, over miniflare's D1). A Recorder wraps a D1 binding and a
-// Cache API object: every call that would leave the worker is a Trip, classed by where
-// it goes, with D1's own accounting (rows read and written), and optionally delayed to
-// stand for the distance to it. Free of Node and Workers imports, so it runs in both.
+// bench:capacity (in Node, over miniflare's D1); free of Node and Workers imports. A
+// Recorder wraps a D1 binding and a Cache API object: every call that would leave the
+// worker is a Trip, classed by where it goes, with D1's own accounting (rows read and
+// written), optionally delayed to stand for the distance to it.
 //
-// Where a D1 call goes, as D1 routes it
-// (developers.cloudflare.com/d1/best-practices/read-replication/):
-//   - the binding itself (no session), or a "first-primary" session: the primary;
-//   - any statement that writes, and a batch holding one, in any session: the primary
-//     ("all write queries are still forwarded to the primary database instance");
-//   - any other read in a session ("first-unconstrained" or a bookmark): a replica.
+// Where a D1 call goes (developers.cloudflare.com/d1/best-practices/read-replication/):
+// the binding itself or a "first-primary" session, and any statement that writes (or a
+// batch holding one) in any session: the primary; any other read in a session: a replica.
 //
-// What an answer waited for: the trips that had finished when the response was handed
-// back (`finished()`, read at that moment). Work given to waitUntil after the answer
-// (last-use writes, cache puts) starts at the end of the request and completes on a
-// later turn of the event loop, so it is not among them.
+// What an answer waited for: the trips finished when the response was handed back
+// (`finished()`, read at that moment). Work given to waitUntil (last-use writes, cache
+// puts) completes on a later turn of the event loop, so it is not among them.
 
 export type Place = "primary" | "replica" | "cache";
 
@@ -38,7 +34,7 @@ export interface Executed {
 export type Delays = Partial<Record<Place, number>>;
 
 /** The Cache API methods the service uses. */
-export type CacheLike = Pick<Cache, "match" | "put" | "delete">;
+export type CacheLike = Pick<Cache, "match" | "put">;
 
 type Row = Record<string, unknown>;
 
@@ -83,7 +79,7 @@ export class Recorder {
   }
 
   /** Runs `work` as one trip to `place` (sending `sqls` to D1), after that place's delay. */
-  async trip<T>(
+  private async trip<T>(
     place: Place,
     what: string,
     sqls: string[],
@@ -109,8 +105,6 @@ export class Recorder {
         this.trip("cache", `match ${url(key)}`, [], () => cache.match(key, options)),
       put: (key, response) =>
         this.trip("cache", `put ${url(key)}`, [], () => cache.put(key, response)),
-      delete: (key, options) =>
-        this.trip("cache", `delete ${url(key)}`, [], () => cache.delete(key, options)),
     };
     return wrapped as C;
   }
@@ -123,34 +117,32 @@ export class Recorder {
   private database(db: D1Database | D1DatabaseSession, reads: Place) {
     /** The real statement behind each statement handed out, and its SQL. */
     const real = new WeakMap<object, { statement: D1PreparedStatement; sql: string }>();
-    const placeOf = (sqls: string[]): Place =>
-      sqls.some((s) => WRITES.test(s)) ? "primary" : reads;
-    const note = (trip: Trip, i: number, result: D1Result) => {
-      const executed = trip.statements[i];
-      if (!executed) return;
-      executed.rowsRead = result.meta?.rows_read ?? 0;
-      executed.rowsWritten = result.meta?.rows_written ?? 0;
-    };
+    /** Sends `sqls` as one trip (a write among them: to the primary), with D1's accounting. */
+    const send = <R extends D1Result | D1Result[]>(sqls: string[], run: () => Promise<R>) =>
+      this.trip(
+        sqls.some((s) => WRITES.test(s)) ? "primary" : reads,
+        sqls.join("; "),
+        sqls,
+        async (trip) => {
+          const results = await run();
+          [results].flat().forEach((result, i) => {
+            const executed = trip.statements[i];
+            if (!executed) return;
+            executed.rowsRead = result.meta?.rows_read ?? 0;
+            executed.rowsWritten = result.meta?.rows_written ?? 0;
+          });
+          return results;
+        },
+      );
 
     const statementOf = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
       // Every run is all(), whatever was asked: only all() hands back D1's meta.
-      const all = () =>
-        this.trip(placeOf([sql]), sql, [sql], async (trip) => {
-          const result = await statement.all<Row>();
-          note(trip, 0, result);
-          return result;
-        });
+      const all = () => send([sql], () => statement.all<Row>());
       const wrapped = {
         bind: (...values: unknown[]) => statementOf(statement.bind(...values), sql),
         all,
         run: all,
-        async first(column?: string) {
-          const row = (await all()).results[0] ?? null;
-          return column === undefined || row === null ? row : (row[column] ?? null);
-        },
-        async raw() {
-          return (await all()).results.map((row) => Object.values(row));
-        },
+        first: async () => (await all()).results[0] ?? null,
       };
       real.set(wrapped, { statement, sql });
       return wrapped as unknown as D1PreparedStatement;
@@ -160,18 +152,12 @@ export class Recorder {
       prepare: (sql: string) => statementOf(db.prepare(sql), sql),
       batch: (statements: D1PreparedStatement[]) => {
         const inner = statements.map((s) => real.get(s));
-        const sqls = inner.map((x) => x?.sql ?? "?");
-        return this.trip(placeOf(sqls), sqls.join("; "), sqls, async (trip) => {
-          const results = await db.batch(
-            inner.map((x, i) => x?.statement ?? (statements[i] as D1PreparedStatement)),
-          );
-          results.forEach((result, i) => {
-            note(trip, i, result);
-          });
-          return results;
-        });
+        return send(
+          inner.map((x) => x?.sql ?? "?"),
+          () =>
+            db.batch(inner.map((x, i) => x?.statement ?? (statements[i] as D1PreparedStatement))),
+        );
       },
-      exec: (sql: string) => this.trip("primary", sql, [sql], () => (db as D1Database).exec(sql)),
       withSession: (constraint?: string) =>
         this.database(
           // miniflare's D1 as Node sees it has no sessions: it is its own session there.

@@ -1,22 +1,19 @@
-// The real app (createApp) over instrumented platform calls (test/support/instrumentation.ts):
-// every D1 statement and Cache API call it makes is recorded as a trip, with where it
-// went. Authentication can be stubbed with the id of a real key, so the database sees
-// only the operation's work.
+// The real app over instrumented platform calls (instrumentation.ts): every D1 statement
+// and Cache API call is a recorded trip. Authentication can be stubbed with a real key's
+// id, so the database sees only the operation's work.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { type AppOptions, createApp } from "../../src/app.ts";
+import { createApp } from "../../src/app.ts";
 import { SCOPES } from "../../src/auth/scopes.ts";
 import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
+import type { Clock } from "../../src/clock.ts";
 import type { EdgeCache } from "../../src/http/conditional-read.ts";
 import type { LogLine } from "../../src/log.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
 import { assertConforms } from "./conformance.ts";
-import { type Place, Recorder, type Trip } from "./instrumentation.ts";
+import { Recorder } from "./instrumentation.ts";
 
-/**
- * An edge cache that keeps nothing: for tests that measure what a read costs D1, which
- * the real cache would answer from the second request on.
- */
+/** An edge cache that keeps nothing, for tests that measure what a read costs D1. */
 export const NO_EDGE_CACHE: EdgeCache = {
   match: async () => undefined,
   put: async () => {},
@@ -32,53 +29,22 @@ export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
   };
 }
 
-/** `env` with its D1 binding recorded by `recorder`. */
-export function recordedEnv(recorder: Recorder, db: D1Database = env.DB): Env {
-  return { ...env, DB: recorder.d1(db) };
-}
-
-/** What one request did: its answer, and the trips the answer waited for. */
-export interface Exchange {
-  response: Response;
-  /** The trips that had finished when the answer was handed back. */
-  trips: Trip[];
-  /** Those trips counted by place. */
-  counts: Record<Place, number>;
-}
-
-export interface InstrumentedApp {
-  recorder: Recorder;
-  /** The SQL of every statement D1 ran since the last request began (waitUntil work too). */
-  readonly statements: string[];
-  logs: LogLine[];
-  fetch(path: string, options?: CallOptions): Promise<Response>;
-  fetchRequest(request: Request): Promise<Response>;
-  /** One request, and what its answer waited for; its waitUntil work then runs to the end. */
-  exchange(path: string, options?: CallOptions): Promise<Exchange>;
-}
+export type InstrumentedApp = ReturnType<typeof instrumentedApp>;
 
 /**
  * The real app (one isolate: its memory lives as long as this object) over `db` (the
  * test D1 by default), with `cache` as the location's edge cache (`caches.default` by
- * default) and `keyCache` as its cache of API key records (the service's named cache by
- * default: apps made here share it, as the isolates of one location do); every D1
- * statement and cache call is recorded. Answers are checked against the OpenAPI
- * document, after the trips are read.
+ * default) and the service's named cache of API key records, which apps made here share
+ * as the isolates of one location do. Every D1 statement and cache call is recorded;
+ * answers are checked against the OpenAPI document after the trips are read.
  */
 export function instrumentedApp(
-  options: {
-    db?: D1Database;
-    verifier?: ApiKeyVerifier;
-    cache?: EdgeCache;
-    keyCache?: EdgeCache;
-    recorder?: Recorder;
-  } & Pick<AppOptions, "clock"> = {},
-): InstrumentedApp {
+  options: { db?: D1Database; verifier?: ApiKeyVerifier; cache?: EdgeCache; clock?: Clock } = {},
+) {
   const logs: LogLine[] = [];
-  const recorder = options.recorder ?? new Recorder();
+  const recorder = new Recorder();
   const cache = recorder.cache((options.cache ?? caches.default) as Cache);
-  const keyCache = (async () =>
-    recorder.cache((options.keyCache ?? (await caches.open(KEY_CACHE_NAME))) as Cache))();
+  const keyCache = (async () => recorder.cache(await caches.open(KEY_CACHE_NAME)))();
   const app = createApp({
     log: (line) => logs.push(line),
     edgeCache: () => cache,
@@ -86,30 +52,33 @@ export function instrumentedApp(
     ...(options.verifier ? { verifier: options.verifier } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const appEnv = recordedEnv(recorder, options.db ?? env.DB);
-  const exchange = async (request: Request): Promise<Exchange> => {
+  const appEnv: Env = { ...env, DB: recorder.d1(options.db ?? env.DB) };
+  /**
+   * One request: its answer, the trips that had finished when the answer was handed
+   * back, and those counted by place; its waitUntil work then runs to the end.
+   */
+  const exchangeRequest = async (request: Request) => {
     recorder.reset();
     const ctx = createExecutionContext();
     const response = await app.fetch(request, appEnv, ctx);
     const trips = recorder.finished();
-    // The work after the answer (cache puts, last-use writes) lands before the next request.
     await waitOnExecutionContext(ctx);
     await assertConforms(request, response);
     return { response, trips, counts: recorder.counts(trips) };
   };
+  const fetchRequest = async (request: Request) => (await exchangeRequest(request)).response;
   return {
     recorder,
-    get statements() {
+    logs,
+    /** The SQL of every statement D1 ran since the last request began (waitUntil work too). */
+    get statements(): string[] {
       return recorder.sql();
     },
-    logs,
-    fetch(path, callOptions = {}) {
-      return this.fetchRequest(makeRequest(path, callOptions));
-    },
-    async fetchRequest(request) {
-      return (await exchange(request)).response;
-    },
-    exchange: (path, callOptions = {}) => exchange(makeRequest(path, callOptions)),
+    fetchRequest,
+    fetch: (path: string, callOptions: CallOptions = {}) =>
+      fetchRequest(makeRequest(path, callOptions)),
+    exchange: (path: string, callOptions: CallOptions = {}) =>
+      exchangeRequest(makeRequest(path, callOptions)),
   };
 }
 
