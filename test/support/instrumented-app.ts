@@ -74,15 +74,9 @@ export function instrumentedApp(
     get statements(): string[] {
       return recorder.sql();
     },
-    fetchRequest,
     fetch: (path: string, callOptions: CallOptions = {}) =>
       fetchRequest(makeRequest(path, callOptions)),
     exchange: (path: string, callOptions: CallOptions = {}) =>
       exchangeRequest(makeRequest(path, callOptions)),
   };
-}
-
-/** The real D1 behind an app that accepts exactly `key` (id `keyId`) without a D1 lookup. */
-export function recordingApp(key: string, keyId: number): InstrumentedApp {
-  return instrumentedApp({ db: env.DB, verifier: fixedVerifier(key, keyId) });
 }
