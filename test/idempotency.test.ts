@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_TTL_SECONDS } from "../src/config.ts";
 import { sha256Hex } from "../src/encoding.ts";
 import worker from "../src/index.ts";
-import { bodyFingerprint } from "../src/pets/idempotency.ts";
+import { canonicalJson } from "../src/pets/idempotency.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
 import {
@@ -296,7 +296,7 @@ describe("scoping", () => {
     expect(row).toEqual({
       api_key_id: keyId,
       key_hash: await sha256Hex(idem),
-      fingerprint: await bodyFingerprint(body),
+      fingerprint: await sha256Hex(canonicalJson(body)),
       pet_id: pet.id,
       created_at: expect.any(Number),
     });
@@ -340,7 +340,7 @@ describe("a record of the previous design", () => {
       .bind(
         keyId,
         idem,
-        await bodyFingerprint(body),
+        await sha256Hex(canonicalJson(body)),
         completed ? "completed" : "in_flight",
         completed ? 201 : null,
         completed ? JSON.stringify(state.pet) : null,

@@ -1,8 +1,8 @@
 // Verifies API keys at the edge, in tiers, so that no answer waits for the D1 primary
 // (docs/keys.md, "Verification in tiers"):
+//   1. isolate memory (asked first: it holds only tokens that passed tier 0 before);
 //   0. the token's format (and the tag of a new key): anything else is refused with no
 //      lookup at all;
-//   1. isolate memory;
 //   2. the location's Cache API, shared by every isolate of the location (a named cache,
 //      apart from the cache that fetch() and public URLs use; keyed by a digest of the
 //      key's hash);
@@ -256,8 +256,6 @@ export function createApiKeyVerifier(
 
   return {
     async verify(token, ctx) {
-      const format = await keyFormat(token, tagSecrets(ctx.env), ctx.env.ENVIRONMENT);
-      if (format === "invalid") return refuse(UNKNOWN, ctx);
       const keyHash = await hashApiKey(token);
       const now = clock();
       const settle = (record: KeyRecord) => {
@@ -265,8 +263,13 @@ export function createApiKeyVerifier(
         return verification.ok ? verification : refuse(verification, ctx);
       };
 
+      // Memory first: it only holds tokens that passed the format check below, so a key
+      // this isolate knows skips the tag's HMAC on every request of the steady state.
       const known = valid.get(keyHash) ?? refused.get(keyHash);
       if (known && fresh(known, now)) return settle(known);
+
+      const format = await keyFormat(token, tagSecrets(ctx.env), ctx.env.ENVIRONMENT);
+      if (format === "invalid") return refuse(UNKNOWN, ctx);
 
       const url = await cacheUrl(ctx.origin, keyHash);
       const cached = await fromCache(url);

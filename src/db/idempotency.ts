@@ -10,16 +10,6 @@ import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 import { INSERT_PET_COLUMNS, type PetRow, toPet } from "./pets.ts";
 
-/** The key's and body's fixed-size forms, as SQL parameters. */
-async function digests(request: IdempotentCreateRequest) {
-  const hex = request.fingerprint;
-  const fingerprint = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < fingerprint.length; i++) {
-    fingerprint[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  }
-  return { keyHash: (await sha256(request.key)).buffer, fingerprint: fingerprint.buffer };
-}
-
 /**
  * True while no live record holds the key: none in idempotency_records, and no record of
  * migration 0003 (kept as sent, `?3`) that is completed or still locked, younger than 24 h.
@@ -45,7 +35,9 @@ export async function createPetIdempotently(
   request: IdempotentCreateRequest,
 ): Promise<IdempotentCreate> {
   const { apiKeyId, key, pet, now } = request;
-  const { keyHash, fingerprint } = await digests(request);
+  // Both digests fixed-size, bound as BLOBs.
+  const keyHash = (await sha256(key)).buffer;
+  const fingerprint = request.fingerprint.slice().buffer;
   const expiredBefore = now - IDEMPOTENCY_TTL_SECONDS;
   const held = [apiKeyId, keyHash, key, expiredBefore, now] as const;
   const [, inserted, , readBack] = await d1(() =>

@@ -1,5 +1,5 @@
 // The Idempotency-Key header of POST /v1/pets (IETF draft-ietf-httpapi-idempotency-key-header).
-import { sha256Hex } from "../encoding.ts";
+import { sha256 } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
 
 /** One character of a structured-field string (RFC 9651): printable ASCII, `"` and `\` escaped. */
@@ -43,7 +43,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Hex SHA-256 of the body's canonical JSON: "same body" means equal JSON values. */
-export async function bodyFingerprint(body: unknown): Promise<string> {
-  return sha256Hex(canonicalJson(body));
+/** SHA-256 of the body's canonical JSON: "same body" means equal JSON values. */
+export async function bodyFingerprint(body: unknown): Promise<Uint8Array> {
+  return sha256(canonicalJson(body));
 }

@@ -16,8 +16,8 @@ export interface IdempotentCreateRequest {
   apiKeyId: number;
   /** The Idempotency-Key as the client meant it (after unquoting). */
   key: string;
-  /** Hex SHA-256 of the body's canonical JSON: equal JSON values, equal fingerprints. */
-  fingerprint: string;
+  /** SHA-256 of the body's canonical JSON: equal JSON values, equal fingerprints. */
+  fingerprint: Uint8Array;
   pet: NewPet;
   now: number;
 }
