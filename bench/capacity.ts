@@ -23,7 +23,12 @@ import { median, quantileSorted } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import { type Executed, Recorder } from "../test/support/instrumentation.ts";
+import {
+  type CacheLike,
+  type Executed,
+  NO_EDGE_CACHE,
+  Recorder,
+} from "../test/support/instrumentation.ts";
 import {
   addKey,
   addPets,
@@ -154,14 +159,12 @@ async function storageAndRowsRead(stateDir: string, bundle: string) {
 }
 
 // ------------------------------------------------------------------ rows read
-/** The Cache API as the app uses it (src/http/conditional-read.ts, EdgeCache). */
-type EdgeCache = Pick<Cache, "match" | "put">;
 interface App {
   fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response>;
 }
 type CreateApp = (options: {
   log: (line: Record<string, unknown>) => void;
-  edgeCache: () => EdgeCache;
+  edgeCache: () => CacheLike;
 }) => App;
 
 /**
@@ -178,7 +181,7 @@ async function loadCreateApp(): Promise<CreateApp> {
 }
 
 /** The Cache API as one data center's: answers kept in memory, copies handed out. */
-function memoryCache(): EdgeCache {
+function memoryCache(): CacheLike {
   const kept = new Map<string, Response>();
   return {
     match: async (key) => kept.get(String(key))?.clone(),
@@ -187,8 +190,6 @@ function memoryCache(): EdgeCache {
     },
   };
 }
-
-const NO_CACHE: EdgeCache = { match: async () => undefined, put: async () => {} };
 
 /** Statements, rows read and rows written of one request per operation, by name. */
 async function rowsRead(db: D1Database, key: string) {
@@ -207,7 +208,7 @@ async function rowsRead(db: D1Database, key: string) {
   // A fresh app is a fresh isolate: its auth cache is cold.
   const edge = memoryCache();
   const cached = createApp({ log: quiet, edgeCache: () => edge });
-  const fromD1 = createApp({ log: quiet, edgeCache: () => NO_CACHE });
+  const fromD1 = createApp({ log: quiet, edgeCache: () => NO_EDGE_CACHE });
 
   async function request(app: App, pathname: string, expected: number, init: RequestInit = {}) {
     recorder.reset();

@@ -71,9 +71,12 @@ export function writeMeasured(doc: string, section: string, name = "measured"): 
   console.log(`\n${section}\n`);
   const file = path.join(ROOT, doc);
   const text = readFileSync(file, "utf8");
-  const start = text.indexOf("\n", text.indexOf(`<!-- ${name}:start`));
+  const marker = text.indexOf(`<!-- ${name}:start`);
+  const start = text.indexOf("\n", marker);
   const end = text.indexOf(`<!-- ${name}:end -->`);
-  if (start < 0 || end < start) throw new Error(`${doc} has no ${name}:start/end markers`);
+  if (marker < 0 || start < 0 || end < start) {
+    throw new Error(`${doc} has no ${name}:start/end markers`);
+  }
   writeFileSync(file, `${text.slice(0, start)}\n\n${section}\n\n${text.slice(end)}`);
   const biome = path.join(ROOT, "node_modules", ".bin", "biome");
   spawnSync(biome, ["format", "--write", file], { stdio: "ignore" });

@@ -346,8 +346,8 @@ async function measure() {
         rps: rps.length ? median(rps) : Number.NaN,
         rpsMin: Math.min(...rps),
         rpsMax: Math.max(...rps),
-        p50: quantileSorted(latencies, 0.5),
-        p99: quantileSorted(latencies, 0.99),
+        p50: latencies.length ? quantileSorted(latencies, 0.5) : Number.NaN,
+        p99: latencies.length ? quantileSorted(latencies, 0.99) : Number.NaN,
         n: latencies.length,
       };
     }),

@@ -6,7 +6,8 @@
 // run starts from the same empty database. Newman's table gives the counts; the exit
 // code is Portman's (non-zero on any failed assertion). The collection it ran is left in
 // dist/contract/collection.json, to import into Postman or rerun with `npx newman run`.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -27,12 +28,18 @@ try {
     ["--baseUrl", `${server.base}/v1`],
     ["--output", path.join(root, "dist/contract/collection.json")],
   ];
-  const portman = spawnSync("portman", [...args.flat(), "--runNewman"], {
-    cwd: work,
-    env: scriptEnv,
-    stdio: "inherit",
-  });
-  status = portman.status ?? 1;
+  // Not spawnSync: this process must keep reading the dev server's output meanwhile.
+  const portman = spawn(
+    path.join(root, "node_modules/.bin/portman"),
+    [...args.flat(), "--runNewman"],
+    {
+      cwd: work,
+      env: scriptEnv,
+      stdio: "inherit",
+    },
+  );
+  const [code] = (await once(portman, "exit")) as [number | null];
+  status = code ?? 1;
 } finally {
   await server.stop();
   rmSync(work, { recursive: true, force: true });

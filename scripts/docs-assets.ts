@@ -5,8 +5,9 @@
 //     under a name that carries its version (cached for a year);
 //   - the page's own init script, src/openapi/docs-init.js.
 // Nothing of it is committed (dist/ is git-ignored) and none of it enters the worker
-// script. Run by npm's pre-hooks of dev, test, the deploys, the preview and the
-// dry-runs, so every one of them works on a fresh clone. Quiet unless it fails.
+// script. wrangler.toml's [build] runs it before dev, deploy (dry runs too) and versions
+// upload, and npm's pretest hook before the tests, so each works on a fresh clone.
+// Quiet unless it fails.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

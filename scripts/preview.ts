@@ -33,7 +33,7 @@ function toAlias(name: string): string {
 const branch = () => spawnSync("git", ["branch", "--show-current"], { encoding: "utf8" }).stdout;
 const requested = positionals[0] ?? branch()?.trim() ?? "";
 const alias = toAlias(requested);
-if (!alias || alias === "head") {
+if (!alias) {
   console.error("No preview name: pass one (npm run preview -- my-change) or run on a branch.");
   process.exit(2);
 }

@@ -52,7 +52,7 @@ const stepName = (step: Step, index: number) =>
 const usesWranglerAction = (step: Step) => step.uses?.startsWith(`${WRANGLER_ACTION}@`) ?? false;
 
 /** Every wrangler command a step runs: the action's `command` lines, or `wrangler ...` and `npm run deploy:*` in `run`. */
-export function wranglerCommands(step: Step): Command[] {
+function wranglerCommands(step: Step): Command[] {
   const lines: string[] = [];
   if (usesWranglerAction(step)) {
     // The action runs `deploy` when no command is given; `>-` folds lines into one.
@@ -74,14 +74,14 @@ export function wranglerCommands(step: Step): Command[] {
 }
 
 /** Changes which code serves traffic: deploy, versions deploy, rollback, triggers deploy. */
-export function isDeployCommand(command: Command): boolean {
+function isDeployCommand(command: Command): boolean {
   return (
     /^(deploy|versions deploy|rollback|triggers deploy)\b/.test(command.text) &&
     !/--dry-run\b/.test(command.text)
   );
 }
 
-export function isSmokeStep(step: Step): boolean {
+function isSmokeStep(step: Step): boolean {
   return typeof step.run === "string" && /\bnpm\s+run\s+(?:-s\s+)?smoke(?![\w:-])/.test(step.run);
 }
 

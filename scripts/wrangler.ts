@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 
 const WRANGLER = fileURLToPath(new URL("../node_modules/.bin/wrangler", import.meta.url));
 
-export const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
 /** Runs wrangler to completion; throws with its output when it fails. */
 export function wrangler(

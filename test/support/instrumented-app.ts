@@ -13,11 +13,7 @@ import { type CallOptions, makeRequest } from "../helpers.ts";
 import { assertConforms } from "./conformance.ts";
 import { Recorder } from "./instrumentation.ts";
 
-/** An edge cache that keeps nothing, for tests that measure what a read costs D1. */
-export const NO_EDGE_CACHE: EdgeCache = {
-  match: async () => undefined,
-  put: async () => {},
-};
+export { NO_EDGE_CACHE } from "./instrumentation.ts";
 
 /** A verifier that accepts exactly `key` as the key with id `keyId` (all scopes), without D1. */
 export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
