@@ -104,11 +104,11 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
         error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
       });
     }
-    // A JSON endpoint answers the Error object; a page that failed answers it too (rare:
-    // pages only read), never a stack trace.
-    const headers = new Headers(error.headers);
-    headers.set("Content-Type", "application/json");
-    return new Response(JSON.stringify(error.body()), { status: error.status, headers });
+    // The Error object, with what the request already set (a cleared session cookie).
+    return c.body(JSON.stringify(error.body()), error.status, {
+      ...error.headers,
+      "Content-Type": "application/json",
+    });
   });
   return app;
 }

@@ -42,7 +42,7 @@ export function platformRequest(path: string, call: Call = {}): Request {
   if (call.session) headers.set("Cookie", `__Host-session=${call.session}`);
   headers.set("CF-Connecting-IP", call.address ?? freshAddress());
   const body = call.json !== undefined ? JSON.stringify(call.json) : call.body;
-  return new Request(`${ORIGIN}${path}`, { method, headers, body });
+  return new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" });
 }
 
 export type Send = (path: string, call?: Call) => Promise<Response>;
