@@ -133,7 +133,7 @@ export default defineConfig(async () => {
                     namespace_id: "2000",
                     simple: { limit: TEST_PLATFORM_LIMIT, period: 60 },
                   },
-                  SIGN_IN_FAILURE_LIMITER: {
+                  SIGN_IN_LIMITER: {
                     namespace_id: "2010",
                     simple: { limit: TEST_PLATFORM_LIMIT, period: 60 },
                   },

@@ -15,6 +15,9 @@ export const SESSION_MAX_SECONDS = 30 * 24 * 3600;
 /** A session's last use is written at most this often, so idle expiry is exact to this. */
 export const SESSION_TOUCH_SECONDS = 5 * 60;
 
+/** Passkeys an account may hold (each one is a row and a key to check at every sign-in). */
+export const MAX_PASSKEYS = 20;
+
 /** Keys an account may hold that are neither revoked nor expired. */
 export const MAX_ACTIVE_KEYS = 10;
 /** A rotated key keeps working this long unless the rotation names another grace. */

@@ -18,6 +18,7 @@ export const PLATFORM_ERROR_STATUS = {
   method_not_allowed: 405,
   passkey_exists: 409,
   last_passkey: 409,
+  passkey_limit_reached: 409,
   key_limit_reached: 409,
   key_not_active: 409,
   payload_too_large: 413,

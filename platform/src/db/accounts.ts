@@ -2,7 +2,7 @@
 // platform makes about who is signed in. Bound parameters only; unix seconds.
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
-import { SESSION_IDLE_SECONDS } from "../config.ts";
+import { MAX_PASSKEYS, SESSION_IDLE_SECONDS } from "../config.ts";
 
 export interface Account {
   id: string;
@@ -49,19 +49,16 @@ function toPasskey(row: PasskeyRow): Passkey {
 /** A new passkey's row. */
 export type NewPasskey = Omit<Passkey, "lastUsedAt">;
 
-function insertPasskey(db: Queryable, passkey: NewPasskey): D1PreparedStatement {
-  return db
-    .prepare(
-      "INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )
-    .bind(
-      passkey.credentialId,
-      passkey.accountId,
-      passkey.publicKey,
-      passkey.counter,
-      passkey.transports.join(" "),
-      passkey.createdAt,
-    );
+/** A new passkey's values, in the order of the INSERTs below. */
+function passkeyValues(passkey: NewPasskey) {
+  return [
+    passkey.credentialId,
+    passkey.accountId,
+    passkey.publicKey,
+    passkey.counter,
+    passkey.transports.join(" "),
+    passkey.createdAt,
+  ];
 }
 
 /** A new session's row: the token's hash, its account, its start and absolute end. */
@@ -97,7 +94,11 @@ export async function createAccount(
       db
         .prepare("INSERT INTO accounts (id, display_name, created_at) VALUES (?1, ?2, ?3)")
         .bind(account.id, account.displayName, account.createdAt),
-      insertPasskey(db, passkey),
+      db
+        .prepare(
+          "INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .bind(...passkeyValues(passkey)),
       insertSession(db, session),
     ]),
   );
@@ -147,8 +148,19 @@ export async function listPasskeys(db: Queryable, accountId: string): Promise<Pa
   return results.map(toPasskey);
 }
 
-export async function addPasskey(db: Queryable, passkey: NewPasskey): Promise<void> {
-  await d1(() => insertPasskey(db, passkey).run());
+/** Adds a passkey to an account unless it holds MAX_PASSKEYS already (false then). */
+export async function addPasskey(db: Queryable, passkey: NewPasskey): Promise<boolean> {
+  const result = await d1(() =>
+    db
+      .prepare(
+        `INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6
+         WHERE (SELECT count(*) FROM passkeys WHERE account_id = ?2) < ${MAX_PASSKEYS}`,
+      )
+      .bind(...passkeyValues(passkey))
+      .run(),
+  );
+  return result.meta.changes === 1;
 }
 
 /**

@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { sha256Hex } from "../../../src/encoding.ts";
-import { CHALLENGE_TTL_SECONDS, SESSION_MAX_SECONDS } from "../config.ts";
+import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS, SESSION_MAX_SECONDS } from "../config.ts";
 import type { ChallengePurpose, Passkey } from "../db/accounts.ts";
 import {
   addPasskey,
@@ -141,9 +141,10 @@ accountRoutes.post("/sign-up", stateChange, async (c) => {
   );
 });
 
-// ---- sign-in with any passkey of this site; failures counted per client address
+// ---- sign-in with any passkey of this site; attempts and failures counted per client address
 accountRoutes.post("/sign-in/options", stateChange, async (c) => {
   bodyOf(c, EmptyBody);
+  await countAgainst(c, c.env.SIGN_IN_LIMITER, "sign-in attempts");
   const options = await authenticationOptions(c.var.rp);
   await issueChallenge(c, options.challenge, "sign-in", {});
   return c.json(options);
@@ -178,7 +179,7 @@ accountRoutes.post("/sign-in", stateChange, async (c) => {
     });
   } catch (err) {
     if (err instanceof PlatformError)
-      await countAgainst(c, c.env.SIGN_IN_FAILURE_LIMITER, "failed sign-ins");
+      await countAgainst(c, c.env.SIGN_IN_LIMITER, "sign-in attempts");
     throw err;
   }
 });
@@ -233,13 +234,20 @@ accountRoutes.post("/passkeys", stateChange, async (c) => {
   }
   const verified = await verifyRegistration(c.var.rp, response, challenge);
   const passkey = { ...verified, accountId: account.id, createdAt: nowOf(c) };
+  let added: boolean;
   try {
-    await addPasskey(c.env.DB, passkey);
+    added = await addPasskey(c.env.DB, passkey);
   } catch (err) {
     if (isUniqueViolation(err)) {
       throw new PlatformError("passkey_exists", "This passkey is already registered.");
     }
     throw err;
+  }
+  if (!added) {
+    throw new PlatformError(
+      "passkey_limit_reached",
+      `An account may have ${MAX_PASSKEYS} passkeys; remove one before adding another.`,
+    );
   }
   return c.json(passkeyJson({ ...passkey, lastUsedAt: null }), 201);
 });
