@@ -188,7 +188,7 @@ async function dailyUsage(
   const { results } = await d1(() =>
     db
       .prepare(
-        `SELECT (hour_start - ?2) / 86400 AS day, outcome, sum(count) AS n FROM api_key_usage
+        `SELECT CAST((hour_start - ?2) / 86400 AS INTEGER) AS day, outcome, sum(count) AS n FROM api_key_usage
          WHERE api_key_id = ?1 AND hour_start >= ?2 AND hour_start < ?2 + ?3 * 86400
          GROUP BY day, outcome`,
       )

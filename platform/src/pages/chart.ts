@@ -5,13 +5,16 @@ import type { DailyUsage, Outcome } from "../db/keys.ts";
 import { OUTCOMES } from "../db/keys.ts";
 import type { Html } from "./layout.ts";
 
-/** How people read each outcome class, in the chart, its legend and the tables. */
-export const OUTCOME_NAMES: Record<Outcome, string> = {
-  success: "Successful (2xx, 3xx)",
-  client_error: "Client errors (4xx but 429)",
-  rate_limited: "Rate-limited (429)",
-  server_error: "Server errors (5xx)",
+/** How people read each outcome class (the chart's bars, its legend, the table). */
+export const OUTCOME_NAMES: Record<Outcome, { name: string; statuses: string }> = {
+  success: { name: "Successful", statuses: "2xx, 3xx" },
+  client_error: { name: "Client errors", statuses: "4xx other than 429" },
+  rate_limited: { name: "Rate-limited", statuses: "429" },
+  server_error: { name: "Server errors", statuses: "5xx" },
 };
+
+/** "1 call", "2 calls". */
+export const calls = (n: number) => `${n.toLocaleString("en-US")} call${n === 1 ? "" : "s"}`;
 
 const WIDTH = 640;
 const HEIGHT = 220;
@@ -57,7 +60,7 @@ export function usageChart(days: readonly DailyUsage[]): Html {
       base += day[o];
       return html`<rect class="bar ${o}" x="${x}" y="${fixed(top)}" width="${fixed(barWidth)}" height="${fixed(Math.max(height, 1))}"></rect>`;
     });
-    const summary = `${dayLabel(day.date)}: ${count(totalOf(day))} calls (${OUTCOMES.map((o) => `${count(day[o])} ${OUTCOME_NAMES[o].toLowerCase()}`).join(", ")})`;
+    const summary = `${dayLabel(day.date)}: ${calls(totalOf(day))} (${OUTCOMES.map((o) => `${count(day[o])} ${OUTCOME_NAMES[o].name.toLowerCase()}`).join(", ")})`;
     const label =
       i % 7 === (days.length - 1) % 7
         ? html`<text class="axis" x="${fixed(PLOT.left + (i + 0.5) * slot)}" y="${HEIGHT - 8}" text-anchor="middle">${dayLabel(day.date)}</text>`
@@ -67,7 +70,7 @@ export function usageChart(days: readonly DailyUsage[]): Html {
   const total = days.reduce((sum, day) => sum + totalOf(day), 0);
   return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" focusable="false">
 <title id="chart-title">Calls per day, last ${days.length} days (UTC)</title>
-<desc id="chart-desc">${count(total)} calls in all; the table below lists each day.</desc>
+<desc id="chart-desc">${calls(total)} in all; the table below lists each day.</desc>
 ${grid}${bars}
 </svg>` as Html;
 }

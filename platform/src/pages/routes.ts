@@ -12,7 +12,7 @@ import type { ListedKey } from "../db/keys.ts";
 import { findAccountKey, keyUsage, listAccountKeys, OUTCOMES } from "../db/keys.ts";
 import { nowOf } from "../session.ts";
 import type { PlatformAppEnv } from "../types.ts";
-import { OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
+import { calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
 import { page, time } from "./layout.ts";
 
@@ -133,8 +133,8 @@ ${NEW_KEY_PANEL}
         <option value="31536000">In a year</option>
       </select>
     </div>
-    <button type="submit" class="primary" ${full ? "disabled" : ""}>Create key</button>
-    ${full ? html`<p class="hint">You have ${MAX_ACTIVE_KEYS} active keys, the most an account may have: revoke one to create another.</p>` : ""}
+    <button type="submit" class="primary" ${full ? html`disabled aria-describedby="key-limit"` : ""}>Create key</button>
+    ${full ? html`<p id="key-limit" class="hint">You have ${MAX_ACTIVE_KEYS} active keys, the most an account may have: revoke one to create another.</p>` : ""}
   </form>
 </section>
 <section id="keys" aria-labelledby="keys-title">
@@ -183,13 +183,13 @@ ${NEW_KEY_PANEL}
 </section>
 <section aria-labelledby="usage-title">
   <h2 id="usage-title">Calls in the last ${USAGE_DAYS} days</h2>
-  <p class="muted">${n(all)} calls, counted by the API per UTC day; the last minute may not be in yet.</p>
+  <p class="muted">${calls(all)}, counted by the API per UTC day; the last minute may not be in yet.</p>
   ${usageChart(days)}
-  <ul class="legend">${OUTCOMES.map((o) => html`<li><span class="swatch ${o}" aria-hidden="true"></span>${OUTCOME_NAMES[o]}: <strong>${n(totals[o])}</strong></li>`)}</ul>
+  <ul class="legend">${OUTCOMES.map((o) => html`<li><span class="swatch ${o}" aria-hidden="true"></span>${OUTCOME_NAMES[o].name} (${OUTCOME_NAMES[o].statuses}): <strong>${n(totals[o])}</strong></li>`)}</ul>
   <details>
     <summary>Day by day</summary>
     <table class="usage">
-      <thead><tr><th scope="col">Day (UTC)</th>${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAMES[o]}</th>`)}<th scope="col">All</th></tr></thead>
+      <thead><tr><th scope="col">Day (UTC)</th>${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAMES[o].name}</th>`)}<th scope="col">All</th></tr></thead>
       <tbody>${[...days].reverse().map((d) => html`<tr><th scope="row">${d.date}</th>${OUTCOMES.map((o) => html`<td>${n(d[o])}</td>`)}<td>${n(totalOf(d))}</td></tr>`)}</tbody>
     </table>
   </details>
