@@ -3,8 +3,9 @@
 // 7 days after its last use or 30 days after its sign-in, at sign-out, at "sign out
 // everywhere", and as soon as its account is disabled.
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
+import { serialize } from "hono/utils/cookie";
 import { base64url, sha256Hex } from "../../src/encoding.ts";
 import {
   SESSION_COOKIE,
@@ -57,8 +58,12 @@ export function newSessionToken(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
+/** Sets the session cookie, replacing any Set-Cookie of this answer (an ended session's clearing). */
 export function setSessionCookie(c: PlatformContext, token: string): void {
-  setCookie(c, SESSION_COOKIE, token, { ...COOKIE, maxAge: SESSION_MAX_SECONDS });
+  c.header(
+    "Set-Cookie",
+    serialize(SESSION_COOKIE, token, { ...COOKIE, maxAge: SESSION_MAX_SECONDS }),
+  );
 }
 
 export function clearSessionCookie(c: PlatformContext): void {

@@ -32,7 +32,7 @@ export interface Call {
 }
 
 export function platformRequest(path: string, call: Call = {}): Request {
-  const method = call.method ?? (call.json !== undefined ? "POST" : "GET");
+  const method = call.method ?? (call.json !== undefined || call.body ? "POST" : "GET");
   const headers = new Headers(call.headers);
   if (call.json !== undefined && !headers.has("Content-Type")) {
     headers.set("Content-Type", "application/json");
@@ -67,9 +67,11 @@ export function movableClock(start = Date.now()) {
   return clock;
 }
 
-/** The session token a response sets, or undefined; and the cookie's raw header. */
+/** The session token a response sets (at most one), or undefined; and the cookie's raw header. */
 export function setSession(response: Response): { token: string | undefined; header: string } {
-  const header = response.headers.getSetCookie().find((c) => c.startsWith("__Host-session=")) ?? "";
+  const cookies = response.headers.getSetCookie().filter((c) => c.startsWith("__Host-session="));
+  expect(cookies.length).toBeLessThanOrEqual(1);
+  const header = cookies[0] ?? "";
   const token = /^__Host-session=([^;]*)/.exec(header)?.[1];
   return { token: token || undefined, header };
 }
