@@ -5,12 +5,19 @@
 
 const webauthn = window.SimpleWebAuthnBrowser;
 const statusBox = document.getElementById("status");
+let statusTimer;
 
-/** Shows a message in the page's live region (read out by screen readers). */
+/** Shows a message in the page's live region (read out by screen readers); good news fades. */
 function say(message, tone = "error") {
-  statusBox.textContent = message;
+  document.getElementById("status-text").textContent = message;
   statusBox.dataset.tone = tone;
   statusBox.hidden = false;
+  clearTimeout(statusTimer);
+  if (tone === "ok") {
+    statusTimer = setTimeout(() => {
+      statusBox.hidden = true;
+    }, 6000);
+  }
 }
 
 /** A JSON request to the platform; its Error object's message when it fails. */
@@ -74,6 +81,7 @@ async function refresh(...ids) {
 function reveal(created) {
   document.getElementById("new-key-value").textContent = created.key;
   document.getElementById("new-key-curl").textContent = created.curl;
+  document.getElementById("new-key-page").href = `/keys/${created.id}`;
   const panel = document.getElementById("new-key");
   panel.hidden = false;
   panel.focus();
@@ -108,7 +116,7 @@ const actions = {
       expiresInSeconds: expires ? Number(expires) : null,
     });
     form.reset();
-    await refresh("keys", "key-count");
+    await refresh("keys", "key-count", "create");
     reveal(created);
   },
   async rotate(form) {
@@ -146,6 +154,10 @@ document.addEventListener("submit", (event) => {
 });
 
 document.addEventListener("click", (event) => {
+  if (event.target.closest("button[data-dismiss]")) {
+    statusBox.hidden = true;
+    return;
+  }
   const copy = event.target.closest("button[data-copy]");
   if (copy) {
     const text = document.getElementById(copy.dataset.copy).textContent;

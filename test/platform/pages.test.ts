@@ -55,7 +55,7 @@ describe("every page", () => {
         const file = await env.ASSETS.fetch(new URL(url, ORIGIN));
         expect(file.status, url).toBe(200);
         expect(file.headers.get("Content-Type")).toMatch(
-          /^(text\/css|(text|application)\/javascript)/,
+          /^(text\/css|(text|application)\/javascript|image\/svg\+xml)/,
         );
       }
       expect(page.querySelectorAll("script:not([src]), style, [style]")).toHaveLength(0);

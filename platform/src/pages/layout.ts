@@ -11,6 +11,7 @@ export type Html = HtmlEscapedString;
 
 /** The page's own files: served by Workers static assets from this origin (public/). */
 export const PAGE_ASSETS = {
+  icon: "/favicon.svg",
   style: "/style.css",
   webauthn: "/vendor/simplewebauthn-browser.js",
   script: "/app.js",
@@ -47,6 +48,7 @@ export function page(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${view.title} · Pet Store API developers</title>
+<link rel="icon" href="${PAGE_ASSETS.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${PAGE_ASSETS.style}">
 <script src="${PAGE_ASSETS.webauthn}" defer></script>
 <script src="${PAGE_ASSETS.script}" defer></script>
@@ -60,7 +62,10 @@ export function page(
 <main id="main" tabindex="-1">
 ${view.body}
 </main>
-<div id="status" class="status" role="status" aria-live="polite" hidden></div>
+<div id="status" class="status" hidden>
+  <p id="status-text" role="status" aria-live="polite"></p>
+  <button type="button" class="link" data-dismiss>Dismiss</button>
+</div>
 </body>
 </html>`;
   return c.html(document, view.status ?? 200);

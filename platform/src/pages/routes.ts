@@ -37,7 +37,18 @@ const NEW_KEY_PANEL = html`<section id="new-key" class="reveal" hidden tabindex=
   <div class="copyable"><code id="new-key-value" class="secret"></code><button type="button" data-copy="new-key-value">Copy key</button></div>
   <h3>Try it</h3>
   <div class="copyable"><pre><code id="new-key-curl"></code></pre><button type="button" data-copy="new-key-curl">Copy command</button></div>
+  <p><a id="new-key-page" href="/keys">See the new key's usage and settings</a></p>
 </section>`;
+
+/** How people know the ways a passkey reaches the browser (WebAuthn's transport names). */
+const TRANSPORTS: Record<string, string> = {
+  internal: "this device",
+  hybrid: "phone or tablet",
+  usb: "USB security key",
+  nfc: "NFC security key",
+  ble: "Bluetooth security key",
+  "smart-card": "smart card",
+};
 
 function notFoundPage(c: C) {
   return page(c, {
@@ -105,10 +116,24 @@ pageRoutes.get("/keys", async (c) => {
     account,
     body: html`<div class="page-head">
   <h1>API keys</h1>
-  <p id="key-count" class="muted">${active} of ${MAX_ACTIVE_KEYS} active keys</p>
+  <div class="head-side">
+    <p id="key-count" class="muted">${active} of ${MAX_ACTIVE_KEYS} active keys</p>
+    ${keys.length > 0 ? html`<a class="button" href="#create">Create a key</a>` : ""}
+  </div>
 </div>
 ${NEW_KEY_PANEL}
-<section class="card" aria-labelledby="create-title">
+<section id="keys" aria-labelledby="keys-title">
+  <h2 id="keys-title">Your keys</h2>
+  ${
+    keys.length === 0
+      ? html`<p class="muted">No keys yet: create your first one below.</p>`
+      : html`<table class="keys">
+  <thead><tr><th scope="col">Label</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>`
+  }
+</section>
+<section id="create" class="card" aria-labelledby="create-title">
   <h2 id="create-title">Create a key</h2>
   <form data-action="create-key" class="stack">
     <div class="field">
@@ -136,17 +161,6 @@ ${NEW_KEY_PANEL}
     <button type="submit" class="primary" ${full ? html`disabled aria-describedby="key-limit"` : ""}>Create key</button>
     ${full ? html`<p id="key-limit" class="hint">You have ${MAX_ACTIVE_KEYS} active keys, the most an account may have: revoke one to create another.</p>` : ""}
   </form>
-</section>
-<section id="keys" aria-labelledby="keys-title">
-  <h2 id="keys-title">Your keys</h2>
-  ${
-    keys.length === 0
-      ? html`<p class="muted">No keys yet: create your first one above.</p>`
-      : html`<table class="keys">
-  <thead><tr><th scope="col">Label</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th></tr></thead>
-  <tbody>${rows}</tbody>
-</table>`
-  }
 </section>` as Html,
   });
 });
@@ -166,7 +180,7 @@ pageRoutes.get("/keys/:id", async (c) => {
     title: key.label,
     account,
     body: html`<p class="back"><a href="/keys">All keys</a></p>
-<div class="page-head">
+<div class="title-row">
   <h1>${key.label}</h1>
   <span class="badge ${state.tone}">${state.word}</span>
 </div>
@@ -211,7 +225,7 @@ ${
     </div>
     <button type="submit">Rotate key</button>
   </form>
-  <div class="stack danger">
+  <div class="stack revoke">
     <p>Revoking stops the key for good: calls with it fail within a minute.</p>
     <button type="button" class="danger" data-action="revoke" data-key-id="${key.id}" data-label="${key.label}">Revoke key</button>
   </div>
@@ -242,7 +256,7 @@ pageRoutes.get("/account", async (c) => {
   <p>Any of these signs you in. Add one on each device you use, so losing one device does not lock you out.</p>
   <ul class="passkeys">${passkeys.map(
     (p, i) => html`<li>
-    <div><strong>Passkey ${i + 1}</strong>${p.transports.length > 0 ? html` <span class="muted">(${p.transports.join(", ")})</span>` : ""}<br>
+    <div><strong>Passkey ${i + 1}</strong>${p.transports.length > 0 ? html` <span class="muted">(${p.transports.map((t) => TRANSPORTS[t] ?? t).join(", ")})</span>` : ""}<br>
     <span class="muted">Added ${time(iso(p.createdAt))} · last used ${time(iso(p.lastUsedAt), "never")}</span></div>
     <button type="button" data-action="remove-passkey" data-passkey-id="${p.credentialId}" ${only ? html`disabled aria-describedby="only-passkey"` : ""}>Remove</button>
   </li>`,
