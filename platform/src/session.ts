@@ -13,19 +13,15 @@ import {
   SESSION_MAX_SECONDS,
   SESSION_TOUCH_SECONDS,
 } from "./config.ts";
-import type { Account } from "./db/accounts.ts";
+import type { Account, NewSession } from "./db/accounts.ts";
 import { endSession, findSession, startSession, touchSession } from "./db/accounts.ts";
 import { PlatformError } from "./errors.ts";
+import { nowOf } from "./time.ts";
 import type { PlatformAppEnv } from "./types.ts";
 
 type PlatformContext = Context<PlatformAppEnv>;
 
 const COOKIE = { httpOnly: true, secure: true, sameSite: "Strict", path: "/" } as const;
-
-/** The request's clock in unix seconds. */
-export function nowOf(c: PlatformContext): number {
-  return Math.floor(c.var.clock() / 1000);
-}
 
 /** What the browser presented as its session token, hashed (undefined: no cookie). */
 async function presentedHash(c: PlatformContext): Promise<string | undefined> {
@@ -34,27 +30,37 @@ async function presentedHash(c: PlatformContext): Promise<string | undefined> {
 }
 
 /**
- * Signs the account in: a new random token every time (never one the browser brought),
- * stored hashed, and the session the browser presented, if any, ends.
+ * A new session for the account: a new random token every time (never one the browser
+ * brought), the row to store (its hash), and the hash of the session the browser
+ * presented, which the caller ends in the same transaction.
  */
-export async function signIn(c: PlatformContext, accountId: string): Promise<void> {
+export async function newSession(
+  c: PlatformContext,
+  accountId: string,
+): Promise<{ token: string; session: NewSession; replaced: string | undefined }> {
   const token = newSessionToken();
   const now = nowOf(c);
-  await startSession(
-    c.env.DB,
-    {
+  return {
+    token,
+    session: {
       tokenHash: await sha256Hex(token),
       accountId,
       createdAt: now,
       expiresAt: now + SESSION_MAX_SECONDS,
     },
-    await presentedHash(c),
-  );
+    replaced: await presentedHash(c),
+  };
+}
+
+/** Signs the account in: a new session, the presented one ended, the cookie set. */
+export async function signIn(c: PlatformContext, accountId: string): Promise<void> {
+  const { token, session, replaced } = await newSession(c, accountId);
+  await startSession(c.env.DB, session, replaced);
   setSessionCookie(c, token);
 }
 
 /** A new session token: 32 random bytes, base64url. */
-export function newSessionToken(): string {
+function newSessionToken(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }
 

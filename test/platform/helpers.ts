@@ -84,7 +84,14 @@ export interface SignedUp {
 
 /** A new account: sign-up with a new software authenticator; its session. */
 export async function signUp(
-  options: { displayName?: string; fetch?: Send; address?: string; forgery?: Forgery } = {},
+  options: {
+    displayName?: string;
+    fetch?: Send;
+    address?: string;
+    forgery?: Forgery;
+    /** A session token the browser already holds. */
+    session?: string;
+  } = {},
 ): Promise<SignedUp> {
   const fetch = options.fetch ?? send;
   const address = options.address ?? freshAddress();
@@ -95,7 +102,11 @@ export async function signUp(
   });
   expect(begun.status, await begun.clone().text()).toBe(200);
   const credential = await authenticator.register(await begun.json(), options.forgery);
-  const done = await fetch("/api/sign-up", { json: credential, address });
+  const done = await fetch("/api/sign-up", {
+    json: credential,
+    address,
+    ...(options.session ? { session: options.session } : {}),
+  });
   expect(done.status, await done.clone().text()).toBe(201);
   const { token } = setSession(done);
   if (!token) throw new Error("sign-up set no session cookie");

@@ -69,12 +69,22 @@ export interface NewSession {
   expiresAt: number;
 }
 
-function insertSession(db: Queryable, session: NewSession): D1PreparedStatement {
-  return db
-    .prepare(
-      "INSERT INTO sessions (token_hash, account_id, created_at, last_seen_at, expires_at) VALUES (?1, ?2, ?3, ?3, ?4)",
-    )
-    .bind(session.tokenHash, session.accountId, session.createdAt, session.expiresAt);
+/** A new session, and the end of the one the browser presented (if any). */
+function sessionStatements(
+  db: Queryable,
+  session: NewSession,
+  replacedTokenHash: string | undefined,
+): D1PreparedStatement[] {
+  return [
+    ...(replacedTokenHash
+      ? [db.prepare("DELETE FROM sessions WHERE token_hash = ?1").bind(replacedTokenHash)]
+      : []),
+    db
+      .prepare(
+        "INSERT INTO sessions (token_hash, account_id, created_at, last_seen_at, expires_at) VALUES (?1, ?2, ?3, ?3, ?4)",
+      )
+      .bind(session.tokenHash, session.accountId, session.createdAt, session.expiresAt),
+  ];
 }
 
 /** Whether D1 refused a write for a duplicate primary key or unique column. */
@@ -82,12 +92,16 @@ export function isUniqueViolation(err: unknown): boolean {
   return String(err instanceof Error ? err.message : err).includes("UNIQUE constraint failed");
 }
 
-/** Sign-up: the account, its first passkey and its first session, in one transaction. */
+/**
+ * Sign-up: the account, its first passkey and its first session (the presented one
+ * ends), in one transaction.
+ */
 export async function createAccount(
   db: Queryable,
   account: Omit<Account, "disabledAt">,
   passkey: NewPasskey,
   session: NewSession,
+  replacedTokenHash: string | undefined,
 ): Promise<void> {
   await d1(() =>
     db.batch([
@@ -99,7 +113,7 @@ export async function createAccount(
           "INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .bind(...passkeyValues(passkey)),
-      insertSession(db, session),
+      ...sessionStatements(db, session, replacedTokenHash),
     ]),
   );
 }
@@ -266,14 +280,7 @@ export async function startSession(
   session: NewSession,
   replacedTokenHash: string | undefined,
 ): Promise<void> {
-  await d1(() =>
-    db.batch([
-      ...(replacedTokenHash
-        ? [db.prepare("DELETE FROM sessions WHERE token_hash = ?1").bind(replacedTokenHash)]
-        : []),
-      insertSession(db, session),
-    ]),
-  );
+  await d1(() => db.batch(sessionStatements(db, session, replacedTokenHash)));
 }
 
 export async function touchSession(db: Queryable, tokenHash: string, now: number): Promise<void> {

@@ -10,7 +10,8 @@ import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 import { listPasskeys } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
 import { findAccountKey, keyUsage, listAccountKeys, OUTCOMES } from "../db/keys.ts";
-import { nowOf } from "../session.ts";
+import { accountJson, passkeyJson } from "../routes/account.ts";
+import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import { calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
@@ -238,10 +239,8 @@ ${
 pageRoutes.get("/account", async (c) => {
   const account = c.var.account;
   if (!account) return c.redirect("/", 303);
-  const passkeys = await listPasskeys(c.env.DB, account.id);
+  const passkeys = (await listPasskeys(c.env.DB, account.id)).map(passkeyJson);
   const only = passkeys.length === 1;
-  const iso = (seconds: number | null) =>
-    seconds === null ? null : new Date(seconds * 1000).toISOString();
   return page(c, {
     title: "Account",
     account,
@@ -249,7 +248,7 @@ pageRoutes.get("/account", async (c) => {
 <dl class="facts">
   <div><dt>Name</dt><dd>${account.displayName}</dd></div>
   <div><dt>Account id</dt><dd><code>${account.id}</code></dd></div>
-  <div><dt>Created</dt><dd>${time(iso(account.createdAt))}</dd></div>
+  <div><dt>Created</dt><dd>${time(accountJson(account).createdAt)}</dd></div>
 </dl>
 <section id="passkeys" class="card" aria-labelledby="passkeys-title">
   <h2 id="passkeys-title">Passkeys</h2>
@@ -257,8 +256,8 @@ pageRoutes.get("/account", async (c) => {
   <ul class="passkeys">${passkeys.map(
     (p, i) => html`<li>
     <div><strong>Passkey ${i + 1}</strong>${p.transports.length > 0 ? html` <span class="muted">(${p.transports.map((t) => TRANSPORTS[t] ?? t).join(", ")})</span>` : ""}<br>
-    <span class="muted">Added ${time(iso(p.createdAt))} · last used ${time(iso(p.lastUsedAt), "never")}</span></div>
-    <button type="button" data-action="remove-passkey" data-passkey-id="${p.credentialId}" ${only ? html`disabled aria-describedby="only-passkey"` : ""}>Remove</button>
+    <span class="muted">Added ${time(p.createdAt)} · last used ${time(p.lastUsedAt, "never")}</span></div>
+    <button type="button" data-action="remove-passkey" data-passkey-id="${p.id}" ${only ? html`disabled aria-describedby="only-passkey"` : ""}>Remove</button>
   </li>`,
   )}</ul>
   ${only ? html`<p id="only-passkey" class="hint">Your only passkey cannot be removed: add another first.</p>` : ""}

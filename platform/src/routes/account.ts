@@ -4,8 +4,8 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { sha256Hex } from "../../../src/encoding.ts";
-import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS, SESSION_MAX_SECONDS } from "../config.ts";
-import type { ChallengePurpose, Passkey } from "../db/accounts.ts";
+import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS } from "../config.ts";
+import type { Account, ChallengePurpose, Passkey } from "../db/accounts.ts";
 import {
   addPasskey,
   consumeChallenge,
@@ -24,13 +24,13 @@ import { bodyOf, countAgainst, stateChange } from "../request.ts";
 import { AuthenticationBody, EmptyBody, RegistrationBody, SignUpOptionsBody } from "../schemas.ts";
 import {
   clearSessionCookie,
-  newSessionToken,
-  nowOf,
+  newSession,
   setSessionCookie,
   signedIn,
   signIn,
   signOut,
 } from "../session.ts";
+import { isoTime, nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "../webauthn.ts";
 import {
@@ -76,13 +76,18 @@ async function takeChallenge(
   return { challenge, pending: (stored.pending ?? {}) as Record<string, unknown> };
 }
 
+/** The JSON of an account. */
+export function accountJson(a: Pick<Account, "id" | "displayName" | "createdAt">) {
+  return { id: a.id, displayName: a.displayName, createdAt: isoTime(a.createdAt) };
+}
+
 /** The JSON of a passkey: never its public key. */
-function passkeyJson(p: Passkey) {
+export function passkeyJson(p: Passkey) {
   return {
     id: p.credentialId,
     transports: p.transports,
-    createdAt: new Date(p.createdAt * 1000).toISOString(),
-    lastUsedAt: p.lastUsedAt === null ? null : new Date(p.lastUsedAt * 1000).toISOString(),
+    createdAt: isoTime(p.createdAt),
+    lastUsedAt: isoTime(p.lastUsedAt),
   };
 }
 
@@ -102,24 +107,19 @@ accountRoutes.post("/sign-up", stateChange, async (c) => {
   const response = bodyOf(c, RegistrationBody) as RegistrationResponseJSON;
   const { challenge, pending } = await takeChallenge(c, response, "sign-up");
   const passkey = await verifyRegistration(c.var.rp, response, challenge);
-  const now = nowOf(c);
   const account = {
     id: String(pending.accountId),
     displayName: String(pending.displayName),
-    createdAt: now,
+    createdAt: nowOf(c),
   };
-  const token = newSessionToken();
+  const { token, session, replaced } = await newSession(c, account.id);
   try {
     await createAccount(
       c.env.DB,
       account,
-      { ...passkey, accountId: account.id, createdAt: now },
-      {
-        tokenHash: await sha256Hex(token),
-        accountId: account.id,
-        createdAt: now,
-        expiresAt: now + SESSION_MAX_SECONDS,
-      },
+      { ...passkey, accountId: account.id, createdAt: account.createdAt },
+      session,
+      replaced,
     );
   } catch (err) {
     if (isUniqueViolation(err)) {
@@ -131,14 +131,7 @@ accountRoutes.post("/sign-up", stateChange, async (c) => {
     throw err;
   }
   setSessionCookie(c, token);
-  return c.json(
-    {
-      id: account.id,
-      displayName: account.displayName,
-      createdAt: new Date(now * 1000).toISOString(),
-    },
-    201,
-  );
+  return c.json(accountJson(account), 201);
 });
 
 // ---- sign-in with any passkey of this site; attempts and failures counted per client address
@@ -172,11 +165,7 @@ accountRoutes.post("/sign-in", stateChange, async (c) => {
       );
     }
     await signIn(c, account.id);
-    return c.json({
-      id: account.id,
-      displayName: account.displayName,
-      createdAt: new Date(account.createdAt * 1000).toISOString(),
-    });
+    return c.json(accountJson(account));
   } catch (err) {
     if (err instanceof PlatformError)
       await countAgainst(c, c.env.SIGN_IN_LIMITER, "sign-in attempts");
@@ -203,9 +192,7 @@ accountRoutes.post("/sign-out-everywhere", stateChange, async (c) => {
 accountRoutes.get("/account", async (c) => {
   const account = signedIn(c);
   return c.json({
-    id: account.id,
-    displayName: account.displayName,
-    createdAt: new Date(account.createdAt * 1000).toISOString(),
+    ...accountJson(account),
     passkeys: (await listPasskeys(c.env.DB, account.id)).map(passkeyJson),
   });
 });

@@ -20,7 +20,8 @@ import {
 import { PlatformError } from "../errors.ts";
 import { bodyOf, stateChange } from "../request.ts";
 import { CreateKeyBody, EmptyBody, RotateKeyBody } from "../schemas.ts";
-import { nowOf, signedIn } from "../session.ts";
+import { signedIn } from "../session.ts";
+import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
 type C = Context<PlatformAppEnv>;
