@@ -66,9 +66,10 @@ describe("PetStoreError", () => {
 describe("retryDelay", () => {
   it("waits what Retry-After asks, up to maxDelayMs; past it, not at all", () => {
     expect(retryDelay(1, answer(503, { "Retry-After": "5" }), {}, NOW)).toBe(5_000);
-    expect(retryDelay(1, answer(429, { "Retry-After": "60" }), {}, NOW)).toBeUndefined();
-    const long = { maxDelayMs: 60_000 };
-    expect(retryDelay(1, answer(429, { "Retry-After": "60" }), long, NOW)).toBe(60_000);
+    expect(retryDelay(1, answer(429, { "Retry-After": "60" }), {}, NOW)).toBe(60_000);
+    expect(retryDelay(1, answer(429, { "Retry-After": "61" }), {}, NOW)).toBeUndefined();
+    const short = { maxDelayMs: 4_000 };
+    expect(retryDelay(1, answer(503, { "Retry-After": "5" }), short, NOW)).toBeUndefined();
   });
 
   it("backs off exponentially with jitter, capped, when nothing says how long", () => {

@@ -6,8 +6,8 @@ export interface RetryOptions {
   /** The wait before the first retry in ms, doubled before each next one (with jitter). Default 500. */
   baseDelayMs?: number;
   /**
-   * The longest wait in ms. Default 10 000. An answer whose `Retry-After` asks for longer
-   * is not waited for: it is thrown at once, `retryAfter` set.
+   * The longest wait in ms. Default 60 000, the longest `Retry-After` the API sends (a
+   * 429). An answer that asks for longer is not waited for: it is thrown at once.
    */
   maxDelayMs?: number;
 }
@@ -25,7 +25,7 @@ export function retryDelay(
   options: RetryOptions = {},
   now = Date.now(),
 ): number | undefined {
-  const { retries = 2, baseDelayMs = 500, maxDelayMs = 10_000 } = options;
+  const { retries = 2, baseDelayMs = 500, maxDelayMs = 60_000 } = options;
   if (retry > retries || (response && !TRANSIENT.includes(response.status))) return undefined;
   const asked = response && retryAfterSeconds(response.headers.get("Retry-After"), now);
   if (asked !== undefined) return asked * 1000 <= maxDelayMs ? asked * 1000 : undefined;
