@@ -111,12 +111,12 @@ export class PetStoreClient {
 
   /** Every page from `query.cursor` (or the first) to the last, following `Link: rel="next"`. */
   async *pages(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Page> {
-    for (let cursor = query.cursor; ; ) {
+    let cursor = query.cursor;
+    do {
       const page = await this.listPets({ ...query, cursor }, options);
       yield page;
-      if (page.nextCursor === undefined) return;
       cursor = page.nextCursor;
-    }
+    } while (cursor !== undefined);
   }
 
   /** Every animal of the listing, page after page (`limit` sets the page size). */
