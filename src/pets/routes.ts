@@ -2,7 +2,7 @@
 // which the app factory registers behind the operation's validators: `c.req.valid(...)`
 // is typed from the operation's own schemas. Storage is the request's PetStore
 // (src/pets/store.ts), `c.var.pets`, and nothing else: SQL lives in src/db.
-import type { Context, Handler, Hono } from "hono";
+import type { Context, Handler } from "hono";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/types.ts";
 import {
@@ -11,7 +11,6 @@ import {
   listPets,
   type Operation,
   type OperationInput,
-  type OperationSchema,
   type RoutePath,
 } from "../operations.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -88,14 +87,3 @@ export const petHandlers = {
     return c.json(pet, 200);
   }),
 };
-
-/**
- * The routes of the pet operations as Hono's typed client (`hc`, src/client.ts) sees
- * them, relative to `/v1`: paths, inputs and success answers, all from the table.
- */
-export type PetRoutes = Hono<
-  AppEnv,
-  OperationSchema<typeof listPets> &
-    OperationSchema<typeof createPet> &
-    OperationSchema<typeof getPet>
->;
