@@ -413,7 +413,7 @@ describe("API5: no function of the operator is reachable from an account", () =>
         session,
         ...(method === "POST" ? { json: {} } : {}),
       });
-      expect(response.status).toBe(404);
+      await expectError(response, 404, "not_found");
     }
     for (const method of ["PUT", "PATCH", "DELETE"]) {
       const response = await send(`/api/keys/${keyId}`, {

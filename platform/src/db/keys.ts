@@ -21,6 +21,11 @@ export interface IssuedKey {
   prefix: string;
 }
 
+/** Whether a listed key is active at `nowMs`: neither revoked nor expired (as ACTIVE says). */
+export function isActiveKey(key: ListedKey, nowMs: number): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > nowMs);
+}
+
 async function rows(statement: D1PreparedStatement): Promise<ListedKey[]> {
   const { results } = await d1(() => statement.all<Record<string, unknown>>());
   return results.map(toListedKey);

@@ -9,7 +9,7 @@ import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/auth/scopes.ts";
 import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 import { listPasskeys } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
-import { findAccountKey, keyUsage, listAccountKeys, OUTCOMES } from "../db/keys.ts";
+import { findAccountKey, isActiveKey, keyUsage, listAccountKeys, OUTCOMES } from "../db/keys.ts";
 import { accountJson, passkeyJson } from "../routes/account.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
@@ -21,13 +21,9 @@ type C = Context<PlatformAppEnv>;
 
 /** Where a key stands at `now` (ms), as a word and a CSS class. */
 function keyState(key: ListedKey, now: number): { word: string; tone: string } {
-  if (key.revokedAt !== null) return { word: "Revoked", tone: "off" };
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now)
-    return { word: "Expired", tone: "off" };
-  return { word: "Active", tone: "on" };
+  if (isActiveKey(key, now)) return { word: "Active", tone: "on" };
+  return { word: key.revokedAt !== null ? "Revoked" : "Expired", tone: "off" };
 }
-
-const isActive = (key: ListedKey, now: number) => keyState(key, now).tone === "on";
 const scopeList = (key: ListedKey) =>
   html`<ul class="scopes">${key.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`;
 
@@ -98,7 +94,7 @@ pageRoutes.get("/keys", async (c) => {
   if (!account) return c.redirect("/", 303);
   const keys = await listAccountKeys(c.env.DB, account.id);
   const now = c.var.clock();
-  const active = keys.filter((k) => isActive(k, now)).length;
+  const active = keys.filter((k) => isActiveKey(k, now)).length;
   const full = active >= MAX_ACTIVE_KEYS;
   const rows = keys.map((key) => {
     const state = keyState(key, now);

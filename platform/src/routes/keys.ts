@@ -12,6 +12,7 @@ import type { ListedKey } from "../db/keys.ts";
 import {
   createAccountKey,
   findAccountKey,
+  isActiveKey,
   keyUsage,
   listAccountKeys,
   revokeAccountKey,
@@ -102,10 +103,7 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
     graceSeconds,
   });
   if (!rotated) {
-    const active =
-      old.revokedAt === null &&
-      (old.expiresAt === null || Date.parse(old.expiresAt) > c.var.clock());
-    throw active
+    throw isActiveKey(old, c.var.clock())
       ? new PlatformError(
           "key_limit_reached",
           `The account has ${MAX_ACTIVE_KEYS} active keys, and a grace period keeps the old key working beside the new one: revoke another key first, or rotate with graceSeconds 0.`,
