@@ -7,8 +7,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../src/auth/keys.ts";
+import type { EdgeCache } from "../src/cache/edge-cache.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
-import type { EdgeCache } from "../src/http/conditional-read.ts";
 import type { LogLine } from "../src/log.ts";
 import { encodeCursor } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";

@@ -5,7 +5,7 @@
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, LAST_USE_INTERVAL_MS, LAST_USE_RETRY_MS } from "../config.ts";
 import { recordApiKeyUseStatement } from "../db/api-keys.ts";
-import type { Logger } from "../log.ts";
+import { errorText, type Logger } from "../log.ts";
 
 export interface LastUseRecorder {
   /** Notes a use of key `keyId`; any write it starts is given to `waitUntil`. Never throws. */
@@ -40,7 +40,7 @@ export function createLastUseRecorder(
           level: "warn",
           msg: "last-use write failed",
           key_id: keyId,
-          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+          error: errorText(err),
         });
       };
       try {

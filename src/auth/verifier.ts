@@ -15,13 +15,13 @@
 // it knew. Refused tokens and D1 lookups count against the client address's
 // invalid-key limiter, which answers 429 before any lookup once it is exceeded.
 
+import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../config.ts";
 import { findApiKeyByHash } from "../db/api-keys.ts";
 import { openSession } from "../db/database.ts";
 import { sha256Hex } from "../encoding.ts";
-import { type EdgeCache, withTimeout } from "../http/conditional-read.ts";
-import type { Logger } from "../log.ts";
+import { errorText, type Logger } from "../log.ts";
 import { keyFormat, tagSecrets } from "./key-format.ts";
 import { hashApiKey } from "./keys.ts";
 import { isScope, type Scope } from "./scopes.ts";
@@ -167,7 +167,7 @@ export function createApiKeyVerifier(
     log({
       level: "warn",
       msg,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      error: errorText(err),
     });
 
   const cacheUrl = async (origin: string, keyHash: string) =>
