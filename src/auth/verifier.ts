@@ -22,8 +22,7 @@ import { findApiKeyByHash } from "../db/api-keys.ts";
 import { openSession } from "../db/database.ts";
 import { sha256Hex } from "../encoding.ts";
 import { errorText, type Logger } from "../log.ts";
-import { keyFormat, tagSecrets } from "./key-format.ts";
-import { hashApiKey } from "./keys.ts";
+import { hashApiKey, keyFormat, tagSecrets } from "./keys.ts";
 import { isScope, type Scope } from "./scopes.ts";
 
 /** What the rest of the request knows about the caller's key. */
