@@ -172,6 +172,22 @@ describe("hostile tokens", () => {
     const again = await isolates[1]?.exchange(PAGE, { key: unknown });
     expect(again?.counts).toEqual(trips(1, 1, 2));
   });
+  it("50 simultaneous requests with one key an isolate has not verified: one D1 lookup, always", async () => {
+    // Eleven bursts each: an unknown key (its valid tag lets the primary be asked too)
+    // and a valid key no tier holds yet.
+    for (let round = 0; round < 11; round++) {
+      for (const [token, status, places] of [
+        [await unknownKey(), 401, ["replica", "primary"]],
+        [(await createKey(`edge-trips-burst-${round}`)).key, 200, ["replica"]],
+      ] as const) {
+        const { responses, trips } = await instrumentedApp().burst(50, PAGE, { key: token });
+        expect(responses.map((r) => r.status)).toEqual(Array(50).fill(status));
+        const lookups = trips.filter((t) => /FROM api_keys/.test(t.what)).map((t) => t.place);
+        expect(lookups, `round ${round}`).toEqual(places);
+        await Promise.all(responses.map((r) => r.body?.cancel()));
+      }
+    }
+  });
 });
 
 describe("revocation across the tiers", () => {
