@@ -18,7 +18,7 @@ import http from "node:http";
 import path from "node:path";
 import { median } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
-import { encodeCursor } from "../src/pets/cursor.ts";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Delays, Place } from "../test/support/instrumentation.ts";
 import {
   addKey,
@@ -99,7 +99,7 @@ const atMostOnePrimary = (t: Trips) => t.primary <= 1 && t.replica === 0;
 /** The request classes, over a location where `keys` are verified and pets kept. */
 async function rows(keys: string[], newKey: () => Promise<string>): Promise<Row[]> {
   // A last page (no next page): never kept, so always read from D1.
-  const lastPage = `/v1/pets?limit=100&cursor=${await encodeCursor(PETS - 50, undefined)}`;
+  const lastPage = `/v1/pets?limit=100&cursor=${await encodeCursor(PETS - 50, undefined, LOCAL_CURSOR_SECRET)}`;
   const [warmKey = ""] = keys;
   const post = (i: number, headers = {}, categoryId = 1, status = 201) =>
     send(1, "/v1/pets", warmKey, {

@@ -10,7 +10,7 @@ import { hashApiKey } from "../src/auth/keys.ts";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import type { LogLine } from "../src/log.ts";
-import { encodeCursor } from "../src/pets/cursor.ts";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import {
   type CallOptions,
@@ -47,7 +47,7 @@ async function petsOf(status: "pending" | "sold", count: number): Promise<Pet[]>
 
 /** A cursor that starts a `status` page just before `pet`. */
 function cursorBefore(pet: Pet, status?: string): Promise<string> {
-  return encodeCursor(pet.id - 1, status as never);
+  return encodeCursor(pet.id - 1, status as never, LOCAL_CURSOR_SECRET);
 }
 
 /** Everything about an answer that must not differ between D1 and the cache. */
