@@ -8,6 +8,7 @@ import * as z from "zod/mini";
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../encoding.ts";
 import { errorText, type Logger } from "../log.ts";
+import { boundedMap } from "./bounded-map.ts";
 import { type EdgeCache, withTimeout } from "./edge-cache.ts";
 
 export interface TieredCacheOptions<V> {
@@ -39,48 +40,18 @@ export interface Place {
   afterAnswer(work: () => Promise<unknown>): void;
 }
 
-/** A value, null when the origin has none, undefined when no tier knows yet. */
-export interface TieredCache<V> {
-  /** What isolate memory holds for `key`, with no I/O at all. */
-  peek(key: string): V | null | undefined;
-  /** Isolate memory, then the location's cache (a hit is copied into memory). */
-  read(key: string, place: Place): Promise<V | null | undefined>;
-  /**
-   * The origin's answer, kept in both tiers: a value put into the location's cache after
-   * the answer, a miss before it (so the location knows it by the time a client can
-   * repeat the key). One call per key at a time in an isolate; callers meanwhile share it.
-   */
-  load(key: string, place: Place, origin: () => Promise<V | null>): Promise<V | null>;
-}
-
 interface Entry<V> {
   /** When the origin answered (milliseconds). */
   readAt: number;
   value: V | null;
 }
 
-/** A map of at most `maxEntries`: the oldest entry goes when it is full. */
-function boundedMap<T>(maxEntries: number) {
-  const map = new Map<string, T>();
-  return {
-    get: (key: string) => map.get(key),
-    delete: (key: string) => map.delete(key),
-    set(key: string, value: T) {
-      map.delete(key);
-      if (map.size >= maxEntries) {
-        const oldest = map.keys().next().value;
-        if (oldest !== undefined) map.delete(oldest);
-      }
-      map.set(key, value);
-    },
-  };
-}
-
-export function createTieredCache<V>(options: TieredCacheOptions<V>): TieredCache<V> {
+/** Each tier answers a value, null when the origin has none, undefined when it does not know. */
+export function createTieredCache<V>(options: TieredCacheOptions<V>) {
   const { name, clock, timeoutMs, log } = options;
   const entrySchema = z.object({ readAt: z.number(), value: z.nullable(options.schema) });
-  const values = boundedMap<Entry<V>>(options.maxEntries);
-  const misses = boundedMap<Entry<V>>(options.maxEntries);
+  const values = boundedMap<string, Entry<V>>(options.maxEntries);
+  const misses = boundedMap<string, Entry<V>>(options.maxEntries);
   const loading = new Map<string, Promise<V | null>>();
   let opened: Promise<EdgeCache> | undefined;
   const location = () => {
@@ -133,9 +104,11 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>): TieredCach
   };
 
   return {
-    peek: (key) => inMemory(key)?.value,
+    /** What isolate memory holds for `key`, with no I/O at all. */
+    peek: (key: string): V | null | undefined => inMemory(key)?.value,
 
-    async read(key, place) {
+    /** Isolate memory, then the location's cache (a hit is copied into memory). */
+    async read(key: string, place: Place): Promise<V | null | undefined> {
       const known = inMemory(key);
       if (known) return known.value;
       const kept = fresh(await fromLocation(await entryUrl(place.origin, key)));
@@ -143,9 +116,14 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>): TieredCach
       return kept?.value;
     },
 
-    load(key, place, origin) {
-      // A load that finished since the caller's read is in memory before it stops being
-      // shared, so a latecomer never starts a second one.
+    /**
+     * The origin's answer, kept in both tiers: a value put into the location's cache after
+     * the answer, a miss before it (so the location knows it by the time a client can
+     * repeat the key). One call per key at a time in an isolate; callers meanwhile share
+     * it, and a load that finished is in memory before it stops being shared, so a
+     * latecomer never starts a second one.
+     */
+    load(key: string, place: Place, origin: () => Promise<V | null>): Promise<V | null> {
       const known = inMemory(key);
       if (known) return Promise.resolve(known.value);
       let shared = loading.get(key);
