@@ -123,7 +123,7 @@ describe("400 invalid_cursor", () => {
 
   const refused = (query: string, message?: RegExp) =>
     checker.expectRefused(`/v1/pets?${query}`, 400, "invalid_cursor", message);
-  /** A cursor of the issued shape (base64url) with `payload` for its id and a made-up checksum. */
+  /** A cursor of the issued shape (base64url) with `payload` for its id and a made-up MAC. */
   const forged = (payload: string) =>
     btoa(`c1.${payload}..AAAAAAAAAAAAAAAA`)
       .replaceAll("+", "-")
