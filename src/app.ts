@@ -11,13 +11,13 @@ import { createLastUseRecorder } from "./auth/last-use.ts";
 import { authenticate, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
+import type { EdgeCache } from "./cache/edge-cache.ts";
 import type { Clock } from "./clock.ts";
 import { systemClock } from "./clock.ts";
 import { DatabaseSchemaError } from "./db/database.ts";
 import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
-import type { EdgeCache } from "./http/conditional-read.ts";
 import { conditionalRead } from "./http/conditional-read.ts";
 import { cors } from "./http/cors.ts";
 import { d1Session } from "./http/d1-session.ts";
@@ -27,7 +27,7 @@ import { requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import { validationHook } from "./http/validation.ts";
 import type { Logger } from "./log.ts";
-import { consoleLogger } from "./log.ts";
+import { consoleLogger, errorText } from "./log.ts";
 import { docsAsset, docsPage } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
 import { OPERATIONS, type Operation, type OperationId, routePath } from "./operations.ts";
@@ -181,11 +181,9 @@ export function createApp(options: AppOptions = {}) {
         level: "error",
         msg: "unhandled error",
         request_id: c.var.requestId,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        error: errorText(err),
         cause:
-          err instanceof Error && err.cause instanceof Error
-            ? `${err.cause.name}: ${err.cause.message}`
-            : undefined,
+          err instanceof Error && err.cause instanceof Error ? errorText(err.cause) : undefined,
         // A missing table: which migrations the database lacks.
         ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
       });

@@ -1,9 +1,9 @@
 // Bearer authentication for everything under /v1 except OPTIONS and the public docs,
 // and the scope check that each operation declares in src/operations.ts.
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { waitUntil } from "../http/request-context.ts";
 import type { AppEnv } from "../http/types.ts";
 import type { LastUseRecorder } from "./last-use.ts";
 import type { Scope } from "./scopes.ts";
@@ -72,15 +72,6 @@ export function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder)
     }
     lastUse.record(verification.key.id, c.env, (work) => waitUntil(c, work));
   });
-}
-
-/** The request's waitUntil; without an execution context the work simply runs detached. */
-function waitUntil(c: Context<AppEnv>, work: Promise<unknown>): void {
-  try {
-    c.executionCtx.waitUntil(work);
-  } catch {
-    // No ExecutionContext (app.fetch called without one): `work` already handles its errors.
-  }
 }
 
 /**

@@ -11,13 +11,15 @@
 // served from there without touching D1. The cache failing or hanging only costs the
 // D1 read it would have saved.
 import { createMiddleware } from "hono/factory";
+import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import {
   EDGE_CACHE_MATCH_TIMEOUT_MS,
   EDGE_CACHE_TTL_SECONDS,
   EDGE_CACHE_VERSION,
 } from "../config.ts";
-import type { Logger } from "../log.ts";
+import { errorText, type Logger } from "../log.ts";
 import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
+import { waitUntil } from "./request-context.ts";
 import type { AppEnv } from "./types.ts";
 
 /** What the operation table says about one conditional read. */
@@ -42,9 +44,6 @@ export interface ValidatedRequest {
   param?: Readonly<Record<string, unknown>>;
   query?: Readonly<Record<string, unknown>>;
 }
-
-/** The Cache API as this module uses it; `caches.default` in production. */
-export type EdgeCache = Pick<Cache, "match" | "put">;
 
 export const CLIENT_CACHE_CONTROL = "private, no-cache";
 
@@ -118,17 +117,6 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
   return new Response(rep.body, { status: 200, headers });
 }
 
-/** `work`'s value, or `undefined` once `ms` have passed (the work is then abandoned). */
-export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer);
-  });
-}
-
 export function conditionalRead(
   read: ConditionalReadRoute,
   deps: { cache: () => EdgeCache; log: Logger },
@@ -138,7 +126,7 @@ export function conditionalRead(
       level: "warn",
       msg,
       request_id: requestId,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      error: errorText(err),
     });
 
   /** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
@@ -189,11 +177,7 @@ export function conditionalRead(
         const put = Promise.resolve()
           .then(() => deps.cache().put(key, response))
           .catch((err: unknown) => warn("edge cache put failed", c.var.requestId, err));
-        try {
-          c.executionCtx.waitUntil(put);
-        } catch {
-          // No ExecutionContext: the put runs detached and handles its own errors.
-        }
+        waitUntil(c, put);
       }
     }
 

@@ -13,7 +13,7 @@ import {
   type OperationInput,
   type RoutePath,
 } from "../operations.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { cursorSecret, decodeCursor, encodeCursor } from "./cursor.ts";
 import { bodyFingerprint, parseIdempotencyKey } from "./idempotency.ts";
 import type { Pet } from "./schemas.ts";
 
@@ -37,7 +37,9 @@ export const petHandlers = {
   listPets: handler(listPets, async (c) => {
     const query = c.req.valid("query");
     const { limit } = query;
-    const afterId = query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status);
+    const secret = cursorSecret(c.env);
+    const afterId =
+      query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status, secret);
     const page = await c.var.pets.list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
@@ -47,7 +49,7 @@ export const petHandlers = {
       const next = new URL("/v1/pets", c.req.url);
       next.searchParams.set("limit", String(limit));
       if (query.status) next.searchParams.set("status", query.status);
-      next.searchParams.set("cursor", await encodeCursor(last.id, query.status));
+      next.searchParams.set("cursor", await encodeCursor(last.id, query.status, secret));
       c.header("Link", `<${next.href}>; rel="next"`);
     }
     return c.json(page.pets, 200);
