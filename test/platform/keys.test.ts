@@ -2,8 +2,7 @@
 // with a grace period, revoke; at most 10 active keys per account, enforced atomically.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { keyFormat, tagSecrets } from "../../src/auth/key-format.ts";
-import { hashApiKey } from "../../src/auth/keys.ts";
+import { hashApiKey, keyFormat, tagSecrets } from "../../src/auth/keys.ts";
 import { count, expectError, movableClock, platformWith, send, signUp } from "./helpers.ts";
 
 interface ListedKey {
