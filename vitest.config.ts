@@ -14,6 +14,10 @@ const TEST_RATE_LIMIT = 5;
 /** Runs in its own project, where INVALID_KEY_LIMITER allows only a few invalid keys a minute. */
 const INVALID_KEY_LIMIT_TESTS = "test/invalid-key-limit.test.ts";
 const TEST_INVALID_KEY_LIMIT = 5;
+/** The developer platform's tests: their own project, on platform/wrangler.toml. */
+const PLATFORM_TESTS = "test/platform/**/*.test.ts";
+/** Sign-ups and failed sign-ins per client address in that project (each test uses its own). */
+const TEST_PLATFORM_LIMIT = 3;
 
 /** miniflare's `ratelimits` option: the [[ratelimits]] entries of wrangler.toml, by binding. */
 type RateLimits = Record<
@@ -39,8 +43,10 @@ function wranglerRateLimits() {
 // (same compatibility date, flags and bindings); D1 is built from migrations/.
 // Two projects share that setup: "worker" (every workerd test file but one) and
 // "rate-limit", which overrides only the RATE_LIMITER binding with a low limit,
-// so wrangler.toml's local and production limits stay untouched. A third, "node",
-// runs the unit tests of the Node-side scripts in Node.
+// so wrangler.toml's local and production limits stay untouched. "platform" runs the
+// developer platform worker as platform/wrangler.toml declares it, on a D1 built from
+// the same migrations/, with low sign-up and failed sign-in limits per client address
+// (each test uses its own address). "node" runs the unit tests of the Node-side scripts in Node.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   const worker = (extra: { bindings?: Record<string, unknown>; ratelimits?: RateLimits } = {}) =>
@@ -65,6 +71,7 @@ export default defineConfig(async () => {
               ...configDefaults.exclude,
               RATE_LIMIT_TESTS,
               INVALID_KEY_LIMIT_TESTS,
+              PLATFORM_TESTS,
               NODE_TESTS,
               ...LIVE_TESTS,
             ],
@@ -114,6 +121,27 @@ export default defineConfig(async () => {
             include: [INVALID_KEY_LIMIT_TESTS],
             testTimeout: 15_000,
           },
+        },
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./platform/wrangler.toml" },
+              miniflare: {
+                bindings: { TEST_MIGRATIONS: migrations, TEST_PLATFORM_LIMIT },
+                ratelimits: {
+                  SIGN_UP_LIMITER: {
+                    namespace_id: "2000",
+                    simple: { limit: TEST_PLATFORM_LIMIT, period: 60 },
+                  },
+                  SIGN_IN_LIMITER: {
+                    namespace_id: "2010",
+                    simple: { limit: TEST_PLATFORM_LIMIT, period: 60 },
+                  },
+                },
+              },
+            }),
+          ],
+          test: { name: "platform", setupFiles, include: [PLATFORM_TESTS] },
         },
         { test: { name: "node", environment: "node", include: [NODE_TESTS] } },
       ],

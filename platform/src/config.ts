@@ -1,0 +1,36 @@
+// The platform's documented constants (docs/platform.md). Changing one changes the platform.
+
+/** The relying party's name, which authenticators show beside the passkey. */
+export const RP_NAME = "Pet Store API";
+
+/** A WebAuthn challenge is accepted once, within this many seconds of being issued. */
+export const CHALLENGE_TTL_SECONDS = 5 * 60;
+
+/** The session cookie: `__Host-` binds it to this host, over HTTPS, for every path. */
+export const SESSION_COOKIE = "__Host-session";
+/** A session ends this long after its last use... */
+export const SESSION_IDLE_SECONDS = 7 * 24 * 3600;
+/** ...and this long after its sign-in, whatever its use. */
+export const SESSION_MAX_SECONDS = 30 * 24 * 3600;
+/** A session's last use is written at most this often, so idle expiry is exact to this. */
+export const SESSION_TOUCH_SECONDS = 5 * 60;
+
+/** Passkeys an account may hold (each one is a row and a key to check at every sign-in). */
+export const MAX_PASSKEYS = 20;
+
+/** Keys an account may hold that are neither revoked nor expired. */
+export const MAX_ACTIVE_KEYS = 10;
+/** A rotated key keeps working this long unless the rotation names another grace. */
+export const DEFAULT_GRACE_SECONDS = 24 * 3600;
+/** The longest grace and the longest expiry a key may be given. */
+export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+export const MAX_EXPIRY_SECONDS = 366 * 24 * 3600;
+
+/** The usage chart and its JSON cover this many UTC days, today included. */
+export const USAGE_DAYS = 30;
+
+/** A display name's length in characters (the pet-name character rules otherwise). */
+export const DISPLAY_NAME_MAX = 64;
+
+/** Seconds a client over a sign-up or failed sign-in limit is told to wait (the window). */
+export const LIMIT_RETRY_AFTER_SECONDS = 60;

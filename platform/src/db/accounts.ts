@@ -1,0 +1,355 @@
+// Accounts, their passkeys and sessions, and WebAuthn challenges: every query the
+// platform makes about who is signed in. Bound parameters only; unix seconds.
+import type { Queryable } from "../../../src/db/database.ts";
+import { d1 } from "../../../src/db/database.ts";
+import { MAX_PASSKEYS, SESSION_IDLE_SECONDS } from "../config.ts";
+
+export interface Account {
+  id: string;
+  displayName: string;
+  createdAt: number;
+  disabledAt: number | null;
+}
+
+export interface Passkey {
+  credentialId: string;
+  accountId: string;
+  publicKey: Uint8Array<ArrayBuffer>;
+  counter: number;
+  transports: string[];
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+interface PasskeyRow {
+  credential_id: string;
+  account_id: string;
+  public_key: ArrayBuffer | number[];
+  counter: number;
+  transports: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+const PASSKEY_COLUMNS =
+  "credential_id, account_id, public_key, counter, transports, created_at, last_used_at";
+
+function toPasskey(row: PasskeyRow): Passkey {
+  return {
+    credentialId: row.credential_id,
+    accountId: row.account_id,
+    publicKey: new Uint8Array(row.public_key),
+    counter: row.counter,
+    transports: row.transports.split(" ").filter(Boolean),
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** A new passkey's row. */
+export type NewPasskey = Omit<Passkey, "lastUsedAt">;
+
+/** A new passkey's values, in the order of the INSERTs below. */
+function passkeyValues(passkey: NewPasskey) {
+  return [
+    passkey.credentialId,
+    passkey.accountId,
+    passkey.publicKey,
+    passkey.counter,
+    passkey.transports.join(" "),
+    passkey.createdAt,
+  ];
+}
+
+/** A new session's row: the token's hash, its account, its start and absolute end. */
+export interface NewSession {
+  tokenHash: string;
+  accountId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** A new session, and the end of the one the browser presented (if any). */
+function sessionStatements(
+  db: Queryable,
+  session: NewSession,
+  replacedTokenHash: string | undefined,
+): D1PreparedStatement[] {
+  return [
+    ...(replacedTokenHash
+      ? [db.prepare("DELETE FROM sessions WHERE token_hash = ?1").bind(replacedTokenHash)]
+      : []),
+    db
+      .prepare(
+        "INSERT INTO sessions (token_hash, account_id, created_at, last_seen_at, expires_at) VALUES (?1, ?2, ?3, ?3, ?4)",
+      )
+      .bind(session.tokenHash, session.accountId, session.createdAt, session.expiresAt),
+  ];
+}
+
+/** Whether D1 refused a write for a duplicate primary key or unique column. */
+export function isUniqueViolation(err: unknown): boolean {
+  return String(err instanceof Error ? err.message : err).includes("UNIQUE constraint failed");
+}
+
+/**
+ * Sign-up: the account, its first passkey and its first session (the presented one
+ * ends), in one transaction.
+ */
+export async function createAccount(
+  db: Queryable,
+  account: Omit<Account, "disabledAt">,
+  passkey: NewPasskey,
+  session: NewSession,
+  replacedTokenHash: string | undefined,
+): Promise<void> {
+  await d1(() =>
+    db.batch([
+      db
+        .prepare("INSERT INTO accounts (id, display_name, created_at) VALUES (?1, ?2, ?3)")
+        .bind(account.id, account.displayName, account.createdAt),
+      db
+        .prepare(
+          "INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .bind(...passkeyValues(passkey)),
+      ...sessionStatements(db, session, replacedTokenHash),
+    ]),
+  );
+}
+
+export async function findAccount(db: Queryable, id: string): Promise<Account | null> {
+  const row = await d1(() =>
+    db
+      .prepare("SELECT id, display_name, created_at, disabled_at FROM accounts WHERE id = ?1")
+      .bind(id)
+      .first<{
+        id: string;
+        display_name: string;
+        created_at: number;
+        disabled_at: number | null;
+      }>(),
+  );
+  return row
+    ? {
+        id: row.id,
+        displayName: row.display_name,
+        createdAt: row.created_at,
+        disabledAt: row.disabled_at,
+      }
+    : null;
+}
+
+export async function findPasskey(db: Queryable, credentialId: string): Promise<Passkey | null> {
+  const row = await d1(() =>
+    db
+      .prepare(`SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE credential_id = ?1`)
+      .bind(credentialId)
+      .first<PasskeyRow>(),
+  );
+  return row ? toPasskey(row) : null;
+}
+
+export async function listPasskeys(db: Queryable, accountId: string): Promise<Passkey[]> {
+  const { results } = await d1(() =>
+    db
+      .prepare(
+        `SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE account_id = ?1 ORDER BY created_at, credential_id`,
+      )
+      .bind(accountId)
+      .all<PasskeyRow>(),
+  );
+  return results.map(toPasskey);
+}
+
+/** Adds a passkey to an account unless it holds MAX_PASSKEYS already (false then). */
+export async function addPasskey(db: Queryable, passkey: NewPasskey): Promise<boolean> {
+  const result = await d1(() =>
+    db
+      .prepare(
+        `INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6
+         WHERE (SELECT count(*) FROM passkeys WHERE account_id = ?2) < ${MAX_PASSKEYS}`,
+      )
+      .bind(...passkeyValues(passkey))
+      .run(),
+  );
+  return result.meta.changes === 1;
+}
+
+/**
+ * Records a sign-in with a passkey: its new counter and the time. Only if the stored
+ * counter is still the one the signature was checked against, so of two sign-ins
+ * racing with one counter value only one succeeds. False when another got there first.
+ */
+export async function recordPasskeyUse(
+  db: Queryable,
+  passkey: Pick<Passkey, "credentialId" | "counter">,
+  newCounter: number,
+  now: number,
+): Promise<boolean> {
+  const result = await d1(() =>
+    db
+      .prepare(
+        "UPDATE passkeys SET counter = ?2, last_used_at = ?3 WHERE credential_id = ?1 AND counter = ?4",
+      )
+      .bind(passkey.credentialId, newCounter, now, passkey.counter)
+      .run(),
+  );
+  return result.meta.changes === 1;
+}
+
+/**
+ * Removes one of the account's passkeys unless it is the account's last one.
+ * "removed", "last" (the account keeps it), or "none" (no such passkey of this account).
+ */
+export async function removePasskey(
+  db: Queryable,
+  accountId: string,
+  credentialId: string,
+): Promise<"removed" | "last" | "none"> {
+  const [removed, owned] = await d1(() =>
+    db.batch<{ n: number }>([
+      db
+        .prepare(
+          `DELETE FROM passkeys WHERE credential_id = ?1 AND account_id = ?2
+             AND (SELECT count(*) FROM passkeys WHERE account_id = ?2) > 1
+           RETURNING 1 AS n`,
+        )
+        .bind(credentialId, accountId),
+      db
+        .prepare("SELECT count(*) AS n FROM passkeys WHERE credential_id = ?1 AND account_id = ?2")
+        .bind(credentialId, accountId),
+    ]),
+  );
+  if (removed?.results.length === 1) return "removed";
+  return owned?.results[0]?.n === 1 ? "last" : "none";
+}
+
+/** A session as the session middleware sees it, with its account. */
+export interface SessionRecord {
+  tokenHash: string;
+  account: Account;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+}
+
+export async function findSession(db: Queryable, tokenHash: string): Promise<SessionRecord | null> {
+  const row = await d1(() =>
+    db
+      .prepare(
+        `SELECT s.token_hash, s.created_at, s.last_seen_at, s.expires_at,
+                a.id, a.display_name, a.created_at AS account_created_at, a.disabled_at
+         FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ?1`,
+      )
+      .bind(tokenHash)
+      .first<{
+        token_hash: string;
+        created_at: number;
+        last_seen_at: number;
+        expires_at: number;
+        id: string;
+        display_name: string;
+        account_created_at: number;
+        disabled_at: number | null;
+      }>(),
+  );
+  return row
+    ? {
+        tokenHash: row.token_hash,
+        createdAt: row.created_at,
+        lastSeenAt: row.last_seen_at,
+        expiresAt: row.expires_at,
+        account: {
+          id: row.id,
+          displayName: row.display_name,
+          createdAt: row.account_created_at,
+          disabledAt: row.disabled_at,
+        },
+      }
+    : null;
+}
+
+/**
+ * Sign-in: a new session, and the session the browser presented (if any) ends, so a
+ * token that existed before the sign-in never becomes a signed-in one.
+ */
+export async function startSession(
+  db: Queryable,
+  session: NewSession,
+  replacedTokenHash: string | undefined,
+): Promise<void> {
+  await d1(() => db.batch(sessionStatements(db, session, replacedTokenHash)));
+}
+
+export async function touchSession(db: Queryable, tokenHash: string, now: number): Promise<void> {
+  await d1(() =>
+    db
+      .prepare("UPDATE sessions SET last_seen_at = ?2 WHERE token_hash = ?1 AND last_seen_at < ?2")
+      .bind(tokenHash, now)
+      .run(),
+  );
+}
+
+export async function endSession(db: Queryable, tokenHash: string): Promise<void> {
+  await d1(() => db.prepare("DELETE FROM sessions WHERE token_hash = ?1").bind(tokenHash).run());
+}
+
+export async function endAccountSessions(db: Queryable, accountId: string): Promise<void> {
+  await d1(() => db.prepare("DELETE FROM sessions WHERE account_id = ?1").bind(accountId).run());
+}
+
+export type ChallengePurpose = "sign-up" | "sign-in" | "add-passkey";
+
+export async function storeChallenge(
+  db: Queryable,
+  challenge: { hash: string; purpose: ChallengePurpose; pending: object; expiresAt: number },
+): Promise<void> {
+  await d1(() =>
+    db
+      .prepare(
+        "INSERT INTO challenges (challenge_hash, purpose, pending, expires_at) VALUES (?1, ?2, ?3, ?4)",
+      )
+      .bind(
+        challenge.hash,
+        challenge.purpose,
+        JSON.stringify(challenge.pending),
+        challenge.expiresAt,
+      )
+      .run(),
+  );
+}
+
+/**
+ * Takes a challenge out of the table (so it can be used once, whatever comes next) and
+ * answers what it carried, or null when no challenge of this purpose has this hash.
+ * Expiry is the caller's to compare.
+ */
+export async function consumeChallenge(
+  db: Queryable,
+  hash: string,
+  purpose: ChallengePurpose,
+): Promise<{ pending: unknown; expiresAt: number } | null> {
+  const row = await d1(() =>
+    db
+      .prepare(
+        "DELETE FROM challenges WHERE challenge_hash = ?1 AND purpose = ?2 RETURNING pending, expires_at",
+      )
+      .bind(hash, purpose)
+      .first<{ pending: string; expires_at: number }>(),
+  );
+  return row ? { pending: JSON.parse(row.pending), expiresAt: row.expires_at } : null;
+}
+
+/** The hourly purge: challenges past their expiry, sessions past either of theirs. */
+export async function purgeExpired(db: Queryable, now: number): Promise<void> {
+  await d1(() =>
+    db.batch([
+      db.prepare("DELETE FROM challenges WHERE expires_at <= ?1").bind(now),
+      db
+        .prepare("DELETE FROM sessions WHERE expires_at <= ?1 OR last_seen_at <= ?1 - ?2")
+        .bind(now, SESSION_IDLE_SECONDS),
+    ]),
+  );
+}

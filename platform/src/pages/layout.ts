@@ -1,0 +1,72 @@
+// The frame of every page and the small pieces pages share. Everything is built with
+// Hono's `html` helper, which escapes every interpolated value (names and labels people
+// typed included); `raw` is never given anything a person typed.
+import type { Context } from "hono";
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+import type { Account } from "../db/accounts.ts";
+import type { PlatformAppEnv } from "../types.ts";
+
+export type Html = HtmlEscapedString;
+
+/** The page's own files: served by Workers static assets from this origin (public/). */
+export const PAGE_ASSETS = {
+  icon: "/favicon.svg",
+  style: "/style.css",
+  webauthn: "/vendor/simplewebauthn-browser.js",
+  script: "/app.js",
+} as const;
+
+const dateTime = new Intl.DateTimeFormat("en-GB", {
+  dateStyle: "medium",
+  timeStyle: "short",
+  timeZone: "UTC",
+});
+
+/** An instant as people read it, in UTC, in a <time> element; `none` when there is none. */
+export function time(iso: string | null, none = "Never"): Html {
+  if (iso === null) return html`<span class="muted">${none}</span>` as Html;
+  return html`<time datetime="${iso}">${dateTime.format(new Date(iso))} UTC</time>` as Html;
+}
+
+export function page(
+  c: Context<PlatformAppEnv>,
+  view: { title: string; account: Account | undefined; body: Html; status?: 200 | 404 },
+): Response | Promise<Response> {
+  const nav = view.account
+    ? html`<nav aria-label="Main">
+        <a href="/keys" ${c.req.path.startsWith("/keys") ? html`aria-current="page"` : ""}>Keys</a>
+        <a href="/account" ${c.req.path === "/account" ? html`aria-current="page"` : ""}>Account</a>
+        <a href="${c.env.API_ORIGIN}/v1/docs">API reference</a>
+        <button type="button" class="link" data-action="sign-out">Sign out</button>
+      </nav>`
+    : html`<nav aria-label="Main"><a href="${c.env.API_ORIGIN}/v1/docs">API reference</a></nav>`;
+  const document = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${view.title} · Pet Store API developers</title>
+<link rel="icon" href="${PAGE_ASSETS.icon}" type="image/svg+xml">
+<link rel="stylesheet" href="${PAGE_ASSETS.style}">
+<script src="${PAGE_ASSETS.webauthn}" defer></script>
+<script src="${PAGE_ASSETS.script}" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+  <a class="brand" href="/">Pet Store API <span>developers</span></a>
+  ${nav}
+</header>
+<main id="main" tabindex="-1">
+${view.body}
+</main>
+<div id="status" class="status" hidden>
+  <p id="status-text" role="status" aria-live="polite"></p>
+  <button type="button" class="link" data-dismiss>Dismiss</button>
+</div>
+</body>
+</html>`;
+  return c.html(document, view.status ?? 200);
+}

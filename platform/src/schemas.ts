@@ -1,0 +1,67 @@
+// The bodies the platform's JSON endpoints accept. Names and labels follow the pet-name
+// character rules of the API (one schema, src/pets/schemas.ts).
+import * as z from "zod/mini";
+import { SCOPES } from "../../src/auth/scopes.ts";
+import { PetNameSchema } from "../../src/pets/schemas.ts";
+import { DISPLAY_NAME_MAX, MAX_EXPIRY_SECONDS, MAX_GRACE_SECONDS } from "./config.ts";
+
+/** An account's display name: 1 to 64 characters, otherwise as a pet's name. */
+export const DisplayNameSchema = z.pipe(
+  z
+    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+    .check(
+      z.refine((s) => [...s].length >= 1 && [...s].length <= DISPLAY_NAME_MAX, {
+        error: `must be 1 to ${DISPLAY_NAME_MAX} characters long`,
+      }),
+    ),
+  PetNameSchema,
+);
+
+/** A body with nothing in it: `{}`. */
+export const EmptyBody = z.strictObject({});
+
+export const SignUpOptionsBody = z.strictObject({ displayName: DisplayNameSchema });
+
+const base64urlString = z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, "must be base64url"));
+
+/** What @simplewebauthn/browser's startRegistration answers; the library checks the rest. */
+export const RegistrationBody = z.looseObject({
+  id: base64urlString,
+  rawId: base64urlString,
+  type: z.literal("public-key"),
+  response: z.looseObject({
+    clientDataJSON: base64urlString,
+    attestationObject: base64urlString,
+    transports: z.optional(z.array(z.string())),
+  }),
+  clientExtensionResults: z._default(z.looseObject({}), {}),
+});
+
+/** What @simplewebauthn/browser's startAuthentication answers. */
+export const AuthenticationBody = z.looseObject({
+  id: base64urlString,
+  rawId: base64urlString,
+  type: z.literal("public-key"),
+  response: z.looseObject({
+    clientDataJSON: base64urlString,
+    authenticatorData: base64urlString,
+    signature: base64urlString,
+    userHandle: z.optional(base64urlString),
+  }),
+  clientExtensionResults: z._default(z.looseObject({}), {}),
+});
+
+const wholeSeconds = (min: number, max: number) =>
+  z.int().check(z.gte(min), z.lte(max, `must be at most ${max} seconds`));
+
+export const CreateKeyBody = z.strictObject({
+  label: PetNameSchema,
+  scopes: z
+    .array(z.enum(SCOPES, { error: `must each be one of ${SCOPES.join(", ")}` }))
+    .check(z.minLength(1, "must name at least one scope")),
+  expiresInSeconds: z.optional(z.nullable(wholeSeconds(60, MAX_EXPIRY_SECONDS))),
+});
+
+export const RotateKeyBody = z.strictObject({
+  graceSeconds: z.optional(wholeSeconds(0, MAX_GRACE_SECONDS)),
+});
