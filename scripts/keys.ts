@@ -2,7 +2,7 @@
 // Without --env the local database (the one `npm run dev` uses) is changed.
 // Keys are stored only as SHA-256 hashes; `create` and `rotate` print the new key
 // once, alone on the last line of standard output. Wrong input: one line, the usage,
-// exit code 2. See scripts/key-cli.ts for the grammar and README "Key management".
+// exit code 2. See scripts/key-cli.ts for the grammar and docs/keys.md, "Managing keys".
 import { displayPrefix, hashApiKey, issueApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import {
