@@ -1,11 +1,13 @@
 // npm run dev [-- <wrangler dev flags>]
 // 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
 // 2. seeds the local-only key `local-dev-key` (LOCAL database only, never remote),
-// 3. starts `wrangler dev` with the flags as given.
+// 3. starts `wrangler dev` with the flags as given, and notes its address beside the
+//    database so that `npm run keys` goes through it (scripts/d1.ts) while it runs.
 import { parseArgs } from "node:util";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
+import { BINDING, D1Error, type D1Target, d1Execute, d1Flags, noteDevServer } from "./d1.ts";
 import { seedLocalDevKeyStatement } from "./key-statements.ts";
-import { d1Target, runWranglerForeground, wrangler } from "./wrangler.ts";
+import { runWranglerForeground, wrangler } from "./wrangler.ts";
 
 /** What `npm run dev` reads of wrangler dev's flags, in either form (`--port 8787`, `--port=8787`). */
 export function devOptions(argv: string[]): { url: string; persistTo: string | undefined } {
@@ -42,16 +44,22 @@ export function migrationOutcome(output: string): string {
 if (import.meta.main) {
   const passThrough = process.argv.slice(2);
   const { url, persistTo } = devOptions(passThrough);
-  const local = d1Target(undefined, persistTo);
-  const migrated = wrangler(["d1", "migrations", "apply", "DB", ...local], {
+  const local: D1Target = { persistTo };
+  const migrated = wrangler(["d1", "migrations", "apply", BINDING, ...d1Flags(local)], {
     capture: true,
     ci: true,
   });
   console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
-  const seed = seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY));
-  wrangler(["d1", "execute", "DB", ...local, "--command", seed], { capture: true });
+  await d1Execute(local, [seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY))]).catch(
+    (err: unknown) => {
+      if (!(err instanceof D1Error)) throw err;
+      console.error(`error: ${err.message}`);
+      process.exit(1);
+    },
+  );
   console.log(
     `Local D1 ready. Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${url}/v1/pets`,
   );
+  noteDevServer(persistTo, url);
   runWranglerForeground(["dev", ...passThrough]);
 }
