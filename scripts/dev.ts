@@ -1,12 +1,13 @@
 // npm run dev [-- <wrangler dev flags>]
 // 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
-// 2. seeds the local-only key `local-dev-key` (LOCAL database only, never remote),
+// 2. seeds the local-only key `local-dev-key` and, into a database without pets, a few
+//    demo pets (LOCAL database only, never remote),
 // 3. starts `wrangler dev` with the flags as given, and notes its address beside the
 //    database so that `npm run keys` goes through it (scripts/d1.ts) while it runs.
 import { parseArgs } from "node:util";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { BINDING, D1Error, type D1Target, d1Execute, d1Flags, noteDevServer } from "./d1.ts";
-import { seedLocalDevKeyStatement } from "./key-statements.ts";
+import { SEED_DEMO_PETS_STATEMENT, seedLocalDevKeyStatement } from "./key-statements.ts";
 import { runWranglerForeground, wrangler } from "./wrangler.ts";
 
 /** What `npm run dev` reads of wrangler dev's flags, in either form (`--port 8787`, `--port=8787`). */
@@ -50,15 +51,17 @@ if (import.meta.main) {
     ci: true,
   });
   console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
-  await d1Execute(local, [seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY))]).catch(
-    (err: unknown) => {
-      if (!(err instanceof D1Error)) throw err;
-      console.error(`error: ${err.message}`);
-      process.exit(1);
-    },
-  );
+  const seeded = await d1Execute(local, [
+    seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
+    SEED_DEMO_PETS_STATEMENT,
+  ]).catch((err: unknown) => {
+    if (!(err instanceof D1Error)) throw err;
+    console.error(`error: ${err.message}`);
+    process.exit(1);
+  });
+  const pets = seeded[1]?.length ? `, ${seeded[1].length} demo pets added` : "";
   console.log(
-    `Local D1 ready. Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${url}/v1/pets`,
+    `Local D1 ready (${LOCAL_DEV_KEY}${pets}). Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${url}/v1/pets?limit=2&status=available' -D -`,
   );
   noteDevServer(persistTo, url);
   runWranglerForeground(["dev", ...passThrough]);

@@ -65,9 +65,20 @@ describe("npm run dev", () => {
   it("prints the address it serves and the migration table once", () => {
     const output = server.output();
     expect(output).toContain(
-      `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${server.base}/v1/pets`,
+      `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${server.base}/v1/pets?limit=2&status=available' -D -`,
     );
     expect(output.split("0001_create_pets.sql")).toHaveLength(2);
+  });
+
+  it('seeds demo pets: the README\'s first curl shows a page with Link: rel="next"', async () => {
+    expect(server.output()).toMatch(/demo pets added/);
+    const page = await call("GET", "/v1/pets?limit=2&status=available", LOCAL_DEV_KEY);
+    expect(page.status).toBe(200);
+    expect(page.json).toEqual([
+      expect.objectContaining({ status: "available" }),
+      expect.objectContaining({ status: "available" }),
+    ]);
+    expect(page.headers.get("Link")).toMatch(/^<[^>]*\/v1\/pets\?[^>]*cursor=[^>]*>; rel="next"/);
   });
 
   it("local-dev-key lists, creates and fetches pets in the database --persist-to= names", async () => {
