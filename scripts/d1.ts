@@ -75,31 +75,27 @@ const ExplorerAnswer = z.object({
   ),
 });
 
-/** The batch through the dev server at `url`; undefined when nothing answers there (yet). */
+/** The batch through the dev server at `url`; undefined when no Local Explorer answers there (yet). */
 async function viaDevServer(url: string, statements: string[]): Promise<Row[][] | undefined> {
-  const send = async (path: string, body?: unknown) => {
-    const init =
-      body === undefined
-        ? {}
-        : {
-            method: "POST",
-            body: JSON.stringify(body),
-            headers: { "Content-Type": "application/json" },
-          };
-    return (
+  const explorer = async (path: string, init?: RequestInit) =>
+    (
       await fetch(`${url}${EXPLORER}${path}`, { ...init, signal: AbortSignal.timeout(30_000) })
     ).json();
-  };
   let databases: z.infer<typeof ExplorerDatabases>;
   try {
-    databases = ExplorerDatabases.parse(await send(""));
+    databases = ExplorerDatabases.parse(await explorer(""));
   } catch {
     return undefined;
   }
   const database = databases.result.find((d) => d.name === BINDING);
   if (!database) throw new D1Error(`the dev server at ${url} has no D1 binding ${BINDING}`);
+  const batch = { batch: statements.map((sql) => ({ sql })) };
   const answer = ExplorerAnswer.parse(
-    await send(`/${database.uuid}/raw`, { batch: statements.map((sql) => ({ sql })) }),
+    await explorer(`/${database.uuid}/raw`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(batch),
+    }),
   );
   if (!answer.success || !answer.result)
     throw new D1Error(answer.errors.map((e) => e.message).join("; "));

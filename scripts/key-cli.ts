@@ -6,6 +6,7 @@ import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
 import { isScope, SCOPES } from "../src/auth/scopes.ts";
+import type { D1Target } from "./d1.ts";
 import type { ListedKey } from "./key-statements.ts";
 import { parseKeyId } from "./key-statements.ts";
 
@@ -46,27 +47,21 @@ export function keyTagSecret(
   );
 }
 
-interface Target {
-  /** Undefined: the local database. */
-  env: "staging" | "production" | undefined;
-  persistTo: string | undefined;
-}
-
 export type KeyCommand =
   | ({
       command: "create";
       label: string;
       scopes: Scope[];
       expiresInSeconds: number | null;
-    } & Target)
-  | ({ command: "list"; json: boolean } & Target)
+    } & D1Target)
+  | ({ command: "list"; json: boolean } & D1Target)
   | ({
       command: "rotate";
       id: number;
       graceSeconds: number;
       expiresInSeconds: number | null;
-    } & Target)
-  | ({ command: "revoke"; id: number } & Target)
+    } & D1Target)
+  | ({ command: "revoke"; id: number } & D1Target)
   | { command: "help" };
 
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
@@ -165,7 +160,7 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
     throw new UsageError("--persist-to names a local database; it cannot go with --env");
   }
   if (persistTo === "") throw new UsageError("--persist-to needs a directory");
-  const target: Target = { env, persistTo };
+  const target: D1Target = { env, persistTo };
   const duration = (name: Option, allowZero: boolean): number | null => {
     const text = one(name);
     if (text === undefined) return null;
