@@ -29,7 +29,7 @@ export default defineConfig({
     trace: "retain-on-failure",
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      // As root and offline (see README "Browser tests").
+      // Chromium as root needs --no-sandbox; offline, it must not reach for the network.
       args: [
         "--no-sandbox",
         "--disable-gpu",

@@ -3,9 +3,10 @@
 // (test/contract/portman-config.json: contract tests on every operation, variations for
 // the documented error answers) into a Postman collection, and Newman runs it against
 // `npm run dev` on 127.0.0.1 with a fresh local D1 in a temporary directory, so every
-// run starts from the same empty database. Newman's table gives the counts; the exit
-// code is Portman's (non-zero on any failed assertion). The collection it ran is left in
-// dist/contract/collection.json, to import into Postman or rerun with `npx newman run`.
+// run starts from the same database (local-dev-key and the demo pets). Newman's table
+// gives the counts; the exit code is Portman's (non-zero on any failed assertion). The
+// collection it ran is left in dist/contract/collection.json, to import into Postman or
+// rerun with `npx newman run`.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,11 +1,14 @@
 // npm run dev [-- <wrangler dev flags>]
 // 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
-// 2. seeds the local-only key `local-dev-key` (LOCAL database only, never remote),
-// 3. starts `wrangler dev` with the flags as given.
+// 2. seeds the local-only key `local-dev-key` and, into a database without pets, a few
+//    demo pets (LOCAL database only, never remote),
+// 3. starts `wrangler dev` with the flags as given, and notes its address beside the
+//    database so that `npm run keys` goes through it (scripts/d1.ts) while it runs.
 import { parseArgs } from "node:util";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
-import { seedLocalDevKeyStatement } from "./key-statements.ts";
-import { d1Target, runWranglerForeground, wrangler } from "./wrangler.ts";
+import { BINDING, D1Error, type D1Target, d1Execute, d1Flags, noteDevServer } from "./d1.ts";
+import { SEED_DEMO_PETS_STATEMENT, seedLocalDevKeyStatement } from "./key-statements.ts";
+import { runWranglerForeground, wrangler } from "./wrangler.ts";
 
 /** What `npm run dev` reads of wrangler dev's flags, in either form (`--port 8787`, `--port=8787`). */
 export function devOptions(argv: string[]): { url: string; persistTo: string | undefined } {
@@ -42,16 +45,24 @@ export function migrationOutcome(output: string): string {
 if (import.meta.main) {
   const passThrough = process.argv.slice(2);
   const { url, persistTo } = devOptions(passThrough);
-  const local = d1Target(undefined, persistTo);
-  const migrated = wrangler(["d1", "migrations", "apply", "DB", ...local], {
+  const local: D1Target = { persistTo };
+  const migrated = wrangler(["d1", "migrations", "apply", BINDING, ...d1Flags(local)], {
     capture: true,
     ci: true,
   });
   console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
-  const seed = seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY));
-  wrangler(["d1", "execute", "DB", ...local, "--command", seed], { capture: true });
+  const seeded = await d1Execute(local, [
+    seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
+    SEED_DEMO_PETS_STATEMENT,
+  ]).catch((err: unknown) => {
+    if (!(err instanceof D1Error)) throw err;
+    console.error(`error: ${err.message}`);
+    process.exit(1);
+  });
+  const pets = seeded[1]?.length ? `, ${seeded[1].length} demo pets added` : "";
   console.log(
-    `Local D1 ready. Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${url}/v1/pets`,
+    `Local D1 ready (${LOCAL_DEV_KEY}${pets}). Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${url}/v1/pets?limit=2&status=available' -D -`,
   );
+  noteDevServer(persistTo, url);
   runWranglerForeground(["dev", ...passThrough]);
 }

@@ -1,9 +1,12 @@
-// What a person types after `npm run keys --`, parsed without Node APIs so the tests
-// run this very parser in workerd (test/keys-cli.test.ts). Wrong input becomes one
-// UsageError line; scripts/keys.ts prints it with the usage and exits 2.
+// What a person types after `npm run keys --`, read with node:util's parseArgs
+// (test/node/keys-cli.test.ts runs this very parser). Wrong input becomes one UsageError
+// line; scripts/keys.ts prints it with the usage and exits 2. A new command is one entry
+// in COMMANDS and one case in parseKeyArgs; a new column of `list`, one entry in COLUMNS.
+import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { tagSecrets } from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
 import { isScope, SCOPES } from "../src/auth/scopes.ts";
+import type { D1Target } from "./d1.ts";
 import type { ListedKey } from "./key-statements.ts";
 import { parseKeyId } from "./key-statements.ts";
 
@@ -43,27 +46,21 @@ export function keyTagSecret(
   );
 }
 
-interface Target {
-  /** Undefined: the local database. */
-  env: "staging" | "production" | undefined;
-  persistTo: string | undefined;
-}
-
 export type KeyCommand =
   | ({
       command: "create";
       label: string;
       scopes: Scope[];
       expiresInSeconds: number | null;
-    } & Target)
-  | ({ command: "list"; json: boolean } & Target)
+    } & D1Target)
+  | ({ command: "list"; json: boolean } & D1Target)
   | ({
       command: "rotate";
       id: number;
       graceSeconds: number;
       expiresInSeconds: number | null;
-    } & Target)
-  | ({ command: "revoke"; id: number } & Target)
+    } & D1Target)
+  | ({ command: "revoke"; id: number } & D1Target)
   | { command: "help" };
 
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
@@ -75,18 +72,66 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * UNITS[match[2] as keyof typeof UNITS];
 }
 
-/** The flags each command takes (value flags take the next word or `--flag=value`). */
-const FLAGS = {
-  create: ["label", "scope", "expires-in", "env", "persist-to"],
-  list: ["json", "env", "persist-to"],
-  rotate: ["grace", "expires-in", "env", "persist-to"],
-  revoke: ["env", "persist-to"],
-} as const;
-type Command = keyof typeof FLAGS;
-const BOOLEAN_FLAGS = new Set(["json", "help"]);
-const REPEATABLE = new Set(["scope"]);
+/** Every option of every command, as node:util's parseArgs reads them. */
+const OPTIONS = {
+  label: { type: "string" },
+  scope: { type: "string", multiple: true },
+  "expires-in": { type: "string" },
+  grace: { type: "string" },
+  json: { type: "boolean" },
+  env: { type: "string" },
+  "persist-to": { type: "string" },
+} as const satisfies ParseArgsOptionsConfig;
+type Option = keyof typeof OPTIONS;
+
+const WHERE = ["env", "persist-to"] as const;
+/** The options each command takes. */
+const COMMANDS = {
+  create: ["label", "scope", "expires-in", ...WHERE],
+  list: ["json", ...WHERE],
+  rotate: ["grace", "expires-in", ...WHERE],
+  revoke: [...WHERE],
+} as const satisfies Record<string, readonly Option[]>;
+type Command = keyof typeof COMMANDS;
 
 const show = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+
+/**
+ * The options and the other words after `command`: parseArgs splits them (`--name value`,
+ * `--name=value`); each is then checked against what `command` takes.
+ */
+function readOptions(command: Command, args: string[]) {
+  const allowed: readonly Option[] = COMMANDS[command];
+  const values = new Map<Option, string[]>();
+  const positionals: string[] = [];
+  const { tokens } = parseArgs({
+    args,
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const name = token.name as Option;
+    if (!allowed.includes(name))
+      throw new UsageError(`${command} does not take ${show(token.rawName)}`);
+    const option: { type: string; multiple?: boolean } = OPTIONS[name];
+    // A word starting with -- is the next option, not this one's value (--label --scope x).
+    if (
+      option.type === "string" &&
+      (token.value === undefined || (!token.inlineValue && token.value.startsWith("--")))
+    )
+      throw new UsageError(`--${name} needs a value`);
+    if (option.type === "boolean" && token.value !== undefined)
+      throw new UsageError(`--${name} takes no value`);
+    const seen = values.get(name) ?? [];
+    if (seen.length > 0 && !option.multiple) throw new UsageError(`--${name} is given twice`);
+    values.set(name, [...seen, token.value ?? "true"]);
+  }
+  return { values, positionals };
+}
 
 export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   if (argv.includes("--help") || argv.includes("-h")) return { command: "help" };
@@ -97,43 +142,13 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   }
   if (command === undefined)
     throw new UsageError("a command is needed: create, list, rotate or revoke");
-  if (!Object.hasOwn(FLAGS, command)) {
+  if (!Object.hasOwn(COMMANDS, command)) {
     throw new UsageError(
       `unknown command ${show(command)}: use create, list, rotate, revoke or help`,
     );
   }
-  const allowed: readonly string[] = FLAGS[command as Command];
-  const values = new Map<string, string[]>();
-  const positionals: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i] as string;
-    if (!word.startsWith("-") || word === "-") {
-      positionals.push(word);
-      continue;
-    }
-    const eq = word.indexOf("=");
-    const name = (eq > 0 ? word.slice(0, eq) : word).replace(/^--?/, "");
-    if (!word.startsWith("--") || !allowed.includes(name)) {
-      throw new UsageError(`${command} does not take ${show(eq > 0 ? word.slice(0, eq) : word)}`);
-    }
-    let value: string;
-    if (BOOLEAN_FLAGS.has(name)) {
-      if (eq > 0) throw new UsageError(`--${name} takes no value`);
-      value = "true";
-    } else if (eq > 0) {
-      value = word.slice(eq + 1);
-    } else {
-      const next = rest[i + 1];
-      if (next === undefined || next.startsWith("--"))
-        throw new UsageError(`--${name} needs a value`);
-      value = next;
-      i++;
-    }
-    const seen = values.get(name) ?? [];
-    if (seen.length > 0 && !REPEATABLE.has(name)) throw new UsageError(`--${name} is given twice`);
-    values.set(name, [...seen, value]);
-  }
-  const one = (name: string) => values.get(name)?.[0];
+  const { values, positionals } = readOptions(command as Command, rest);
+  const one = (name: Option) => values.get(name)?.[0];
 
   const env = one("env");
   if (env !== undefined && env !== "staging" && env !== "production") {
@@ -144,8 +159,8 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
     throw new UsageError("--persist-to names a local database; it cannot go with --env");
   }
   if (persistTo === "") throw new UsageError("--persist-to needs a directory");
-  const target: Target = { env, persistTo };
-  const duration = (name: string, allowZero: boolean): number | null => {
+  const target: D1Target = { env, persistTo };
+  const duration = (name: Option, allowZero: boolean): number | null => {
     const text = one(name);
     if (text === undefined) return null;
     const seconds = parseDuration(text);
@@ -215,30 +230,39 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   }
 }
 
+const time = (iso: string | null, none: string) => (iso ? `${iso.slice(0, 19)}Z` : none);
+
+/** The columns of `list` for people: a header and how a key fills it. */
+const COLUMNS: ReadonlyArray<[string, (key: ListedKey, now: Date) => string]> = [
+  ["id", (k) => String(k.id)],
+  ["prefix", (k) => `${k.prefix}…`],
+  ["label", (k) => k.label],
+  ["scopes", (k) => k.scopes.join(" ")],
+  ["created", (k) => time(k.createdAt, "-")],
+  [
+    "expires",
+    (k, now) =>
+      k.expiresAt && Date.parse(k.expiresAt) <= now.getTime()
+        ? `${time(k.expiresAt, "")} (expired)`
+        : time(k.expiresAt, "never"),
+  ],
+  ["last used", (k) => time(k.lastUsedAt, "never")],
+  ["revoked", (k) => time(k.revokedAt, "-")],
+];
+
 /** `list` for people: one aligned row per key, times in UTC without milliseconds. */
 export function formatKeyTable(keys: readonly ListedKey[], now: Date): string {
-  const time = (iso: string | null, none: string) => (iso ? `${iso.slice(0, 19)}Z` : none);
-  const rows = keys.map((k) => [
-    String(k.id),
-    `${k.prefix}…`,
-    k.label,
-    k.scopes.join(" "),
-    time(k.createdAt, "-"),
-    k.expiresAt && Date.parse(k.expiresAt) <= now.getTime()
-      ? `${time(k.expiresAt, "")} (expired)`
-      : time(k.expiresAt, "never"),
-    time(k.lastUsedAt, "never"),
-    time(k.revokedAt, "-"),
-  ]);
-  const header = ["id", "prefix", "label", "scopes", "created", "expires", "last used", "revoked"];
-  if (rows.length === 0) return "No keys.";
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => (r[i] as string).length)),
-  );
+  if (keys.length === 0) return "No keys.";
+  const rows = [
+    COLUMNS.map(([header]) => header),
+    ...keys.map((key) => COLUMNS.map(([, cell]) => cell(key, now))),
+  ];
+  const widths = COLUMNS.map((_, i) => Math.max(...rows.map((row) => (row[i] as string).length)));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i] as number))
       .join("  ")
       .trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+  const [header, ...body] = rows.map(line);
+  return [header, line(widths.map((w) => "-".repeat(w))), ...body].join("\n");
 }

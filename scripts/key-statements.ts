@@ -1,7 +1,7 @@
-// The SQL that `npm run keys` and `npm run dev` send through `wrangler d1 execute
-// --command`, which cannot bind parameters: values are written as SQL literals here,
-// and only here. Free of Node APIs, so the tests run these very statements in workerd
-// (test/keys.test.ts) against the D1 built from migrations/.
+// The SQL that `npm run keys` and `npm run dev` send (scripts/d1.ts: through `wrangler d1
+// execute --command`, which cannot bind parameters): values are written as SQL literals
+// here, and only here. Free of Node APIs, so the tests run these very statements in
+// workerd (test/keys.test.ts, test/dev-seed.test.ts) against the D1 built from migrations/.
 import type { Scope } from "../src/auth/scopes.ts";
 import { formatScopes, parseScopes, SCOPES } from "../src/auth/scopes.ts";
 
@@ -111,6 +111,18 @@ export function seedLocalDevKeyStatement(keyHash: string): string {
      VALUES (${sqlString(keyHash)}, 'local-dev', 'local development key (local only)', ${scopes}, unixepoch())
      ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, expires_at = NULL, scopes = ${scopes}`;
 }
+
+/**
+ * A few demo pets, only into a database that has no pet yet (so a second `npm run dev` adds
+ * none): enough available ones for `GET /v1/pets?limit=2&status=available` to have a next
+ * page. Answers the pets it added. Local database only: see scripts/dev.ts.
+ */
+export const SEED_DEMO_PETS_STATEMENT = `INSERT INTO pets (name, category_id, status, created_at)
+     SELECT column1, column2, column3, unixepoch()
+     FROM (VALUES ('Rex', 1, 'available'), ('Mittens', 2, 'available'), ('Bubbles', 3, 'available'),
+                  ('Polly', 4, 'pending'), ('Nibbles', 5, 'available'), ('Shadow', 2, 'sold'))
+     WHERE NOT EXISTS (SELECT 1 FROM pets)
+     RETURNING id`;
 
 /** A key as `npm run keys -- list --json` prints it (decisions.md names these fields). */
 export interface ListedKey {

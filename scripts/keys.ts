@@ -1,10 +1,12 @@
 // npm run keys -- create|list|rotate|revoke ... [--env staging|production]
-// Without --env the local database (the one `npm run dev` uses) is changed.
+// Without --env the local database (the one `npm run dev` uses) is changed, through the
+// running `npm run dev` when one serves it (scripts/d1.ts). Each command is one batch.
 // Keys are stored only as SHA-256 hashes; `create` and `rotate` print the new key
 // once, alone on the last line of standard output. Wrong input: one line, the usage,
-// exit code 2. See scripts/key-cli.ts for the grammar and README "Key management".
+// exit code 2. See scripts/key-cli.ts for the grammar and docs/keys.md, "Managing keys".
 import { displayPrefix, hashApiKey, issueApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
+import { D1Error, type D1Target, d1Execute, type Row } from "./d1.ts";
 import {
   formatKeyTable,
   type KeyCommand,
@@ -21,7 +23,6 @@ import {
   rotateKeyStatements,
   toListedKey,
 } from "./key-statements.ts";
-import { d1Target, wrangler } from "./wrangler.ts";
 
 let args: KeyCommand;
 /** Issues a key for the target environment (create, rotate). */
@@ -48,67 +49,52 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const target = d1Target(args.env, args.persistTo);
+const target: D1Target = { env: args.env, persistTo: args.persistTo };
 const where = args.env ? `${args.env} (remote)` : "local";
 
-interface D1ExecuteResult {
-  results: Array<Record<string, unknown>>;
-}
-
-/** Runs one or more statements (one `d1 execute`, so one batch); answers each one's rows. */
-function execute(...statements: string[]): D1ExecuteResult[] {
-  const output = wrangler(
-    ["d1", "execute", "DB", ...target, "--json", "--command", statements.join(";\n")],
-    { capture: true, ci: true },
-  );
-  const parsed = JSON.parse(output.slice(output.indexOf("["))) as D1ExecuteResult[];
-  if (parsed.length !== statements.length) {
-    throw new Error(
-      `wrangler d1 execute answered ${parsed.length} results for ${statements.length} statements`,
-    );
+/** Runs the statements as one batch; answers each one's rows. Exits 1 when the database refuses. */
+async function execute(...statements: string[]): Promise<Row[][]> {
+  try {
+    return await d1Execute(target, statements);
+  } catch (err) {
+    if (err instanceof D1Error) fail(err.message);
+    throw err;
   }
-  return parsed;
 }
 
-const rowsOf = (result: D1ExecuteResult | undefined) => (result?.results ?? []).map(toListedKey);
+const rowsOf = (rows: Row[] | undefined) => (rows ?? []).map(toListedKey);
 const describeKey = (k: ListedKey) =>
   `id ${k.id} ("${k.label}", ${k.scopes.join(" ")}, ${k.expiresAt ? `expires ${k.expiresAt}` : "never expires"})`;
 
 const now = Math.floor(Date.now() / 1000);
 
-// The local database may not exist yet: bring it to the current schema first
-// (remote databases are migrated by the deploy scripts, never from here).
-if (!args.env)
-  wrangler(["d1", "migrations", "apply", "DB", ...target], { capture: true, ci: true });
-
 switch (args.command) {
   case "create": {
     const key = await issue();
-    const [created] = rowsOf(
-      execute(
-        createKeyStatement({
-          keyHash: await hashApiKey(key),
-          prefix: displayPrefix(key),
-          label: args.label,
-          scopes: args.scopes,
-          // Counted by the database from the moment it stores the key.
-          expiresInSeconds: args.expiresInSeconds,
-        }),
-      )[0],
+    const [stored] = await execute(
+      createKeyStatement({
+        keyHash: await hashApiKey(key),
+        prefix: displayPrefix(key),
+        label: args.label,
+        scopes: args.scopes,
+        // Counted by the database from the moment it stores the key.
+        expiresInSeconds: args.expiresInSeconds,
+      }),
     );
+    const [created] = rowsOf(stored);
     if (!created) fail(`the key was not stored in ${where}`);
     console.log(`Created key ${describeKey(created)} in ${where}. It is shown only once:`);
     console.log(key);
     break;
   }
   case "list": {
-    const keys = rowsOf(execute(LIST_KEYS_STATEMENT)[0]);
+    const keys = rowsOf((await execute(LIST_KEYS_STATEMENT))[0]);
     console.log(args.json ? JSON.stringify(keys, null, 2) : formatKeyTable(keys, new Date()));
     break;
   }
   case "rotate": {
     const key = await issue();
-    const [inserted, expired] = execute(
+    const [inserted, expired] = await execute(
       ...rotateKeyStatements({
         oldId: args.id,
         keyHash: await hashApiKey(key),
@@ -127,8 +113,8 @@ switch (args.command) {
     break;
   }
   case "revoke": {
-    const [result] = execute(revokeKeyStatement(args.id, now));
-    if (!result?.results.length) fail(`no active key with id ${args.id} in ${where}`);
+    const [revoked] = await execute(revokeKeyStatement(args.id, now));
+    if (!revoked?.length) fail(`no active key with id ${args.id} in ${where}`);
     console.log(
       `Revoked key id ${args.id} in ${where}; it is refused everywhere within ${AUTH_CACHE_TTL_MS / 1000} seconds of the D1 read replicas having the change (docs/keys.md, "Revocation bound").`,
     );

@@ -1,11 +1,13 @@
-// The release workflows' glue: reads a wrangler command's output on standard input and
-// prints one `name=value` line for $GITHUB_OUTPUT (parsers: scripts/wrangler-output.ts).
+// The release workflows' glue: reads on standard input what a wrangler command wrote for
+// programs and prints `name=value` lines for $GITHUB_OUTPUT (scripts/wrangler-output.ts):
 //   ... deployments status --env E --json | npm run -s rollout -- serving [--allow-none]
-//   ... versions upload --env E            | npm run -s rollout -- uploaded
+//   npm run -s rollout -- uploaded < <the WRANGLER_OUTPUT_FILE_PATH of versions upload>
+//       (version-id=<id>, and preview-url=<url> when the version has one)
 //   ... d1 time-travel info DB --env E --json | npm run -s rollout -- bookmark   (bookmark=<b>)
 // --allow-none: an environment that has never been deployed (no deployment in the
 // input) prints `version-id=` and a warning instead of failing: nothing to roll back to.
 import { text } from "node:stream/consumers";
+import { parseArgs } from "node:util";
 import {
   OutputError,
   servingVersion,
@@ -14,7 +16,7 @@ import {
 } from "./wrangler-output.ts";
 
 const USAGE = `usage: <output of wrangler deployments status --json> | npm run -s rollout -- serving [--allow-none]
-       <output of wrangler versions upload>             | npm run -s rollout -- uploaded
+       npm run -s rollout -- uploaded < <WRANGLER_OUTPUT_FILE_PATH of wrangler versions upload>
        <output of wrangler d1 time-travel info --json>  | npm run -s rollout -- bookmark`;
 
 function report(level: "error" | "warning", message: string): void {
@@ -24,13 +26,23 @@ function report(level: "error" | "warning", message: string): void {
   );
 }
 
-const [command, ...flags] = process.argv.slice(2);
-const allowNone = flags.includes("--allow-none");
-const known = command === "serving" ? ["--allow-none"] : [];
-if (
-  !["serving", "uploaded", "bookmark"].includes(command ?? "") ||
-  flags.some((f) => !known.includes(f))
-) {
+let command: string | undefined;
+let allowNone: boolean;
+try {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { "allow-none": { type: "boolean", default: false } },
+  });
+  [command] = positionals;
+  allowNone = values["allow-none"];
+  const known = ["serving", "uploaded", "bookmark"];
+  if (
+    positionals.length !== 1 ||
+    !known.includes(command ?? "") ||
+    (allowNone && command !== "serving")
+  )
+    throw new Error();
+} catch {
   console.error(`error: expected serving [--allow-none], uploaded or bookmark\n\n${USAGE}`);
   process.exit(2);
 }
@@ -38,10 +50,12 @@ if (
 const input = await text(process.stdin);
 try {
   if (command === "uploaded") {
-    console.log(`version-id=${uploadedVersion(input)}`);
+    const { versionId, previewUrl } = uploadedVersion(input);
+    console.log(`version-id=${versionId}`);
+    if (previewUrl) console.log(`preview-url=${previewUrl}`);
   } else if (command === "bookmark") {
     console.log(`bookmark=${timeTravelBookmark(input)}`);
-  } else if (allowNone && !input.includes("{")) {
+  } else if (allowNone && input.trim() === "") {
     report(
       "warning",
       "no deployment serves this environment yet: there is nothing to roll back to",

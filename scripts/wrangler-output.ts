@@ -1,76 +1,118 @@
-// What the release workflows need from wrangler's output, parsed without Node APIs so
-// test/wrangler-output.test.ts runs these very functions in workerd:
-// - the version that serves 100% of an environment now (`wrangler deployments status
-//   --json`), recorded before a deploy as the version to roll back to;
-// - the id of the version that `wrangler versions upload` just created;
-// - D1's Time Travel bookmark (`wrangler d1 time-travel info DB --json`), the restore
-//   point noted before a deploy's migrations.
+// What the release workflows need from wrangler, read from what wrangler writes for
+// programs, never from its text for people. Free of Node APIs, so
+// test/wrangler-output.test.ts runs these very functions in workerd.
+// - The record file: with WRANGLER_OUTPUT_FILE_PATH set, wrangler appends one JSON object
+//   a line, each with a `type` (wrangler 4.164: "wrangler-session", "deploy",
+//   "version-upload", "version-deploy", "command-failed", ...). `versions upload` writes
+//   "version-upload" with the new `version_id` and its `preview_url` and
+//   `preview_alias_url` (with --dry-run: `version_id` null); a failed command writes
+//   "command-failed" with its `message`.
+// - `--json` output, for the commands that write no record: `deployments status --json`
+//   (the deployment serving now, to roll back to) and `d1 time-travel info --json` (D1's
+//   restore point before the migrations).
+import { z } from "zod/mini";
 
 export class OutputError extends Error {}
 
 const VERSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-interface Deployment {
-  versions?: Array<{ version_id?: unknown; percentage?: unknown }>;
+/** `value` as `schema` accepts it; an OutputError naming `what` otherwise. */
+function check<T>(schema: z.ZodMiniType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new OutputError(`${what} is not what wrangler 4 writes there`);
+  return parsed.data;
 }
 
-/** The one JSON object in a wrangler command's output (warnings may surround it). */
-function jsonObject(output: string, command: string): Record<string, unknown> {
-  const start = output.indexOf("{");
-  const end = output.lastIndexOf("}");
-  if (start === -1 || end < start)
-    throw new OutputError(`no JSON object in the output of ${command}`);
+/** `text` as JSON that `schema` accepts; an OutputError naming `what` otherwise. */
+function parse<T>(schema: z.ZodMiniType<T>, text: string, what: string): T {
+  let json: unknown;
   try {
-    return JSON.parse(output.slice(start, end + 1)) as Record<string, unknown>;
+    json = JSON.parse(text);
   } catch {
-    throw new OutputError(`the output of ${command} is not JSON`);
+    throw new OutputError(`${what} is not JSON`);
   }
+  return check(schema, json, what);
+}
+
+const Record = z.looseObject({ type: z.string() });
+const VersionUpload = z.object({
+  type: z.literal("version-upload"),
+  version_id: z.nullable(z.string()),
+  preview_url: z.optional(z.nullable(z.string())),
+  preview_alias_url: z.optional(z.nullable(z.string())),
+});
+const CommandFailed = z.object({ type: z.literal("command-failed"), message: z.string() });
+
+/** The records of a WRANGLER_OUTPUT_FILE_PATH file. */
+function records(file: string): Array<z.infer<typeof Record>> {
+  return file
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line, i) => parse(Record, line, `line ${i + 1} of wrangler's output file`));
 }
 
 /**
- * The version id that serves all traffic in the output of `wrangler deployments status
- * --json` (one deployment: `{ id, created_on, versions: [{ version_id, percentage }] }`).
- * A deployment split between versions is refused: a rollout is in progress, and
- * which version to return to is a person's decision.
+ * The version `wrangler versions upload` created, and the URL that previews it (the alias
+ * URL when it has one), from its record file.
+ */
+export function uploadedVersion(file: string): { versionId: string; previewUrl?: string } {
+  const all = records(file);
+  const failed = all.find((r) => r.type === "command-failed");
+  if (failed) {
+    const { message } = check(CommandFailed, failed, "the command-failed record");
+    throw new OutputError(`wrangler versions upload failed: ${message}`);
+  }
+  const uploads = all.filter((r) => r.type === "version-upload");
+  if (uploads.length !== 1) {
+    throw new OutputError(
+      `expected one version-upload record in wrangler's output file, found ${uploads.length}`,
+    );
+  }
+  const upload = check(VersionUpload, uploads[0], "the version-upload record");
+  if (upload.version_id === null)
+    throw new OutputError("the version-upload record names no version: a --dry-run uploads none");
+  if (!VERSION_ID.test(upload.version_id))
+    throw new OutputError(`the version-upload record's version_id is not a version id`);
+  const previewUrl = upload.preview_alias_url ?? upload.preview_url ?? undefined;
+  return previewUrl
+    ? { versionId: upload.version_id, previewUrl }
+    : { versionId: upload.version_id };
+}
+
+const Deployment = z.object({
+  versions: z.array(z.object({ version_id: z.string(), percentage: z.number() })),
+});
+
+/**
+ * The version that serves all traffic, from `wrangler deployments status --json` (one
+ * deployment: `{ id, created_on, versions: [{ version_id, percentage }] }`). A deployment
+ * split between versions is refused: a rollout is in progress, and which version to
+ * return to is a person's decision.
  */
 export function servingVersion(output: string): string {
-  const deployment = jsonObject(output, "wrangler deployments status --json") as Deployment;
-  const versions = Array.isArray(deployment.versions) ? deployment.versions : [];
-  const whole = versions.filter((v) => v.percentage === 100);
-  if (versions.length > 1 || (versions.length === 1 && whole.length === 0)) {
-    const split = versions.map((v) => `${String(v.version_id)}@${String(v.percentage)}%`);
+  const { versions } = parse(
+    Deployment,
+    output,
+    "the output of wrangler deployments status --json",
+  );
+  const [only] = versions;
+  if (versions.length > 1 || (only && only.percentage !== 100)) {
+    const split = versions.map((v) => `${v.version_id}@${v.percentage}%`);
     throw new OutputError(
       `traffic is split (${split.join(", ")}): finish that rollout or roll it back first (docs/release.md)`,
     );
   }
-  const id = whole[0]?.version_id;
-  if (typeof id !== "string" || !VERSION_ID.test(id)) {
+  if (!only || !VERSION_ID.test(only.version_id)) {
     throw new OutputError("the deployment names no version serving 100% of traffic");
   }
-  return id;
-}
-
-/** The id from the `Worker Version ID: <id>` line of `wrangler versions upload`. */
-export function uploadedVersion(output: string): string {
-  const ids = [...output.matchAll(/^\s*Worker Version ID:\s*(\S+)\s*$/gm)].map((m) => m[1]);
-  if (ids.length !== 1 || !VERSION_ID.test(ids[0] ?? "")) {
-    throw new OutputError(
-      `expected one "Worker Version ID: <id>" line in the output of wrangler versions upload, found ${ids.length}`,
-    );
-  }
-  return ids[0] as string;
+  return only.version_id;
 }
 
 /** `00000001-00000002-00004e2f-0a83ea2f...`: the `bookmark` of `wrangler d1 time-travel info --json`. */
 export function timeTravelBookmark(output: string): string {
-  const { bookmark } = jsonObject(output, "wrangler d1 time-travel info --json");
-  if (
-    typeof bookmark !== "string" ||
-    !/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/.test(bookmark)
-  ) {
-    throw new OutputError(
-      `no Time Travel bookmark in the output of wrangler d1 time-travel info --json`,
-    );
-  }
+  const what = "the output of wrangler d1 time-travel info --json";
+  const { bookmark } = parse(z.object({ bookmark: z.string() }), output, what);
+  if (!BOOKMARK.test(bookmark)) throw new OutputError(`no Time Travel bookmark in ${what}`);
   return bookmark;
 }

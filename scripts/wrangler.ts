@@ -6,16 +6,25 @@ const WRANGLER = fileURLToPath(new URL("../node_modules/.bin/wrangler", import.m
 
 const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
-/** Runs wrangler to completion; throws with its output when it fails. */
-export function wrangler(
-  args: string[],
-  options: { capture?: boolean; ci?: boolean } = {},
-): string {
-  const result = spawnSync(WRANGLER, args, {
+interface Options {
+  /** Capture standard output and error instead of showing them. */
+  capture?: boolean;
+  /** CI mode: wrangler asks nothing. */
+  ci?: boolean;
+}
+
+/** Runs wrangler to completion; answers its exit status and (captured) output. */
+export function runWrangler(args: string[], options: Options = { capture: true, ci: true }) {
+  return spawnSync(WRANGLER, args, {
     env: options.ci ? { ...wranglerEnv, CI: "true" } : wranglerEnv,
     stdio: options.capture ? ["ignore", "pipe", "pipe"] : "inherit",
     encoding: "utf8",
   });
+}
+
+/** Runs wrangler to completion; exits with its output when it fails. */
+export function wrangler(args: string[], options: Options = {}): string {
+  const result = runWrangler(args, options);
   if (result.status !== 0) {
     const output = options.capture ? `\n${result.stdout ?? ""}${result.stderr ?? ""}` : "";
     console.error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${result.status})${output}`);
@@ -31,10 +40,4 @@ export function runWranglerForeground(args: string[]): void {
     process.on(signal, () => child.kill(signal));
   }
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-}
-
-/** `d1 execute` target flags: the local database, or a named environment's remote one. */
-export function d1Target(environment: string | undefined, persistTo?: string): string[] {
-  if (environment) return ["--remote", "--env", environment];
-  return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
 }

@@ -2,11 +2,17 @@
 // with a temporary local D1, and the real keys CLI against that database: the seeded
 // `local-dev-key` lists, creates and fetches pets; a key issued with `keys create` works
 // and, once revoked, is refused within the auth cache's bound; restricted keys (scopes,
-// expiry, rotation, list --json) as a person runs them.
+// expiry, rotation, list --json) as a person runs them; the server keeps answering while
+// keys commands run; without a server, keys opens the database itself.
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ListedKey } from "../../scripts/key-statements.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
-import { type DevServer, LOCAL_DEV_KEY, npm, startDevServer } from "./dev-server.ts";
+import { type DevServer, LOCAL_DEV_KEY, npm, scriptEnv, startDevServer } from "./dev-server.ts";
 
 const PORT = Number(process.env.E2E_PORT ?? 8791);
 /** A revoked (or rotated-out) key is refused at once or within 60 seconds at most. */
@@ -59,9 +65,20 @@ describe("npm run dev", () => {
   it("prints the address it serves and the migration table once", () => {
     const output = server.output();
     expect(output).toContain(
-      `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" ${server.base}/v1/pets`,
+      `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${server.base}/v1/pets?limit=2&status=available' -D -`,
     );
     expect(output.split("0001_create_pets.sql")).toHaveLength(2);
+  });
+
+  it('seeds demo pets: the README\'s first curl shows a page with Link: rel="next"', async () => {
+    expect(server.output()).toMatch(/demo pets added/);
+    const page = await call("GET", "/v1/pets?limit=2&status=available", LOCAL_DEV_KEY);
+    expect(page.status).toBe(200);
+    expect(page.json).toEqual([
+      expect.objectContaining({ status: "available" }),
+      expect.objectContaining({ status: "available" }),
+    ]);
+    expect(page.headers.get("Link")).toMatch(/^<[^>]*\/v1\/pets\?[^>]*cursor=[^>]*>; rel="next"/);
   });
 
   it("local-dev-key lists, creates and fetches pets in the database --persist-to= names", async () => {
@@ -174,5 +191,61 @@ describe("npm run keys against the server's database", () => {
     });
     const { stderr } = (await wrong.catch((err: { stderr: string }) => err)) as { stderr: string };
     expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+|ERR_/);
+  });
+});
+
+it("the server answers every request while keys commands change its database", async () => {
+  // Four clients read pages (from D1: each status and limit once per client) and create
+  // pets without pause while a person creates, lists, rotates and revokes keys.
+  const statuses: number[] = [];
+  let running = true;
+  const client = async (n: number) => {
+    for (let i = 0; running; i++) {
+      const answer =
+        i % 2 === 0
+          ? await call(
+              "GET",
+              `/v1/pets?status=sold&limit=${1 + ((i * 4 + n) % 100)}`,
+              LOCAL_DEV_KEY,
+            )
+          : await call("POST", "/v1/pets", LOCAL_DEV_KEY, {
+              name: `busy-${n}-${i}`,
+              categoryId: 3,
+            });
+      statuses.push(answer.status);
+    }
+  };
+  const clients = [0, 1, 2, 3].map(client);
+  try {
+    const { id } = issued(await server.keys("create", "--label", "busy", "--scope", "pets:read"));
+    expect(await server.keys("list")).toContain("busy");
+    const rotated = issued(await server.keys("rotate", id, "--grace", "0s"));
+    expect(await server.keys("revoke", rotated.id)).toMatch(/^Revoked key id/);
+  } finally {
+    running = false;
+    await Promise.all(clients);
+  }
+  expect(statuses.length, "answers while the keys commands ran").toBeGreaterThan(20);
+  expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
+});
+
+describe("npm run keys without a running server", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "petstore-keys-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const keys = (...args: string[]) => npm(["keys", "--", ...args, "--persist-to", dir]);
+
+  it("says how to make the tables of a database that has none, then uses the migrated one", async () => {
+    await expect(keys("list")).rejects.toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: expect.stringMatching(
+        /^error: the local database has no tables yet .*`npm run dev -- --persist-to .*` applies migrations\/ first/,
+      ),
+    });
+    const migrate = ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir];
+    await promisify(execFile)("npx", migrate, { env: scriptEnv });
+    const { id } = issued((await keys("create", "--label", "offline")).stdout);
+    const listed = JSON.parse((await keys("list", "--json")).stdout) as ListedKey[];
+    expect(listed).toMatchObject([{ id: Number(id), label: "offline", revokedAt: null }]);
   });
 });

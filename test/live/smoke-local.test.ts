@@ -1,7 +1,8 @@
 // npm run smoke:local: `npm run smoke` itself, as the deploy workflows run it, against the
-// real `npm run dev` on 127.0.0.1 (local-dev-key through SMOKE_API_KEY): --write twice
-// (so the list has a next page to follow), then read-only, which changes no pet; and its
-// refusals: no SMOKE_API_KEY, and a port where nothing answers. No output holds the key.
+// real `npm run dev` on 127.0.0.1 (local-dev-key through SMOKE_API_KEY; its demo pets
+// give the list a next page to follow): --write twice, then read-only, which changes no
+// pet; and its refusals: no SMOKE_API_KEY, and a port where nothing answers. No output
+// holds the key.
 import { once } from "node:events";
 import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -36,7 +37,6 @@ async function smoke(args: string[], env: NodeJS.ProcessEnv = withKey) {
 const petCount = async () => (await allPets(server.base, LOCAL_DEV_KEY)).length;
 
 it("--write passes twice, then read-only passes, skipping nothing and changing no pet", async () => {
-  // The first run meets one pet only, so its list has no next page to follow yet.
   expect((await smoke(["--base", server.base, "--write"])).code).toBe(0);
   const first = await petCount();
   const write = await smoke(["--base", server.base, "--write"]);

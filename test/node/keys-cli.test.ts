@@ -1,6 +1,6 @@
-// The grammar of `npm run keys -- ...` (scripts/key-cli.ts), run here in workerd as the
-// CLI runs it in Node: every wrong flag or value is one UsageError line (the CLI prints
-// it with the usage and exits 2; `npm run e2e` runs the real process), never a crash.
+// The grammar of `npm run keys -- ...` (scripts/key-cli.ts), run here in Node as the CLI
+// runs it: every wrong flag or value is one UsageError line (the CLI prints it with the
+// usage and exits 2; `npm run e2e` runs the real process), never a crash.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -10,11 +10,11 @@ import {
   parseKeyArgs,
   USAGE,
   UsageError,
-} from "../scripts/key-cli.ts";
-import type { ListedKey } from "../scripts/key-statements.ts";
-import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
-import { SCOPES } from "../src/auth/scopes.ts";
-import { usageErrorOf } from "./support/usage-error.ts";
+} from "../../scripts/key-cli.ts";
+import type { ListedKey } from "../../scripts/key-statements.ts";
+import { LOCAL_KEY_TAG_SECRET } from "../../src/auth/keys.ts";
+import { SCOPES } from "../../src/auth/scopes.ts";
+import { usageErrorOf } from "../support/usage-error.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
@@ -93,6 +93,7 @@ it.each([
   [["create"], /create needs --label/],
   [["create", "--label"], /--label needs a value/],
   [["create", "--label", "a", "--label", "b"], /--label is given twice/],
+  [["create", "--label", "--scope", "pets:read"], /--label needs a value/],
   [["create", "--label", "é"], /printable ASCII/],
   [
     ["create", "--label", "x", "--scope", "pets:admin"],

@@ -1,0 +1,158 @@
+// Runs SQL statements on the project's D1 as one batch (one transaction) and answers
+// each statement's rows, for `npm run keys` and `npm run dev`:
+// - a named environment's remote database: `wrangler d1 execute --remote`;
+// - the local database while an `npm run dev` serves it: through that server's Local
+//   Explorer API (/cdn-cgi/explorer/api, wrangler dev's local copy of Cloudflare's D1
+//   REST API), so the batch runs in the server's own workerd. A second process on the
+//   same SQLite file (what `wrangler d1 execute --local` starts) takes locks the server's
+//   workerd does not wait for: a query of the server that meets one fails with
+//   SQLITE_BUSY (a 500), and the other way round;
+// - the local database otherwise: `wrangler d1 execute --local`, one process.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod/mini";
+import { runWrangler } from "./wrangler.ts";
+
+/** wrangler.toml's D1 binding. */
+export const BINDING = "DB";
+
+export interface D1Target {
+  /** A remote environment; undefined: the local database. */
+  env?: "staging" | "production" | undefined;
+  /** The local database's directory (wrangler's --persist-to); undefined: wrangler's default. */
+  persistTo?: string | undefined;
+}
+
+export type Row = Record<string, unknown>;
+
+/** A statement the database refused, or a database that could not be reached. */
+export class D1Error extends Error {}
+
+/** wrangler's flags for `target`. */
+export function d1Flags({ env, persistTo }: D1Target): string[] {
+  if (env) return ["--remote", "--env", env];
+  return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
+}
+
+/** Where a running `npm run dev` leaves its address: in the directory of the database it serves. */
+const noteOf = (persistTo: string | undefined) =>
+  path.resolve(persistTo ?? ".wrangler/state", "npm-run-dev.json");
+
+const Note = z.object({ url: z.string(), pid: z.number() });
+
+/** The address of the `npm run dev` serving the local database under `persistTo`, if one runs. */
+function devServerOn(persistTo: string | undefined): string | undefined {
+  try {
+    const note = Note.parse(JSON.parse(readFileSync(noteOf(persistTo), "utf8")));
+    process.kill(note.pid, 0); // throws once that process is gone
+    return note.url;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Notes that this process serves the local database under `persistTo` at `url`, until it exits. */
+export function noteDevServer(persistTo: string | undefined, url: string): void {
+  const note = noteOf(persistTo);
+  mkdirSync(path.dirname(note), { recursive: true });
+  writeFileSync(note, JSON.stringify({ url, pid: process.pid }));
+  process.on("exit", () => rmSync(note, { force: true }));
+}
+
+const EXPLORER = "/cdn-cgi/explorer/api/d1/database";
+const ExplorerDatabases = z.object({
+  result: z.array(z.object({ name: z.string(), uuid: z.string() })),
+});
+const ExplorerAnswer = z.object({
+  success: z.boolean(),
+  errors: z.array(z.object({ message: z.string() })),
+  result: z.nullable(
+    z.array(
+      z.object({
+        results: z.object({ columns: z.array(z.string()), rows: z.array(z.array(z.unknown())) }),
+      }),
+    ),
+  ),
+});
+
+/** The batch through the dev server at `url`; undefined when no Local Explorer answers there (yet). */
+async function viaDevServer(url: string, statements: string[]): Promise<Row[][] | undefined> {
+  const explorer = async (path: string, init?: RequestInit) =>
+    (
+      await fetch(`${url}${EXPLORER}${path}`, { ...init, signal: AbortSignal.timeout(30_000) })
+    ).json();
+  let databases: z.infer<typeof ExplorerDatabases>;
+  try {
+    databases = ExplorerDatabases.parse(await explorer(""));
+  } catch {
+    return undefined;
+  }
+  const database = databases.result.find((d) => d.name === BINDING);
+  if (!database) throw new D1Error(`the dev server at ${url} has no D1 binding ${BINDING}`);
+  const batch = { batch: statements.map((sql) => ({ sql })) };
+  const answer = ExplorerAnswer.parse(
+    await explorer(`/${database.uuid}/raw`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(batch),
+    }),
+  );
+  if (!answer.success || !answer.result)
+    throw new D1Error(answer.errors.map((e) => e.message).join("; "));
+  return answer.result.map(({ results: { columns, rows } }) =>
+    rows.map((row) => Object.fromEntries(columns.map((column, i) => [column, row[i]]))),
+  );
+}
+
+const WranglerAnswer = z.array(z.object({ results: z.array(z.record(z.string(), z.unknown())) }));
+const WranglerFailure = z.object({ error: z.object({ text: z.string() }) });
+
+/** What `wrangler d1 execute --json` says went wrong, when it says it as JSON. */
+function failureText(stdout: string): string | undefined {
+  try {
+    return WranglerFailure.parse(JSON.parse(stdout)).error.text;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The batch through one `wrangler d1 execute` (which cannot bind parameters: see key-statements.ts). */
+function viaWrangler(target: D1Target, statements: string[]): Row[][] {
+  const command = [
+    "d1",
+    "execute",
+    BINDING,
+    ...d1Flags(target),
+    "--json",
+    "--command",
+    statements.join(";\n"),
+  ];
+  const { status, stdout, stderr } = runWrangler(command);
+  if (status !== 0) {
+    throw new D1Error(
+      failureText(stdout) ?? `wrangler d1 execute failed (exit ${status})\n${stdout}${stderr}`,
+    );
+  }
+  return WranglerAnswer.parse(JSON.parse(stdout)).map((r) => r.results);
+}
+
+/** Runs `statements` on `target` as one batch; answers each statement's rows, in order. */
+export async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
+  const server = target.env ? undefined : devServerOn(target.persistTo);
+  try {
+    const answers =
+      (server ? await viaDevServer(server, statements) : undefined) ??
+      viaWrangler(target, statements);
+    if (answers.length !== statements.length)
+      throw new D1Error(`${answers.length} answers for ${statements.length} statements`);
+    return answers;
+  } catch (err) {
+    if (err instanceof D1Error && !target.env && /no such table/.test(err.message)) {
+      const flags = target.persistTo ? ` --persist-to ${target.persistTo}` : "";
+      throw new D1Error(
+        `the local database has no tables yet (${err.message}): \`npm run dev${flags ? ` --${flags}` : ""}\` applies migrations/ first, or \`npx wrangler d1 migrations apply ${BINDING} --local${flags}\``,
+      );
+    }
+    throw err;
+  }
+}
