@@ -9,7 +9,7 @@ export const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
-// The name rules of docs/api.md ("Pets"), by Unicode property: no control characters
+// The name rules of docs/api.md ("Animals"), by Unicode property: no control characters
 // (general category Cc: C0, DEL, C1), no bidirectional controls (the Bidi_Control
 // property), and one visible character at least: not white space, a control, a format
 // character (such as U+200B), another default-ignorable code point (Hangul fillers,
