@@ -14,7 +14,6 @@ export const ERROR_STATUS = {
   insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
-  idempotency_key_in_use: 409,
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -43,7 +42,6 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it.",
   not_found: "The path or the requested animal does not exist.",
   method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
-  idempotency_key_in_use: "A request with this `Idempotency-Key` is still being processed.",
   gone: "The operation has passed its sunset date; use its successor.",
   payload_too_large: "The request body is larger than 16,384 bytes.",
   unsupported_media_type:

@@ -140,7 +140,6 @@ export const createPet = {
     "invalid_json",
     "validation_failed",
     "invalid_idempotency_key",
-    "idempotency_key_in_use",
     "payload_too_large",
     "unsupported_media_type",
     "idempotency_key_reused",

@@ -21,7 +21,6 @@ type Json = Record<string, unknown>;
 
 /** Statuses no walk can provoke from outside, and where they are tested instead. */
 const UNPROVOKABLE: Record<string, string> = {
-  "409": "a create still in flight with the same Idempotency-Key: test/idempotency.test.ts",
   "500 public": "public operations touch no binding that could fail",
 };
 

@@ -159,7 +159,6 @@ const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
   insufficient_scope: ["WWW-Authenticate"],
   method_not_allowed: ["Allow"],
   rate_limited: ["Retry-After"],
-  idempotency_key_in_use: ["Retry-After"],
   service_unavailable: ["Retry-After"],
   gone: ["Cache-Control"],
 };
@@ -265,7 +264,7 @@ function parameters(op: Operation): Json[] {
       name,
       in: "header",
       required: false,
-      description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. 409 is rare: only while a request with the key that an earlier version of the service accepted is still being processed.`,
+      description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422.`,
       // The length as the server counts it: that of the value, inside the quotes of a
       // structured-field string, where an escape counts once.
       schema: { type: "string", pattern: IDEMPOTENCY_KEY.source },

@@ -66,13 +66,6 @@ export const petHandlers = {
       pet,
       now,
     });
-    if (outcome.kind === "in_flight") {
-      throw new ApiError(
-        "idempotency_key_in_use",
-        'A request with this "Idempotency-Key" is still being processed; retry shortly.',
-        { headers: { "Retry-After": "1" } },
-      );
-    }
     if (outcome.kind === "reused") {
       throw new ApiError(
         "idempotency_key_reused",

@@ -29,9 +29,7 @@ export type IdempotentCreate =
   /** An earlier request with this key and an equal body created `pet`. */
   | { kind: "replayed"; pet: Pet }
   /** An earlier request with this key had another body. */
-  | { kind: "reused" }
-  /** A request with this key is still being processed and has no pet yet. */
-  | { kind: "in_flight" };
+  | { kind: "reused" };
 
 export interface PetStore {
   list(page: {
