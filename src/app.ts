@@ -14,13 +14,16 @@ import { createApiKeyVerifier } from "./auth/verifier.ts";
 import type { Clock } from "./clock.ts";
 import { systemClock } from "./clock.ts";
 import { DatabaseSchemaError } from "./db/database.ts";
+import type { OpenPetStore } from "./db/pet-store.ts";
 import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
+import { petHandlers } from "./handlers/pets.ts";
 import type { EdgeCache } from "./http/conditional-read.ts";
 import { conditionalRead } from "./http/conditional-read.ts";
 import { cors } from "./http/cors.ts";
 import { d1Session } from "./http/d1-session.ts";
+import { announceDeprecation, enforceSunset } from "./http/deprecation.ts";
 import { jsonBody } from "./http/json-body.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestContext } from "./http/request-context.ts";
@@ -31,9 +34,6 @@ import { consoleLogger } from "./log.ts";
 import { docsAsset, docsPage } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
 import { OPERATIONS, type Operation, type OperationId, routePath } from "./operations.ts";
-import { announceDeprecation, enforceSunset } from "./pets/deprecation.ts";
-import { petHandlers } from "./pets/routes.ts";
-import type { OpenPetStore } from "./pets/store.ts";
 
 export interface AppOptions {
   clock?: Clock;

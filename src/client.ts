@@ -1,5 +1,5 @@
 // Typed client for the Pet Store API, built with Hono's `hc` from the route types of
-// src/pets/routes.ts (written from the operation table): paths, query and path
+// src/handlers/pets.ts (written from the operation table): paths, query and path
 // parameters, JSON bodies and success responses are checked by TypeScript. Nothing of
 // the worker is bundled into a consumer: `PetRoutes` is a type.
 //
@@ -12,16 +12,16 @@
 // operation needs: `requiredScope(res)` names it (from `WWW-Authenticate`).
 import type { ClientResponse } from "hono/client";
 import { hc } from "hono/client";
-import type { Scope } from "./auth/scopes.ts";
-import { isScope } from "./auth/scopes.ts";
 import type { ErrorBody } from "./errors.ts";
-import type { PetRoutes } from "./pets/routes.ts";
+import type { PetRoutes } from "./handlers/pets.ts";
+import type { Scope } from "./scopes.ts";
+import { isScope } from "./scopes.ts";
 
-export type { Scope } from "./auth/scopes.ts";
 export type { ErrorBody } from "./errors.ts";
 /** The route types the client is generated from (mounted under `/v1`). */
-export type { PetRoutes } from "./pets/routes.ts";
+export type { PetRoutes } from "./handlers/pets.ts";
 export type { NewPet, Pet, PetStatus } from "./pets/schemas.ts";
+export type { Scope } from "./scopes.ts";
 
 export type PetStoreClient = ReturnType<typeof hc<PetRoutes>>;
 

@@ -4,10 +4,10 @@
 // document from it (src/openapi/document.ts). Adding a field here documents it there.
 import type { ToSchema, TypedResponse } from "hono";
 import * as z from "zod/mini";
-import type { Scope } from "./auth/scopes.ts";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
 import type { ErrorCode } from "./errors.ts";
 import type { ConditionalRead } from "./http/conditional-read.ts";
+import type { Deprecation } from "./http/deprecation.ts";
 import {
   ListPetsQuerySchema,
   NewPetSchema,
@@ -15,6 +15,7 @@ import {
   PetSchema,
   PetsSchema,
 } from "./pets/schemas.ts";
+import type { Scope } from "./scopes.ts";
 
 /** Response headers the service sends; described once in the OpenAPI components. */
 export type HeaderName =
@@ -32,20 +33,6 @@ export type HeaderName =
   | "x-d1-bookmark"
   | "Access-Control-Allow-Origin"
   | "Access-Control-Expose-Headers";
-
-/** A deprecated operation (RFC 9745) and its sunset (RFC 8594). */
-export interface Deprecation {
-  /** Unix seconds: when the operation was deprecated (the `Deprecation` header). */
-  since: number;
-  /** Unix seconds: from this instant on the operation answers 410 `gone`. */
-  sunset: number;
-  /** Path of the operation that replaces it (`Link: <...>; rel="successor-version"`). */
-  successor: string;
-  /** Where the docs describe the deprecation (`Link: <...>; rel="deprecation"`). */
-  docs: string;
-  /** The 410's message: what to use instead. */
-  gone: string;
-}
 
 interface OperationBase {
   operationId: string;

@@ -13,7 +13,8 @@ import {
   requiredScope,
   type Scope,
 } from "../src/client.ts";
-import { DEPRECATION_HEADERS } from "../src/pets/deprecation.ts";
+import { deprecationHeaders } from "../src/http/deprecation.ts";
+import { getPet } from "../src/operations.ts";
 import { BASE, createKey, expectDeprecationHeaders, workerFetch } from "./helpers.ts";
 
 async function client(scopes?: Scope[]): Promise<PetStoreClient> {
@@ -105,7 +106,7 @@ describe("the operations", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ...pet, status: "available" });
     expectDeprecationHeaders(res);
-    expect(res.headers.get("Link")).toBe(DEPRECATION_HEADERS.Link);
+    expect(res.headers.get("Link")).toBe(deprecationHeaders(getPet.deprecation).Link);
     const missing = await api.pets[":petId"].$get({ param: { petId: "9007199254740991" } });
     expect(missing.status).toBe(404);
     const error: ErrorBody = await readError(missing);

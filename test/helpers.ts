@@ -11,10 +11,10 @@ import {
   LOCAL_KEY_TAG_SECRET,
   untaggedApiKey,
 } from "../src/auth/keys.ts";
-import type { Scope } from "../src/auth/scopes.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import type { Pet } from "../src/pets/schemas.ts";
+import type { Scope } from "../src/scopes.ts";
 import { assertConforms } from "./support/conformance.ts";
 
 export const BASE = "https://petstore.test";

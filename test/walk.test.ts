@@ -5,7 +5,7 @@
 // status is walked without editing this file.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SCOPES, type Scope } from "../src/auth/scopes.ts";
+import { SCOPES, type Scope } from "../src/scopes.ts";
 import {
   type CallOptions,
   call,

@@ -5,8 +5,8 @@ import { createMiddleware } from "hono/factory";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/types.ts";
+import type { Scope } from "../scopes.ts";
 import type { LastUseRecorder } from "./last-use.ts";
-import type { Scope } from "./scopes.ts";
 import type { ApiKeyVerifier } from "./verifier.ts";
 
 const REALM = 'Bearer realm="petstore"';

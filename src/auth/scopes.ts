@@ -1,28 +1,4 @@
-// The scopes an API key can carry (docs/keys.md, "Managing keys"). Each operation
-// names its scope once, in src/operations.ts; the scope middleware enforces it.
-
-export const SCOPES = ["pets:read", "pets:write", "orders:read"] as const;
-export type Scope = (typeof SCOPES)[number];
-
-/** What each scope allows: written into the OpenAPI document and the CLI's usage. */
-export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  "pets:read": "List and fetch animals (listPets, getPet). Safe in a web page.",
-  "pets:write": "Add animals (createPet). Keep it on a server.",
-  "orders:read": "List store orders (listOrders).",
-};
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
-
-/** The stored form: known scopes, each once, in SCOPES order, space-separated. */
-export function formatScopes(scopes: Iterable<Scope>): string {
-  const set = new Set(scopes);
-  return SCOPES.filter((s) => set.has(s)).join(" ");
-}
-
-/** Reads the stored form; unknown words are dropped (a key never gains a scope by a typo). */
-export function parseScopes(stored: string): Scope[] {
-  const words = new Set(stored.split(" "));
-  return SCOPES.filter((s) => words.has(s));
-}
+// The scopes live in src/scopes.ts, below src/http and src/db, which use them. This
+// re-export keeps src/auth/verifier.ts and scripts/key-*.ts working until they import
+// src/scopes.ts themselves; then it goes.
+export * from "../scopes.ts";

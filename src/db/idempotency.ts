@@ -5,9 +5,9 @@
 // pet. docs/design.md ("Idempotency in one batch") says what the SQL relies on.
 import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
 import { sha256 } from "../encoding.ts";
-import type { IdempotentCreate, IdempotentCreateRequest } from "../pets/store.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
+import type { IdempotentCreate, IdempotentCreateRequest } from "./pet-store.ts";
 import { INSERT_PET_COLUMNS, type PetRow, toPet } from "./pets.ts";
 
 /** True while no record holds the key. Parameters: ?1 api key id, ?2 key hash. */

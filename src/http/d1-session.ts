@@ -3,8 +3,8 @@
 // The app factory says which store to open (src/app.ts); this middleware only reads the
 // bookmark a client sends and returns the store's.
 import { createMiddleware } from "hono/factory";
+import type { OpenPetStore } from "../db/pet-store.ts";
 import { ApiError } from "../errors.ts";
-import type { OpenPetStore } from "../pets/store.ts";
 import type { AppEnv } from "./types.ts";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";

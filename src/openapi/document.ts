@@ -4,12 +4,12 @@
 // so no isolate pays for generating it. A test rebuilds it and compares.
 import * as z from "zod/mini";
 import packageJson from "../../package.json" with { type: "json" };
-import { SCOPE_DESCRIPTIONS, SCOPES } from "../auth/scopes.ts";
 import { IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
 import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
+import { deprecationHeaders } from "../http/deprecation.ts";
 import { ETAG_FORMAT } from "../http/etag.ts";
 import {
   COMMON_ERRORS,
@@ -19,14 +19,15 @@ import {
   type Operation,
   PUBLIC_COMMON_ERRORS,
 } from "../operations.ts";
-import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
 import { IDEMPOTENCY_KEY } from "../pets/idempotency.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../scopes.ts";
 
 type Json = Record<string, unknown>;
 
 /** getPet's deprecation date as a person reads it (the header says `@<unix seconds>`). */
 const DEPRECATED_SINCE = new Date(getPet.deprecation.since * 1000).toUTCString();
+const DEPRECATION_HEADERS = deprecationHeaders(getPet.deprecation);
 
 const REF = (id: string) => `#/components/schemas/${id}`;
 

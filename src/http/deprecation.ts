@@ -2,8 +2,21 @@
 // declares them (`deprecation` in src/operations.ts; today getPet, sunset Thu, 05 Dec 2030).
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors.ts";
-import type { AppEnv } from "../http/types.ts";
-import { type Deprecation, getPet } from "../operations.ts";
+import type { AppEnv } from "./types.ts";
+
+/** A deprecated operation (RFC 9745) and its sunset (RFC 8594). */
+export interface Deprecation {
+  /** Unix seconds: when the operation was deprecated (the `Deprecation` header). */
+  since: number;
+  /** Unix seconds: from this instant on the operation answers 410 `gone`. */
+  sunset: number;
+  /** Path of the operation that replaces it (`Link: <...>; rel="successor-version"`). */
+  successor: string;
+  /** Where the docs describe the deprecation (`Link: <...>; rel="deprecation"`). */
+  docs: string;
+  /** The 410's message: what to use instead. */
+  gone: string;
+}
 
 /** The headers every answer of a deprecated operation carries after the key check. */
 export function deprecationHeaders(deprecation: Deprecation) {
@@ -16,9 +29,6 @@ export function deprecationHeaders(deprecation: Deprecation) {
     ].join(", "),
   } as const;
 }
-
-/** getPet's, the one deprecated operation. */
-export const DEPRECATION_HEADERS = deprecationHeaders(getPet.deprecation);
 
 /**
  * Wraps what follows it (the rate limit, the scope check, the operation), so every

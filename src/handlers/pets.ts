@@ -1,7 +1,7 @@
 // Handlers of the pet operations, one per operation of the table (src/operations.ts),
 // which the app factory registers behind the operation's validators: `c.req.valid(...)`
 // is typed from the operation's own schemas. Storage is the request's PetStore
-// (src/pets/store.ts), `c.var.pets`, and nothing else: SQL lives in src/db.
+// (src/db/pet-store.ts), `c.var.pets`, and nothing else: SQL lives in src/db.
 import type { Context, Handler, Hono } from "hono";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/types.ts";
@@ -14,9 +14,9 @@ import {
   type OperationSchema,
   type RoutePath,
 } from "../operations.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { bodyFingerprint, parseIdempotencyKey } from "./idempotency.ts";
-import type { Pet } from "./schemas.ts";
+import { decodeCursor, encodeCursor } from "../pets/cursor.ts";
+import { bodyFingerprint, parseIdempotencyKey } from "../pets/idempotency.ts";
+import type { Pet } from "../pets/schemas.ts";
 
 /** The 201 of a create, first answer or replay alike: the pet, and where it lives. */
 function created(c: Context<AppEnv>, pet: Pet, replayed = false) {
