@@ -98,6 +98,19 @@ export class ApiError extends Error {
   }
 }
 
+/** Seconds to wait before retrying: on a 429 and a 503 (an OpenAPI header, src/http/stage.ts). */
+export const RETRY_AFTER = {
+  name: "Retry-After",
+  description: "Seconds to wait before retrying.",
+  schema: { type: "integer", minimum: 0 },
+};
+
+/** What a stage that reads the database declares it may answer (src/http/stage.ts). */
+export const DATABASE_UNAVAILABLE = {
+  code: "service_unavailable" as const,
+  headers: [{ header: RETRY_AFTER, always: true }],
+};
+
 /** Raised by the database layer when a retry can cure it: 503, never the driver's text. */
 export class DatabaseUnavailableError extends Error {
   constructor(cause: unknown) {
@@ -115,7 +128,7 @@ export function toApiError(err: unknown): ApiError {
   }
   if (err instanceof DatabaseUnavailableError) {
     return new ApiError("service_unavailable", "The database is unavailable; retry later.", {
-      headers: { "Retry-After": "5" },
+      headers: { [RETRY_AFTER.name]: "5" },
     });
   }
   return new ApiError(

@@ -1,11 +1,11 @@
-// The operations of /v1: one object each. The app factory (src/app.ts) registers every
-// route from it (validators, key or public, scope, D1 session, deprecation and sunset,
-// conditional read, the methods each path allows) and scripts/openapi.ts writes the
-// document from it (src/openapi/document.ts). Adding a field here documents it there.
+// The operations of /v1: one object each. Each field says what the operation is, never
+// what another field implies: src/stages.ts turns the fields into the operation's stages
+// (key, scope, validators, D1 session, deprecation and sunset, conditional read, the
+// handler), which the app factory (src/app.ts) chains and whose declarations the
+// document builder (src/openapi/document.ts) merges with this table.
 import type { ToSchema, TypedResponse } from "hono";
 import * as z from "zod/mini";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
-import type { ErrorCode } from "./errors.ts";
 import type { ConditionalRead } from "./http/conditional-read.ts";
 import type { Deprecation } from "./http/deprecation.ts";
 import {
@@ -17,22 +17,12 @@ import {
 } from "./pets/schemas.ts";
 import type { Scope } from "./scopes.ts";
 
-/** Response headers the service sends; described once in the OpenAPI components. */
-export type HeaderName =
-  | "X-Request-Id"
-  | "Link"
-  | "Location"
-  | "Deprecation"
-  | "Sunset"
-  | "Retry-After"
-  | "Idempotent-Replayed"
-  | "WWW-Authenticate"
-  | "Allow"
-  | "Cache-Control"
-  | "ETag"
-  | "x-d1-bookmark"
-  | "Access-Control-Allow-Origin"
-  | "Access-Control-Expose-Headers";
+/** The tags of the document, in its order: each operation has one. */
+export const TAGS = {
+  animals: "The animals of the store.",
+  store: "Store operations (experimental).",
+  documentation: "This document and its reference page (public).",
+};
 
 interface OperationBase {
   operationId: string;
@@ -41,6 +31,7 @@ interface OperationBase {
   path: string;
   summary: string;
   description: string;
+  tag: keyof typeof TAGS;
   /** x-stability in the document. */
   stability?: "experimental";
   query?: z.ZodMiniType;
@@ -52,18 +43,14 @@ interface OperationBase {
    * only); a write starts on the primary. Both answer with their bookmark.
    */
   session?: "read" | "write";
-  /** Request headers beyond Authorization and those the fields above imply. */
-  requestHeaders?: Array<"Idempotency-Key">;
+  /** The success answer; its headers and the errors are the stages' (src/stages.ts). */
   success?: {
     status: 200 | 201;
     schema: z.ZodMiniType;
     description: string;
-    headers: HeaderName[];
     /** Default `application/json`. */
     mediaType?: "application/json" | "text/html";
   };
-  /** Error codes this operation can answer with (every operation also has the common ones). */
-  errors: ErrorCode[];
   /** Deprecated: every answer after the key check says so, and from the sunset on it is 410. */
   deprecation?: Deprecation;
   /**
@@ -88,6 +75,7 @@ export type Operation = OperationBase &
 
 export const listPets = {
   operationId: "listPets",
+  tag: "animals",
   method: "get",
   path: "/pets",
   scope: "pets:read",
@@ -101,13 +89,12 @@ export const listPets = {
     status: 200,
     schema: PetsSchema,
     description: "A page of animals.",
-    headers: ["Link", "x-d1-bookmark"],
   },
-  errors: ["invalid_parameter", "invalid_cursor"],
 } as const satisfies Operation;
 
 export const createPet = {
   operationId: "createPet",
+  tag: "animals",
   method: "post",
   path: "/pets",
   scope: "pets:write",
@@ -116,25 +103,16 @@ export const createPet = {
     "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
   body: NewPetSchema,
   session: "write",
-  requestHeaders: ["Idempotency-Key"],
   success: {
     status: 201,
     schema: PetSchema,
     description: "The created animal.",
-    headers: ["Location", "Idempotent-Replayed", "x-d1-bookmark"],
   },
-  errors: [
-    "invalid_json",
-    "validation_failed",
-    "invalid_idempotency_key",
-    "payload_too_large",
-    "unsupported_media_type",
-    "idempotency_key_reused",
-  ],
 } as const satisfies Operation;
 
 export const getPet = {
   operationId: "getPet",
+  tag: "animals",
   method: "get",
   path: "/pets/{petId}",
   scope: "pets:read",
@@ -155,13 +133,12 @@ export const getPet = {
     status: 200,
     schema: PetSchema,
     description: "The animal.",
-    headers: ["x-d1-bookmark"],
   },
-  errors: ["invalid_parameter", "not_found", "gone"],
 } as const satisfies Operation;
 
 export const listOrders = {
   operationId: "listOrders",
+  tag: "store",
   method: "get",
   path: "/store/orders",
   scope: "orders:read",
@@ -169,7 +146,6 @@ export const listOrders = {
   description:
     "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
   stability: "experimental",
-  errors: ["not_implemented"],
 } as const satisfies Operation;
 
 /** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
@@ -181,6 +157,7 @@ const OpenApiDocumentSchema = z.looseObject({
 
 export const getOpenApiDocument = {
   operationId: "getOpenApiDocument",
+  tag: "documentation",
   method: "get",
   path: "/openapi.json",
   summary: "This OpenAPI document",
@@ -191,13 +168,12 @@ export const getOpenApiDocument = {
     status: 200,
     schema: OpenApiDocumentSchema,
     description: "The OpenAPI 3.1 document.",
-    headers: [],
   },
-  errors: [],
 } as const satisfies Operation;
 
 export const getDocs = {
   operationId: "getDocs",
+  tag: "documentation",
   method: "get",
   path: "/docs",
   summary: "Interactive API reference",
@@ -208,11 +184,9 @@ export const getDocs = {
     status: 200,
     schema: z.string(),
     description: "The reference page.",
-    headers: [],
     mediaType: "text/html",
   },
   files: "/docs/assets",
-  errors: [],
 } as const satisfies Operation;
 
 const ALL = [listPets, createPet, getPet, listOrders, getOpenApiDocument, getDocs] as const;
@@ -221,19 +195,6 @@ const ALL = [listPets, createPet, getPet, listOrders, getOpenApiDocument, getDoc
 export const OPERATIONS: readonly Operation[] = ALL;
 
 export type OperationId = (typeof ALL)[number]["operationId"];
-
-/** Errors any authenticated operation can answer with. */
-export const COMMON_ERRORS: ErrorCode[] = [
-  "unauthorized",
-  "insufficient_scope",
-  "method_not_allowed",
-  "rate_limited",
-  "internal_error",
-  "service_unavailable",
-];
-
-/** Errors a public operation can answer with (no key, no rate limit, no database). */
-export const PUBLIC_COMMON_ERRORS: ErrorCode[] = ["method_not_allowed", "internal_error"];
 
 // ------------------------------------------------------------ route types
 // What the router and the typed client (src/client.ts) read from an operation.

@@ -21,20 +21,20 @@ export const BASE = "https://petstore.test";
 
 /**
  * Every response header of the contract a page on another origin may read, in the order
- * Access-Control-Expose-Headers lists them (written out, so a change to src/ fails).
+ * Access-Control-Expose-Headers lists them, by name (written out, so a change to src/ fails).
  */
 export const CONTRACT_EXPOSED_HEADERS = [
+  "Allow",
+  "Deprecation",
+  "ETag",
+  "Idempotent-Replayed",
   "Link",
   "Location",
-  "Deprecation",
-  "Sunset",
   "Retry-After",
-  "Idempotent-Replayed",
-  "X-Request-Id",
-  "x-d1-bookmark",
+  "Sunset",
   "WWW-Authenticate",
-  "Allow",
-  "ETag",
+  "x-d1-bookmark",
+  "X-Request-Id",
 ];
 
 /**

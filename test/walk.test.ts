@@ -129,11 +129,6 @@ const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
     const missing = String(parameter.schema.maximum ?? "999999999");
     return send(walk, { path: concrete(walk.template, { [parameter.name]: missing }) });
   },
-  async "405"(walk) {
-    const documented = Object.keys(doc.paths[walk.template] ?? {});
-    const other = METHODS.find((m) => m !== "OPTIONS" && !documented.includes(m.toLowerCase()));
-    return other ? send(walk, { method: other }) : undefined;
-  },
   async "410"(walk) {
     if (!walk.op.deprecated) return undefined;
     return sendVia(walk, { clock: () => Date.UTC(2100, 0, 1) }, env);
