@@ -138,6 +138,39 @@ describe("GET /v1/openapi.json", () => {
     );
   });
 
+  it("is kind to generators: a type beside every const and enum, NewPet's default that does not make status required, a contact", async () => {
+    const doc = await served();
+    const untyped: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (node === null || typeof node !== "object") return;
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+      if (Array.isArray(node)) return;
+      const schema = node as Json;
+      const values =
+        "const" in schema ? [schema.const] : "enum" in schema ? (schema.enum as unknown[]) : [];
+      const json = (v: unknown) => (Number.isInteger(v) ? "integer" : typeof v);
+      if (values.length > 0 && !values.every((v) => json(v) === schema.type)) untyped.push(at);
+    };
+    walk(doc, "#");
+    expect(untyped).toEqual([]);
+    // A `default` beside a property makes openapi-typescript require it; inside allOf it
+    // still says what an absent status means.
+    const status = (doc.components.schemas.NewPet as { properties: Record<string, Json> })
+      .properties.status as Json;
+    expect(status.default).toBeUndefined();
+    expect(status.allOf).toEqual([
+      { $ref: "#/components/schemas/PetStatus" },
+      { default: "available" },
+    ]);
+    expect(doc.info).toMatchObject({
+      contact: {
+        name: expect.any(String),
+        url: expect.stringMatching(/^https:\/\//),
+        email: expect.stringMatching(/^[^@\s]+@[^@\s]+$/),
+      },
+    });
+  });
+
   it("documents HEAD wherever GET is answered: the same answers without bodies", async () => {
     const doc = await served();
     for (const [path, item] of Object.entries(doc.paths)) {

@@ -15,7 +15,9 @@ import {
   EDGE_CACHE_MATCH_TIMEOUT_MS,
   EDGE_CACHE_TTL_SECONDS,
   EDGE_CACHE_VERSION,
+  IF_NONE_MATCH_MAX_LENGTH,
 } from "../config.ts";
+import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
 import type { HeaderSpec, Stage } from "./stage.ts";
@@ -161,9 +163,10 @@ export function conditionalRead(
           required: false,
           description:
             "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
-          schema: { type: "string" },
+          schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
         },
       ],
+      errors: [{ code: "invalid_parameter" }],
       answers: [
         { header: ETAG, always: true },
         {
@@ -211,6 +214,13 @@ function conditionalReadMiddleware(
   };
 
   return createMiddleware<AppEnv>(async (c, next) => {
+    const ifNoneMatch = c.req.header(IF_NONE_MATCH);
+    if (ifNoneMatch !== undefined && ifNoneMatch.length > IF_NONE_MATCH_MAX_LENGTH) {
+      const problem = `must be at most ${IF_NONE_MATCH_MAX_LENGTH} characters`;
+      throw new ApiError("invalid_parameter", `Header "${IF_NONE_MATCH}" ${problem}.`, {
+        details: [{ field: IF_NONE_MATCH, message: problem }],
+      });
+    }
     const now = c.var.clock();
     // Whole seconds an answer kept now may live: never past `until`. Within a second
     // of it, nothing kept is served and nothing new is kept.
@@ -252,6 +262,6 @@ function conditionalReadMiddleware(
     }
 
     c.res = undefined;
-    c.res = answer(rep, c.req.header(IF_NONE_MATCH));
+    c.res = answer(rep, ifNoneMatch);
   });
 }

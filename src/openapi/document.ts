@@ -26,6 +26,15 @@ const JSON_SCHEMA_OPTIONS = {
   // A name's rules as a pattern that every validator reads alike (see portableNamePattern).
   override: ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }) => {
     if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+    // A default beside a $ref (NewPet's status) moves into an allOf member: it still says
+    // what an absent field means, and generators no longer take the field for one that
+    // is always there (openapi-typescript makes a field with a `default` required).
+    if (jsonSchema.$ref !== undefined && jsonSchema.default !== undefined) {
+      const { $ref, default: value } = jsonSchema;
+      delete jsonSchema.$ref;
+      delete jsonSchema.default;
+      jsonSchema.allOf = [{ $ref }, { default: value }];
+    }
   },
 } as const;
 
@@ -251,7 +260,10 @@ function responseObject(
     headers: headerObjects(headers, components),
   };
   if (answer.error) {
-    const codes = { code: { enum: answer.codes }, status: { const: answer.status } };
+    const codes = {
+      code: { type: "string", enum: answer.codes },
+      status: { type: "integer", const: answer.status },
+    };
     response.content = {
       "application/json": { schema: { allOf: [{ $ref: REF("Error") }, { properties: codes }] } },
     };
@@ -365,6 +377,11 @@ export function buildOpenApiDocument(): Json {
             : [],
         ),
       ].join("\n"),
+      contact: {
+        name: "Pet Store API team",
+        url: "https://petstore.example.com/developers",
+        email: "api@petstore.example.com",
+      },
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [
