@@ -36,7 +36,7 @@ export interface ConditionalRead {
 export interface ConditionalReadRoute extends ConditionalRead {
   /** The operation's path template under /v1 (`/pets/{petId}`). */
   path: string;
-  /** Unix seconds from which no kept answer may be served (getPet's sunset). */
+  /** Unix seconds from which no kept answer may be served (a deprecated operation's sunset). */
   until?: number;
 }
 

@@ -1,5 +1,5 @@
 // Deprecated operations (RFC 9745) and their sunset (RFC 8594), as the operation table
-// declares them (`deprecation` in src/operations.ts; today getPet, sunset Thu, 05 Dec 2030).
+// declares them (`deprecation` in src/operations.ts).
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors.ts";
 import { CACHE_CONTROL, LINK } from "./conditional-read.ts";
