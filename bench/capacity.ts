@@ -21,7 +21,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { median, quantileSorted } from "simple-statistics";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
-import { encodeCursor } from "../src/pets/cursor.ts";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import {
   type CacheLike,
@@ -271,9 +271,9 @@ async function rowsRead(db: D1Database, key: string) {
   await statementsOf("/v1/pets?limit=1"); // warms this app's auth cache
   const deepAfter = Math.floor(ROWS * 0.9);
   const pet = `/v1/pets/${Math.floor(ROWS / 2)}`;
-  const deep = await encodeCursor(deepAfter, undefined);
-  const deepAvailable = await encodeCursor(deepAfter, "available");
-  const last = await encodeCursor(ROWS - 5, undefined);
+  const deep = await encodeCursor(deepAfter, undefined, LOCAL_CURSOR_SECRET);
+  const deepAvailable = await encodeCursor(deepAfter, "available", LOCAL_CURSOR_SECRET);
+  const last = await encodeCursor(ROWS - 5, undefined, LOCAL_CURSOR_SECRET);
   add("listPets page 1, limit 100, from D1", await statementsOf("/v1/pets?limit=100"), "limit + 1");
   add(
     `listPets deep page (after id ${f0(deepAfter)}), from D1`,

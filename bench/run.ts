@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { median, quantileSorted } from "simple-statistics";
-import { encodeCursor } from "../src/pets/cursor.ts";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import {
   BadAnswers,
@@ -103,8 +103,8 @@ const row = (id: string, where: Omit<Endpoint, "id" | "label">, ...checks: Check
 
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const headers = { Authorization: `Bearer ${key}` };
-  const deep = await encodeCursor(DEEP_AFTER, undefined);
-  const deepAvailable = await encodeCursor(DEEP_AFTER, "available");
+  const deep = await encodeCursor(DEEP_AFTER, undefined, LOCAL_CURSOR_SECRET);
+  const deepAvailable = await encodeCursor(DEEP_AFTER, "available", LOCAL_CURSOR_SECRET);
   const raw = (query: string) => ({ port: PORTS.raw, path: `/?${query}` });
   const rawHits = (query: string) => ({ ...raw(`platform&hit=${query}`), each: rawHit });
   const fromApi = (path: string) => ({ port: PORTS.apiD1, path, headers });

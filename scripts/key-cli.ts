@@ -1,7 +1,7 @@
 // What a person types after `npm run keys --`, parsed without Node APIs so the tests
 // run this very parser in workerd (test/keys-cli.test.ts). Wrong input becomes one
 // UsageError line; scripts/keys.ts prints it with the usage and exits 2.
-import { LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
+import { tagSecrets } from "../src/auth/keys.ts";
 import type { Scope } from "../src/auth/scopes.ts";
 import { isScope, SCOPES } from "../src/auth/scopes.ts";
 import type { ListedKey } from "./key-statements.ts";
@@ -27,18 +27,17 @@ export const USAGE = `usage:
 export class UsageError extends Error {}
 
 /**
- * The secret that tags the keys `create` and `rotate` issue for `env`: API_KEY_TAG_SECRET
- * from the CLI's own environment (the same value as the worker's wrangler secret), or,
- * for the local database, the public local secret the local worker uses without one.
- * Throws a UsageError for a remote environment without it.
+ * The secret that tags the keys `create` and `rotate` issue for `env`, read as the worker
+ * reads its own (`tagSecrets`): API_KEY_TAG_SECRET from the CLI's environment (the same
+ * value as the worker's wrangler secret), or, for the local database, the public local
+ * secret. Throws a UsageError for a remote environment without it.
  */
 export function keyTagSecret(
   env: "staging" | "production" | undefined,
   processEnv: Record<string, string | undefined>,
 ): string {
-  const given = processEnv.API_KEY_TAG_SECRET;
-  if (given) return given;
-  if (env === undefined) return LOCAL_KEY_TAG_SECRET;
+  const [secret] = tagSecrets({ ...processEnv, ENVIRONMENT: env ?? "local" });
+  if (secret !== undefined) return secret;
   throw new UsageError(
     `issuing a ${env} key needs API_KEY_TAG_SECRET set to ${env}'s key tag secret (the value given to \`wrangler secret put API_KEY_TAG_SECRET --env ${env}\`)`,
   );

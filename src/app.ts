@@ -10,6 +10,7 @@ import { createLastUseRecorder } from "./auth/last-use.ts";
 import { keyCheck } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
+import type { EdgeCache } from "./cache/edge-cache.ts";
 import type { Clock } from "./clock.ts";
 import { systemClock } from "./clock.ts";
 import { DatabaseSchemaError } from "./db/database.ts";
@@ -17,12 +18,11 @@ import type { OpenPetStore } from "./db/pet-store.ts";
 import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
-import type { EdgeCache } from "./http/conditional-read.ts";
 import { listMethods, refuseMethod } from "./http/methods.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
-import { consoleLogger } from "./log.ts";
+import { consoleLogger, errorText } from "./log.ts";
 import { docsAsset } from "./openapi/docs-page.ts";
 import openApiDocument from "./openapi/openapi.json" with { type: "json" };
 import { OPERATIONS, routePath } from "./operations.ts";
@@ -116,11 +116,9 @@ export function createApp(options: AppOptions = {}) {
         level: "error",
         msg: "unhandled error",
         request_id: c.var.requestId,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        error: errorText(err),
         cause:
-          err instanceof Error && err.cause instanceof Error
-            ? `${err.cause.name}: ${err.cause.message}`
-            : undefined,
+          err instanceof Error && err.cause instanceof Error ? errorText(err.cause) : undefined,
         // A missing table: which migrations the database lacks.
         ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
       });

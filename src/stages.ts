@@ -4,10 +4,11 @@
 import type { LastUseRecorder } from "./auth/last-use.ts";
 import { keyCheck, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
+import type { EdgeCache } from "./cache/edge-cache.ts";
 import type { OpenPetStore } from "./db/pet-store.ts";
 import { listOrders } from "./handlers/orders.ts";
 import { petHandlers } from "./handlers/pets.ts";
-import { conditionalRead, type EdgeCache } from "./http/conditional-read.ts";
+import { conditionalRead } from "./http/conditional-read.ts";
 import { cors, corsHeaders } from "./http/cors.ts";
 import { d1Session } from "./http/d1-session.ts";
 import { announceDeprecation, enforceSunset } from "./http/deprecation.ts";

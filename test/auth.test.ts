@@ -3,13 +3,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { seedLocalDevKeyStatement } from "../scripts/key-statements.ts";
-import { keyFormat, tagSecrets } from "../src/auth/key-format.ts";
 import {
   hashApiKey,
   issueApiKey,
+  KEY_PREFIX,
+  keyFormat,
   LOCAL_DEV_KEY,
   LOCAL_KEY_TAG_SECRET,
-  untaggedApiKey,
+  tagSecrets,
 } from "../src/auth/keys.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { call, createKey, expectError, verifyContext } from "./helpers.ts";
@@ -72,12 +73,22 @@ it("issued keys carry the psk_ prefix, 256 random bits and a 128-bit tag", async
   expect(randomParts.size).toBe(200);
 });
 
-it("keys issued before tags (psk_ + 43 characters) keep working", async () => {
-  const { key } = await createKey("untagged", { untagged: true });
-  expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
-  const response = await call("/v1/pets?limit=1", { key });
-  expect(response.status, await response.clone().text()).toBe(200);
-  expect(Array.isArray(await response.json())).toBe(true);
+it("a token in the untagged format of earlier builds (psk_ + 43 characters) is refused like any other string", async () => {
+  // Stored as a key would be, so only its format can refuse it.
+  const untagged = `${KEY_PREFIX}${"x".repeat(43)}`;
+  const { key } = await createKey("cut");
+  for (const token of [untagged, key.slice(0, 47)]) {
+    await env.DB.prepare(
+      "INSERT INTO api_keys (key_hash, prefix, label, created_at) VALUES (?1, 'psk_xx', 'old', 0)",
+    )
+      .bind(await hashApiKey(token))
+      .run();
+    const response = await call("/v1/pets?limit=1", { key: token });
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      'Bearer realm="petstore", error="invalid_token"',
+    );
+  }
 });
 
 describe("the key tag and its secret", () => {
@@ -95,30 +106,39 @@ describe("the key tag and its secret", () => {
     expect(await keyFormat(key.slice(0, -1), secrets, "production")).toBe("invalid");
   });
 
-  it("keys from before tags and local-dev-key (locally) need no tag; nothing else passes", async () => {
-    expect(await keyFormat(untaggedApiKey(), ["s"], "production")).toBe("untagged");
-    expect(await keyFormat(LOCAL_DEV_KEY, ["s"], "local")).toBe("local-dev");
+  it("local-dev-key (locally) needs no tag; nothing else without a valid tag passes", async () => {
+    expect(await keyFormat(LOCAL_DEV_KEY, ["s"], "local")).toBe("unchecked");
     expect(await keyFormat(LOCAL_DEV_KEY, ["s"], "staging")).toBe("invalid");
-    for (const token of ["", "psk_", "psk_short", "Bearer", `psk_${"a".repeat(44)}`]) {
+    const tokens = [
+      "",
+      "psk_",
+      "psk_short",
+      "Bearer",
+      `psk_${"a".repeat(43)}`,
+      `psk_${"a".repeat(64)}`,
+    ];
+    for (const token of tokens) {
       expect(await keyFormat(token, ["s"], "local"), token).toBe("invalid");
     }
   });
 
   it("reads the secret (and the previous one) from the environment; locally a public one", () => {
-    const base = { ...env, ENVIRONMENT: "production" } as Env;
-    expect(tagSecrets({ ...base, API_KEY_TAG_SECRET: "a" })).toEqual(["a"]);
+    const production = { ENVIRONMENT: "production" };
+    expect(tagSecrets({ ...production, API_KEY_TAG_SECRET: "a" })).toEqual(["a"]);
     expect(
-      tagSecrets({ ...base, API_KEY_TAG_SECRET: "a", API_KEY_TAG_SECRET_PREVIOUS: "b" } as Env),
+      tagSecrets({ ...production, API_KEY_TAG_SECRET: "a", API_KEY_TAG_SECRET_PREVIOUS: "b" }),
     ).toEqual(["a", "b"]);
-    expect(tagSecrets({ ...env, ENVIRONMENT: "local" } as Env)).toEqual([LOCAL_KEY_TAG_SECRET]);
+    expect(tagSecrets({ ENVIRONMENT: "local" })).toEqual([LOCAL_KEY_TAG_SECRET]);
+    expect(tagSecrets({ ENVIRONMENT: "local", API_KEY_TAG_SECRET: "a" })).toEqual(["a"]);
     // A deployed environment without one (wrangler refuses to deploy so): no tag can be
-    // checked, so a tagged key is treated like one from before tags (replica only).
-    expect(tagSecrets(base)).toEqual([]);
+    // checked; a previous secret alone is not one to issue keys with.
+    expect(tagSecrets(production)).toEqual([]);
+    expect(tagSecrets({ ...production, API_KEY_TAG_SECRET_PREVIOUS: "b" })).toEqual([]);
   });
 
   it("without a secret, a deployed environment still accepts its keys, from a replica only", async () => {
     const { key, id } = await createKey("no-secret");
-    expect(await keyFormat(key, [], "production")).toBe("untagged");
+    expect(await keyFormat(key, [], "production")).toBe("unchecked");
     const production = { ...env, ENVIRONMENT: "production" } as Env;
     const verifier = createApiKeyVerifier(() => Date.now());
     expect(await verifier.verify(key, verifyContext(production))).toMatchObject({

@@ -7,10 +7,11 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../src/auth/keys.ts";
+import type { EdgeCache } from "../src/cache/edge-cache.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
-import type { EdgeCache } from "../src/http/conditional-read.ts";
+import { entityTag } from "../src/http/etag.ts";
 import type { LogLine } from "../src/log.ts";
-import { encodeCursor } from "../src/pets/cursor.ts";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import {
   type CallOptions,
@@ -47,7 +48,7 @@ async function petsOf(status: "pending" | "sold", count: number): Promise<Pet[]>
 
 /** A cursor that starts a `status` page just before `pet`. */
 function cursorBefore(pet: Pet, status?: string): Promise<string> {
-  return encodeCursor(pet.id - 1, status as never);
+  return encodeCursor(pet.id - 1, status as never, LOCAL_CURSOR_SECRET);
 }
 
 /** Everything about an answer that must not differ between D1 and the cache. */
@@ -260,6 +261,26 @@ describe("the edge cache keeps immutable answers", () => {
     expect(revalidated.headers.get("ETag")).toBe(tag);
     expectDeprecationHeaders(revalidated);
     expect(h.statements).toEqual([]);
+  });
+
+  it("a kept entry whose tag is not exactly one of ours is answered with the tag of its body", async () => {
+    const [pet] = await petsOf("sold", 1);
+    const body = JSON.stringify(pet);
+    const tag = await entityTag(new Uint8Array(new TextEncoder().encode(body)));
+    const opaque = tag.slice(1, -1);
+    for (const kept of [`x"${opaque}"`, `"${opaque}"x`, `W/"${opaque}"`, `"${opaque}x"`]) {
+      const h = edge({
+        cache: {
+          match: async () =>
+            new Response(body, { headers: { "Content-Type": "application/json", ETag: kept } }),
+          put: async () => {},
+        },
+      });
+      const hit = await h.fetch(`/v1/pets/${pet?.id}`);
+      expect(h.statements.filter((sql) => /FROM pets/.test(sql))).toEqual([]);
+      expect(hit.headers.get("ETag"), kept).toBe(tag);
+      expect(await hit.json()).toEqual(pet);
+    }
   });
 
   it("a full page is kept; after more creates the hit is still identical and reads nothing", async () => {

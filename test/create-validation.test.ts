@@ -116,7 +116,9 @@ describe("accepted", () => {
     ["a no-break space between letters (U+00A0, just after the C1 controls)", "a\u00a0b"],
     ["JSON-looking text", '{"name":"x"}'],
     ["a ZWJ emoji sequence", "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}"],
-    ["a right-to-left mark beside Arabic", "\u0631\u0643\u0633\u200f"],
+    ["Arabic letters", "\u0631\u0643\u0633"],
+    ["a braille letter beside the braille blank", "\u2800\u2801"],
+    ["the object replacement character beside a letter", "x\ufffc"],
     ["a zero-width space between letters", "Re\u200bx"],
     ["an emoji with its variation selector", "\u2764\ufe0f"],
   ])("the name %s, returned exactly", async (_what, name) => {
@@ -267,6 +269,11 @@ describe("400 validation_failed, naming the field", () => {
     ["U+202A LEFT-TO-RIGHT EMBEDDING", "\u202aRex", bidi],
     ["U+2066 LEFT-TO-RIGHT ISOLATE", "Rex\u2066", bidi],
     ["U+2069 POP DIRECTIONAL ISOLATE", "\u2069Rex", bidi],
+    ["U+061C ARABIC LETTER MARK", "Rex\u061c", bidi],
+    ["U+200E LEFT-TO-RIGHT MARK", "\u200eRex", bidi],
+    ["U+200F RIGHT-TO-LEFT MARK", "Re\u200fx", bidi],
+    ["U+202B RIGHT-TO-LEFT EMBEDDING", "Rex\u202b", bidi],
+    ["U+2068 FIRST STRONG ISOLATE", "\u2068Rex\u2069", bidi],
     ["one space", " ", blank],
     ["spaces", "     ", blank],
     ["U+3000 IDEOGRAPHIC SPACE", "\u3000", blank],
@@ -282,6 +289,11 @@ describe("400 validation_failed, naming the field", () => {
     ["U+00AD SOFT HYPHEN and a space", "\u00ad ", blank],
     ["a variation selector", "\ufe0f", blank],
     ["a tag character", "\u{e0041}", blank],
+    ["U+2800 BRAILLE PATTERN BLANK", "\u2800", blank],
+    ["U+FFFC OBJECT REPLACEMENT CHARACTER", "\ufffc\ufffc", blank],
+    ["U+2800 and spaces", " \u2800 ", blank],
+    ["U+1D173 MUSICAL SYMBOL BEGIN BEAM (a format character beyond the BMP)", "\u{1d173}", blank],
+    ["U+180E MONGOLIAN VOWEL SEPARATOR (default-ignorable)", "\u180e", blank],
     ["a lone high surrogate", "\ud800", surrogate],
     ["a lone low surrogate", "\udc00", surrogate],
     ["a high surrogate at the end", "Rex\ud83d", surrogate],
@@ -313,11 +325,14 @@ describe("400 validation_failed, naming the field", () => {
     // JSON.parse rounds these to 1 and to 2^53 - 1: a fraction must not become an integer.
     ...["1.0000000000000001", `1.${"0".repeat(4_999)}1`, "9007199254740990.9"],
     ...['"12"', '"1"', "true", "false", "null", "[]", "[1]", "{}"],
-  ])("the categoryId %s", async (literal) => {
-    await invalid(
+  ])("the categoryId %s: one problem, one entry", async (literal) => {
+    const { body } = await invalid(
       `{"name":"Num","categoryId":${literal}}`,
       /"categoryId".*from 1 to 9007199254740991/,
     );
+    expect(body.details).toEqual([
+      { field: "categoryId", message: "must be an integer from 1 to 9007199254740991" },
+    ]);
   });
 
   it.each<unknown>([

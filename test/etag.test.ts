@@ -36,6 +36,10 @@ describe("ifNoneMatchMatches (weak comparison)", () => {
     ["abc", false],
     ['W/"x"', false],
     ['"abc', false],
+    ['x"abc"', false],
+    ['"abc"x', false],
+    ['xW/"abc"', false],
+    ['W/"abc"x', false],
     ["", false],
     [undefined, false],
   ])('If-None-Match %j against "abc": %s', (field, expected) => {

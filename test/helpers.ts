@@ -4,13 +4,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
 import { type AppOptions, createApp } from "../src/app.ts";
-import {
-  displayPrefix,
-  hashApiKey,
-  issueApiKey,
-  LOCAL_KEY_TAG_SECRET,
-  untaggedApiKey,
-} from "../src/auth/keys.ts";
+import { displayPrefix, hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import type { Pet } from "../src/pets/schemas.ts";
@@ -38,15 +32,14 @@ export const CONTRACT_EXPOSED_HEADERS = [
 ];
 
 /**
- * Issues a fresh API key into D1 with the statement of `npm run keys -- create`, tagged
- * with the local tag secret or (`untagged`) in the format issued before tags. No scopes
- * means every scope; `expiresAt` in unix seconds.
+ * Issues a fresh API key, tagged with the local tag secret, into D1 with the statement of
+ * `npm run keys -- create`. No scopes means every scope; `expiresAt` in unix seconds.
  */
 export async function createKey(
   label = "test",
-  options: { scopes?: Scope[]; expiresAt?: number; now?: number; untagged?: boolean } = {},
+  options: { scopes?: Scope[]; expiresAt?: number; now?: number } = {},
 ): Promise<{ key: string; id: number }> {
-  const key = options.untagged ? untaggedApiKey() : await issueApiKey(LOCAL_KEY_TAG_SECRET);
+  const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
   const row = await env.DB.prepare(
     createKeyStatement({
       keyHash: await hashApiKey(key),

@@ -1,8 +1,11 @@
 // GET /v1/pets: ascending keyset pages, and its query parameters, each refused before
 // the database (refusalChecker) with a 400 that names it.
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import { BASE, call, createPetVia } from "./helpers.ts";
+import { BASE, call, createCheckedApp, createPetVia, expectError, makeRequest } from "./helpers.ts";
+import { NO_EDGE_CACHE } from "./support/instrumentation.ts";
 import {
   nextLink,
   type RefusalChecker,
@@ -120,7 +123,7 @@ describe("400 invalid_cursor", () => {
 
   const refused = (query: string, message?: RegExp) =>
     checker.expectRefused(`/v1/pets?${query}`, 400, "invalid_cursor", message);
-  /** A cursor of the issued shape (base64url) with `payload` for its id and a made-up checksum. */
+  /** A cursor of the issued shape (base64url) with `payload` for its id and a made-up MAC. */
   const forged = (payload: string) =>
     btoa(`c1.${payload}..AAAAAAAAAAAAAAAA`)
       .replaceAll("+", "-")
@@ -142,6 +145,102 @@ describe("400 invalid_cursor", () => {
     const altered = btoa(decoded.replace(/^c1\.\d+/, "c1.40")).replaceAll("=", "");
     await refused(`cursor=${altered}`);
     await refused(`cursor=${cursor.slice(0, -2)}${cursor.endsWith("A") ? "BB" : "AA"}`);
+  });
+
+  const b64url = (bytes: Uint8Array) =>
+    btoa(String.fromCharCode(...bytes))
+      .replaceAll("+", "-")
+      .replaceAll("/", "_")
+      .replace(/=+$/, "");
+  const text = (s: string) => new TextEncoder().encode(s);
+  /** A cursor with `payload` (`version.id.status`) and its MAC under `secret`. */
+  const mint = async (payload: string, secret = LOCAL_CURSOR_SECRET) => {
+    const key = await crypto.subtle.importKey(
+      "raw",
+      text(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, text(payload)), 0, 16);
+    return b64url(text(`${payload}.${b64url(mac)}`));
+  };
+
+  it("for a cursor forged for any position and filter: with the checksum of earlier builds, or another secret", async () => {
+    // A page that starts after id 40, with and without a filter: 200 with the right key...
+    for (const status of [undefined, "sold"] as const) {
+      const page = `limit=2${status ? `&status=${status}` : ""}`;
+      const issued = await encodeCursor(40, status, LOCAL_CURSOR_SECRET);
+      const response = await call(`/v1/pets?${page}&cursor=${issued}`, { key });
+      expect(response.status).toBe(200);
+      const after40 = created.filter((p) => p.id > 40 && (!status || p.status === status));
+      expect(await response.json()).toEqual(after40.slice(0, 2));
+      // ...and 400 made any other way: earlier builds' SHA-256 over a constant in the source,
+      const payload = `c1.40.${status ?? ""}`;
+      const digest = await crypto.subtle.digest("SHA-256", text(`petstore-cursor|${payload}`));
+      const old = b64url(text(`${payload}.${b64url(new Uint8Array(digest, 0, 12))}`));
+      await refused(`${page}&cursor=${old}`, /not a cursor issued by this service/);
+      // or an HMAC under another secret.
+      const other = await encodeCursor(40, status, `not ${LOCAL_CURSOR_SECRET}`);
+      await refused(`${page}&cursor=${other}`, /not a cursor issued by this service/);
+    }
+  });
+
+  it("for an issued cursor spelled another way (unused trailing bits set)", async () => {
+    const cursor = await encodeCursor(7, undefined, LOCAL_CURSOR_SECRET);
+    // The last character carries 2 or 4 bits that no byte uses; its lowest one is among them.
+    expect(cursor.length % 4).not.toBe(0);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(cursor.at(-1) ?? "");
+    const respelled = `${cursor.slice(0, -1)}${alphabet[last ^ 1]}`;
+    expect(atob(respelled.replaceAll("-", "+").replaceAll("_", "/"))).toBe(
+      atob(cursor.replaceAll("-", "+").replaceAll("_", "/")),
+    );
+    expect((await call(`/v1/pets?cursor=${cursor}`, { key })).status).toBe(200);
+    await refused(`cursor=${respelled}`, /not a cursor issued by this service/);
+  });
+
+  it("for a cursor with a valid MAC but another version, an id not in decimal digits, or past 2^53 - 1", async () => {
+    const largest = await mint("c1.9007199254740991.");
+    const response = await call(`/v1/pets?cursor=${largest}`, { key });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([]);
+    for (const payload of [
+      "c2.10.",
+      "c0.10.",
+      "C1.10.",
+      "c1.01.",
+      "c1.-1.",
+      "c1.1e0.",
+      "c1.1e3.",
+      "c1.+1.",
+      "c1. 1.",
+      "c1..",
+      "c1.9007199254740992.",
+      "c1.99999999999999999999.",
+    ]) {
+      await refused(`cursor=${await mint(payload)}`, /"cursor" is malformed/);
+    }
+  });
+
+  it("in a deployed environment, cursors are made with its CURSOR_SECRET; without one, a page that needs a cursor is 500", async () => {
+    // Without the edge cache: pages other tests kept carry cursors of the local secret.
+    const app = createCheckedApp({ log: () => {}, edgeCache: () => NO_EDGE_CACHE });
+    const deployed = { ...env, ENVIRONMENT: "production", CURSOR_SECRET: "production secret" };
+    const first = await app.fetch(makeRequest("/v1/pets?limit=2", { key }), deployed);
+    const cursor = new URL(nextLink(first) ?? "").searchParams.get("cursor");
+    expect(cursor).toBe(await encodeCursor(created[1]?.id ?? 0, undefined, "production secret"));
+    const next = await app.fetch(
+      makeRequest(`/v1/pets?limit=2&cursor=${cursor}`, { key }),
+      deployed,
+    );
+    expect(await next.json()).toEqual(created.slice(2, 4));
+    const local = await encodeCursor(created[1]?.id ?? 0, undefined, LOCAL_CURSOR_SECRET);
+    const refusedHere = makeRequest(`/v1/pets?limit=2&cursor=${local}`, { key });
+    await expectError(await app.fetch(refusedHere, deployed), 400, "invalid_cursor");
+    const { CURSOR_SECRET: _, ...withoutSecret } = deployed;
+    const failed = await app.fetch(makeRequest("/v1/pets?limit=2", { key }), withoutSecret);
+    await expectError(failed, 500, "internal_error");
   });
 
   it("for a cursor replayed with another status, or without its status", async () => {

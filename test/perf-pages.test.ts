@@ -8,7 +8,7 @@ import {
   LIST_PETS_BY_STATUS_SQL,
   LIST_PETS_SQL,
 } from "../src/db/pets.ts";
-import { encodeCursor } from "../src/pets/cursor.ts";
+import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet, PetStatus } from "../src/pets/schemas.ts";
 import { BASE, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
 import { Recorder } from "./support/instrumentation.ts";
@@ -85,7 +85,8 @@ describe("rows read per listing page (meta.rows_read)", () => {
     async ({ afterId, limit, status }) => {
       const params = new URLSearchParams({ limit: String(limit) });
       if (status) params.set("status", status);
-      if (afterId > 0) params.set("cursor", await encodeCursor(afterId, status));
+      if (afterId > 0)
+        params.set("cursor", await encodeCursor(afterId, status, LOCAL_CURSOR_SECRET));
       await listPage(`?${params}`); // first call may verify the key; the second is steady state
       const page = await listPage(`?${params}`);
 
@@ -102,7 +103,7 @@ describe("rows read per listing page (meta.rows_read)", () => {
   );
 
   it("the last page reads no more than the rows it returns plus one", async () => {
-    const cursor = await encodeCursor(PETS - 5, undefined);
+    const cursor = await encodeCursor(PETS - 5, undefined, LOCAL_CURSOR_SECRET);
     const page = await listPage(`?limit=20&cursor=${cursor}`);
     expect(page.pets.map((p) => p.id)).toEqual(expectedIds(PETS - 5, 20));
     expect(page.next).toBeNull();

@@ -1,14 +1,14 @@
-// API key formats and hashing, shared by the worker and the `npm run keys` CLI.
-// Runs on Web Crypto, which both workerd and Node 24 provide.
+// API keys: their format, issuing, hashing and the tag secret, in one module for every
+// program that makes or checks keys: the worker, the `npm run keys` CLI (Node 24) and the
+// developer platform's worker. Web Crypto only, which workerd and Node 24 both provide.
 //
-// A key is `psk_` + 43 base64url characters (32 random bytes) + a 22-character tag:
-// the first 16 bytes of HMAC-SHA-256 over the key's first 47 characters, keyed by the
-// environment's tag secret (API_KEY_TAG_SECRET). Only the holder of the secret can make
-// a key that passes the tag, so the worker refuses any other token without a lookup,
-// and may look a key with a valid tag up on the D1 primary when a lagging replica does
-// not have it yet (a key created seconds ago). Keys issued before the tag (`psk_` + 43)
-// keep working; they can only be looked up on a replica. docs/keys.md has the whole story.
-import { base64url, sha256Hex } from "../encoding.ts";
+// A key is `psk_` + 43 base64url characters (32 random bytes) + a 22-character tag: the
+// first 16 bytes of HMAC-SHA-256 over the key's first 47 characters, keyed by the
+// environment's tag secret (API_KEY_TAG_SECRET). Only the holder of the secret can make a
+// key that passes the tag, so the worker refuses any other token without a lookup, and may
+// look a key with a valid tag up on the D1 primary when a lagging replica does not have it
+// yet (a key created seconds ago). docs/keys.md has the whole story.
+import { base64url, hmacBase64url, sameMac, sha256Hex } from "../encoding.ts";
 
 /** Every issued key starts with this, so leaked keys are easy to recognise and scan for. */
 export const KEY_PREFIX = "psk_";
@@ -24,53 +24,69 @@ export const LOCAL_DEV_KEY = "local-dev-key";
  */
 export const LOCAL_KEY_TAG_SECRET = "local-only API key tag secret; not a credential";
 
-/** A key issued before tags: `psk_` + 43 base64url characters. */
-export const UNTAGGED_KEY = /^psk_[A-Za-z0-9_-]{43}$/;
-/** A tagged key: the same 47 characters (the tagged body), then a 22-character tag. */
-export const TAGGED_KEY = /^(psk_[A-Za-z0-9_-]{43})([A-Za-z0-9_-]{22})$/;
+/** An issued key: the tagged body (`psk_` and the random part), then the tag. */
+const ISSUED_KEY = /^(psk_[A-Za-z0-9_-]{43})([A-Za-z0-9_-]{22})$/;
 const TAG_BYTES = 16;
 
-const encoder = new TextEncoder();
-const hmacKeys = new Map<string, Promise<CryptoKey>>();
-
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = hmacKeys.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey(
-      "raw",
-      encoder.encode(secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    hmacKeys.set(secret, key);
-  }
-  return key;
-}
-
 /** The tag of a key whose first 47 characters are `body`, under `secret`. */
-export async function tagOf(body: string, secret: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(body));
-  return base64url(new Uint8Array(mac, 0, TAG_BYTES));
+function tagOf(body: string, secret: string): Promise<string> {
+  return hmacBase64url(secret, body, TAG_BYTES);
 }
 
-/** A new key, tagged with `secret` (the environment's API_KEY_TAG_SECRET). */
+/** A new key, tagged with `secret` (the first of the environment's `tagSecrets`). */
 export async function issueApiKey(secret: string): Promise<string> {
   const body = `${KEY_PREFIX}${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
   return `${body}${await tagOf(body, secret)}`;
 }
 
-/** A key in the format issued before tags. Nothing issues these any more; tests make them. */
-export function untaggedApiKey(): string {
-  return `${KEY_PREFIX}${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
-}
-
 /** Lower-case hex SHA-256 of the key: the only form in which a key is stored. */
-export async function hashApiKey(key: string): Promise<string> {
+export function hashApiKey(key: string): Promise<string> {
   return sha256Hex(key);
 }
 
 /** What a person sees in `keys list`: enough to recognise a key, useless to an attacker. */
 export function displayPrefix(key: string): string {
   return key.slice(0, KEY_PREFIX.length + 6);
+}
+
+/** Where the tag secrets come from: a worker's `env`, or the CLI's `process.env`. */
+export interface TagSecretSource {
+  ENVIRONMENT?: string | undefined;
+  API_KEY_TAG_SECRET?: string | undefined;
+  API_KEY_TAG_SECRET_PREVIOUS?: string | undefined;
+}
+
+/**
+ * The tag secrets `env` accepts, the one to issue keys with first: API_KEY_TAG_SECRET and,
+ * while the secret is rotated, API_KEY_TAG_SECRET_PREVIOUS. Locally (ENVIRONMENT "local")
+ * without a secret, the public local one. Empty when a deployed environment has none (a
+ * deployment mistake wrangler refuses to make).
+ */
+export function tagSecrets(env: TagSecretSource): string[] {
+  const { API_KEY_TAG_SECRET: current, API_KEY_TAG_SECRET_PREVIOUS: previous } = env;
+  if (current) return previous ? [current, previous] : [current];
+  return env.ENVIRONMENT === "local" ? [LOCAL_KEY_TAG_SECRET] : [];
+}
+
+/**
+ * What a bearer token is, before any lookup:
+ * - `tagged`: an issued key whose tag one of `secrets` made (it may be seconds old);
+ * - `unchecked`: `local-dev-key` in the local environment, or a key of the issued shape
+ *   where the environment has no secret to check its tag with: it can only be a key that
+ *   exists already;
+ * - `invalid`: anything else, refused without a lookup.
+ */
+export async function keyFormat(
+  token: string,
+  secrets: readonly string[],
+  environment: string,
+): Promise<"tagged" | "unchecked" | "invalid"> {
+  if (token === LOCAL_DEV_KEY) return environment === "local" ? "unchecked" : "invalid";
+  const [, body, tag] = ISSUED_KEY.exec(token) ?? [];
+  if (body === undefined || tag === undefined) return "invalid";
+  if (secrets.length === 0) return "unchecked";
+  for (const secret of secrets) {
+    if (sameMac(tag, await tagOf(body, secret))) return "tagged";
+  }
+  return "invalid";
 }

@@ -2,10 +2,11 @@
 // write on the answer's path: at most one write per key per hour per isolate,
 // handed to waitUntil, so a slow or failing write neither delays nor fails a request.
 
+import { boundedMap } from "../cache/bounded-map.ts";
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, LAST_USE_INTERVAL_MS, LAST_USE_RETRY_MS } from "../config.ts";
 import { recordApiKeyUseStatement } from "../db/api-keys.ts";
-import type { Logger } from "../log.ts";
+import { errorText, type Logger } from "../log.ts";
 
 export interface LastUseRecorder {
   /** Notes a use of key `keyId`; any write it starts is given to `waitUntil`. Never throws. */
@@ -20,18 +21,13 @@ export function createLastUseRecorder(
   const intervalMs = options.intervalMs ?? LAST_USE_INTERVAL_MS;
   const maxEntries = options.maxEntries ?? AUTH_CACHE_MAX_ENTRIES;
   /** Key id -> when this isolate last wrote (or tried to write) its last use. */
-  const written = new Map<number, number>();
+  const written = boundedMap<number, number>(maxEntries);
 
   return {
     record(keyId, env, waitUntil) {
       const now = clock();
       const last = written.get(keyId);
       if (last !== undefined && now - last < intervalMs) return;
-      written.delete(keyId);
-      if (written.size >= maxEntries) {
-        const oldest = written.keys().next().value;
-        if (oldest !== undefined) written.delete(oldest);
-      }
       written.set(keyId, now);
       const failed = (err: unknown) => {
         // Try again after a short pause rather than an hour; never block or fail the request.
@@ -40,7 +36,7 @@ export function createLastUseRecorder(
           level: "warn",
           msg: "last-use write failed",
           key_id: keyId,
-          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+          error: errorText(err),
         });
       };
       try {

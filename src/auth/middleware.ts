@@ -1,9 +1,9 @@
 // Bearer authentication for everything under /v1 except OPTIONS and the public docs,
 // and the scope check that each operation declares in src/operations.ts.
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { ApiError, DATABASE_UNAVAILABLE } from "../errors.ts";
 import { RATE_LIMITED, rateLimited } from "../http/rate-limit.ts";
+import { waitUntil } from "../http/request-context.ts";
 import type { HeaderSpec, HeaderUse, Stage } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from "../scopes.ts";
@@ -106,15 +106,6 @@ export const keyCheck: Stage<{ verifier: ApiKeyVerifier; lastUse: LastUseRecorde
   },
   middleware: ({ verifier, lastUse }) => authenticate(verifier, lastUse),
 };
-
-/** The request's waitUntil; without an execution context the work simply runs detached. */
-function waitUntil(c: Context<AppEnv>, work: Promise<unknown>): void {
-  try {
-    c.executionCtx.waitUntil(work);
-  } catch {
-    // No ExecutionContext (app.fetch called without one): `work` already handles its errors.
-  }
-}
 
 /**
  * 403 `insufficient_scope` (RFC 6750 section 3.1) unless the caller's key carries

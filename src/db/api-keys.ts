@@ -5,7 +5,6 @@ import { d1 } from "./database.ts";
 
 export interface StoredApiKey {
   id: number;
-  keyHash: string;
   scopes: Scope[];
   /** Unix seconds from which the key is refused; null when it never expires. */
   expiresAt: number | null;
@@ -15,7 +14,6 @@ export interface StoredApiKey {
 
 interface ApiKeyRow {
   id: number;
-  key_hash: string;
   scopes: string;
   expires_at: number | null;
   revoked: number;
@@ -32,7 +30,7 @@ export async function findApiKeyByHash(
   const row = await d1(() =>
     db
       .prepare(
-        "SELECT id, key_hash, scopes, expires_at, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = ?1",
+        "SELECT id, scopes, expires_at, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = ?1",
       )
       .bind(keyHash)
       .first<ApiKeyRow>(),
@@ -40,7 +38,6 @@ export async function findApiKeyByHash(
   return row
     ? {
         id: row.id,
-        keyHash: row.key_hash,
         scopes: parseScopes(row.scopes),
         expiresAt: row.expires_at,
         revoked: row.revoked === 1,

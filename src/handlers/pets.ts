@@ -2,7 +2,7 @@
 // which the app factory registers behind the operation's validators: `c.req.valid(...)`
 // is typed from the operation's own schemas. Storage is the request's PetStore
 // (src/db/pet-store.ts), `c.var.pets`, and nothing else: SQL lives in src/db.
-import type { Context, Handler, Hono } from "hono";
+import type { Context, Handler } from "hono";
 import { ApiError } from "../errors.ts";
 import { LINK } from "../http/conditional-read.ts";
 import type { Declaration, HeaderSpec, Stage } from "../http/stage.ts";
@@ -13,10 +13,9 @@ import {
   listPets,
   type Operation,
   type OperationInput,
-  type OperationSchema,
   type RoutePath,
 } from "../operations.ts";
-import { decodeCursor, encodeCursor } from "../pets/cursor.ts";
+import { cursorSecret, decodeCursor, encodeCursor } from "../pets/cursor.ts";
 import {
   bodyFingerprint,
   IDEMPOTENCY_KEY_PARAMETER,
@@ -77,7 +76,9 @@ export const petHandlers = {
   listPets: handler(listPets, LIST_PETS, async (c) => {
     const query = c.req.valid("query");
     const { limit } = query;
-    const afterId = query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status);
+    const secret = cursorSecret(c.env);
+    const afterId =
+      query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status, secret);
     const page = await c.var.pets.list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
@@ -87,7 +88,7 @@ export const petHandlers = {
       const next = new URL("/v1/pets", c.req.url);
       next.searchParams.set("limit", String(limit));
       if (query.status) next.searchParams.set("status", query.status);
-      next.searchParams.set("cursor", await encodeCursor(last.id, query.status));
+      next.searchParams.set("cursor", await encodeCursor(last.id, query.status, secret));
       c.header(LINK.name, `<${next.href}>; rel="next"`);
     }
     return c.json(page.pets, 200);
@@ -120,14 +121,3 @@ export const petHandlers = {
     return c.json(pet, 200);
   }),
 };
-
-/**
- * The routes of the pet operations as Hono's typed client (`hc`, src/client.ts) sees
- * them, relative to `/v1`: paths, inputs and success answers, all from the table.
- */
-export type PetRoutes = Hono<
-  AppEnv,
-  OperationSchema<typeof listPets> &
-    OperationSchema<typeof createPet> &
-    OperationSchema<typeof getPet>
->;

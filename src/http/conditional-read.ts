@@ -11,6 +11,7 @@
 // served from there without touching D1. The cache failing or hanging only costs the
 // D1 read it would have saved.
 import { createMiddleware } from "hono/factory";
+import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import {
   EDGE_CACHE_MATCH_TIMEOUT_MS,
   EDGE_CACHE_TTL_SECONDS,
@@ -18,8 +19,9 @@ import {
   IF_NONE_MATCH_MAX_LENGTH,
 } from "../config.ts";
 import { ApiError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { errorText, type Logger } from "../log.ts";
 import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
+import { waitUntil } from "./request-context.ts";
 import type { HeaderSpec, Stage } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
@@ -45,9 +47,6 @@ export interface ValidatedRequest {
   param?: Readonly<Record<string, unknown>>;
   query?: Readonly<Record<string, unknown>>;
 }
-
-/** The Cache API as this module uses it; `caches.default` in production. */
-export type EdgeCache = Pick<Cache, "match" | "put">;
 
 const CLIENT_CACHE_CONTROL = "private, no-cache";
 
@@ -139,17 +138,6 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
   return new Response(rep.body, { status: 200, headers });
 }
 
-/** `work`'s value, or `undefined` once `ms` have passed (the work is then abandoned). */
-export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer);
-  });
-}
-
 /** A conditional read, its 304 and its edge cache, as a stage of the operation. */
 export function conditionalRead(
   read: ConditionalReadRoute,
@@ -195,7 +183,7 @@ function conditionalReadMiddleware(
       level: "warn",
       msg,
       request_id: requestId,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      error: errorText(err),
     });
 
   /** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
@@ -253,11 +241,7 @@ function conditionalReadMiddleware(
         const put = Promise.resolve()
           .then(() => deps.cache().put(key, response))
           .catch((err: unknown) => warn("edge cache put failed", c.var.requestId, err));
-        try {
-          c.executionCtx.waitUntil(put);
-        } catch {
-          // No ExecutionContext: the put runs detached and handles its own errors.
-        }
+        waitUntil(c, put);
       }
     }
 

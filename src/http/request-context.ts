@@ -1,4 +1,6 @@
-// X-Request-Id on every answer and one structured JSON log line per request.
+// X-Request-Id on every answer and one structured JSON log line per request; work a
+// request hands on past its answer.
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { isFault } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -43,3 +45,15 @@ export const requestContext: Stage<{ log: Logger }> = {
       });
     }),
 };
+
+/**
+ * Hands `work` (which handles its own errors) to the request's waitUntil, so it runs past
+ * the answer; without an execution context (app.fetch called without one) it runs detached.
+ */
+export function waitUntil(c: Context, work: Promise<unknown>): void {
+  try {
+    c.executionCtx.waitUntil(work);
+  } catch {
+    // No ExecutionContext: `work` is already running.
+  }
+}

@@ -359,7 +359,7 @@ export function buildOpenApiDocument(): Json {
       // The release's version: package.json is the one place it is written.
       version: packageJson.version,
       description: [
-        "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme).",
+        "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme). From TypeScript, use the client package `@petstore/client` (Node 20+, browsers, Workers): typed calls generated from this document, pages as async iterators, the Error object as an exception, creates retried under one `Idempotency-Key`, and a 304 as a value.",
         "",
         `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
         "",

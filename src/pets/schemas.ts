@@ -9,47 +9,48 @@ export const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
-// What a name may not hold, as the contents of regular-expression classes: C0 controls,
-// DEL and C1 controls; bidirectional controls (embeddings, overrides, isolates); and, for
-// the one visible character a name needs, what shows nothing on its own (white space,
-// format characters such as U+200B, and the other default-ignorable code points: Hangul
-// fillers, variation selectors, tags).
-const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
-const BIDI_CONTROLS = "\\u202A-\\u202E\\u2066-\\u2069";
-const INVISIBLE = "\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}";
+// The name rules of docs/api.md ("Pets"), by Unicode property: no control characters
+// (general category Cc: C0, DEL, C1), no bidirectional controls (the Bidi_Control
+// property), and one visible character at least: not white space, a control, a format
+// character (such as U+200B), another default-ignorable code point (Hangul fillers,
+// variation selectors, tags), nor the blanks U+2800 (BRAILLE PATTERN BLANK) and U+FFFC
+// (OBJECT REPLACEMENT CHARACTER).
+const CONTROL = /\p{Cc}/u;
+const BIDI_CONTROL = /\p{Bidi_Control}/u;
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800\uFFFC]/u;
 
-const CONTROL_CHARACTER = new RegExp(`[${CONTROLS}]`);
-const BIDI_CONTROL = new RegExp(`[${BIDI_CONTROLS}]`);
-const VISIBLE = new RegExp(`[^${CONTROLS}${INVISIBLE}]`, "u");
-
-const hex = (cp: number) => `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
-
-/**
- * The name rules as one JSON Schema pattern that means the same to a validator that
- * reads patterns Unicode-aware (as JSON Schema 2020-12 asks) and to one that does not
- * (draft-07-era ones, such as Postman's): no `\\p{...}`, only BMP escapes. The invisible
- * characters of the BMP are listed as ranges computed from the checks above (so it runs
- * at build time: it tries all 65,536), and any character beyond the BMP counts as visible,
- * so the pattern lets through one thing the server refuses: a name made only of invisible
- * characters beyond the BMP (tags, a few format characters).
- */
-export function portableNamePattern(): string {
+/** The BMP characters that `matches` takes, as the contents of a class of `\\uXXXX` ranges. */
+function bmpClass(matches: (character: string) => boolean): string {
+  const hex = (cp: number) => `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
   const ranges: string[] = [];
   let start = -1;
   for (let cp = 0; cp <= 0x10000; cp++) {
     const surrogate = cp >= 0xd800 && cp <= 0xdfff;
-    const invisible = cp < 0x10000 && !surrogate && !VISIBLE.test(String.fromCharCode(cp));
-    if (invisible && start < 0) start = cp;
-    if (!invisible && start >= 0) {
+    const taken = cp < 0x10000 && !surrogate && matches(String.fromCharCode(cp));
+    if (taken && start < 0) start = cp;
+    if (!taken && start >= 0) {
       ranges.push(start === cp - 1 ? hex(start) : `${hex(start)}-${hex(cp - 1)}`);
       start = -1;
     }
   }
-  const forbidden = `${CONTROLS}${BIDI_CONTROLS}`;
+  return ranges.join("");
+}
+
+/**
+ * The name rules as one JSON Schema pattern that means the same to a validator that
+ * reads patterns Unicode-aware (as JSON Schema 2020-12 asks) and to one that does not
+ * (draft-07-era ones, such as Postman's): no `\\p{...}`, only BMP escapes, computed from
+ * the checks above (so it runs at build time: it tries all 65,536). Any character beyond
+ * the BMP counts as visible, so the pattern lets through one thing the server refuses: a
+ * name made only of invisible characters beyond the BMP (tags, a few format characters).
+ */
+export function portableNamePattern(): string {
+  const forbidden = bmpClass((c) => CONTROL.test(c) || BIDI_CONTROL.test(c));
+  const invisible = bmpClass((c) => !VISIBLE.test(c));
   // A surrogate only as half of a pair: a lone one is refused, read Unicode-aware or not.
   const pair = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]";
   const allowed = `(?:[^${forbidden}\\uD800-\\uDFFF]|${pair})`;
-  const visible = `(?:[^${forbidden}${ranges.join("")}\\uD800-\\uDFFF]|${pair})`;
+  const visible = `(?:[^${invisible}\\uD800-\\uDFFF]|${pair})`;
   return `^${allowed}*${visible}${allowed}*$`;
 }
 
@@ -67,12 +68,13 @@ export const PetNameSchema = z.string({ error: requiredOr("must be a string") })
     },
     { error: `must be 1 to ${NAME_MAX_CODE_POINTS} characters long`, abort: true },
   ),
-  z.refine((s) => !CONTROL_CHARACTER.test(s), {
+  z.refine((s) => !CONTROL.test(s), {
     error: "must not contain control characters (U+0000-U+001F, U+007F-U+009F)",
     abort: true,
   }),
   z.refine((s) => !BIDI_CONTROL.test(s), {
-    error: "must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)",
+    error:
+      "must not contain bidirectional control characters (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)",
     abort: true,
   }),
   z.refine((s) => VISIBLE.test(s), {
@@ -81,25 +83,26 @@ export const PetNameSchema = z.string({ error: requiredOr("must be a string") })
   }),
   z.meta({
     description:
-      "The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format or other invisible characters); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.",
+      "The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format, other default-ignorable characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.",
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,
     examples: ["Rex"],
   }),
 );
 
-export const CategoryIdSchema = z
-  .int({ error: requiredOr("must be an integer from 1 to 9007199254740991") })
-  .check(
-    z.gte(1, { error: "must be an integer from 1 to 9007199254740991" }),
-    z.lte(MAX_ID, { error: "must be an integer from 1 to 9007199254740991" }),
-    z.meta({
-      description:
-        "Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.",
-      format: "int64",
-      examples: [12],
-    }),
-  );
+const CATEGORY_ID_MESSAGE = `must be an integer from 1 to ${MAX_ID}`;
+
+// z.int() is a safe integer: it refuses anything above MAX_ID (2^53 - 1) itself, so one
+// more bound would report one problem twice.
+export const CategoryIdSchema = z.int({ error: requiredOr(CATEGORY_ID_MESSAGE) }).check(
+  z.gte(1, { error: CATEGORY_ID_MESSAGE }),
+  z.meta({
+    description:
+      "Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.",
+    format: "int64",
+    examples: [12],
+  }),
+);
 
 export const PetIdSchema = z
   .int()

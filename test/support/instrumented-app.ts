@@ -5,8 +5,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { createApp } from "../../src/app.ts";
 import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
+import type { EdgeCache } from "../../src/cache/edge-cache.ts";
 import type { Clock } from "../../src/clock.ts";
-import type { EdgeCache } from "../../src/http/conditional-read.ts";
 import type { LogLine } from "../../src/log.ts";
 import { SCOPES } from "../../src/scopes.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
@@ -63,6 +63,16 @@ export function instrumentedApp(
     return { response, trips, counts: recorder.counts(trips) };
   };
   const fetchRequest = async (request: Request) => (await exchangeRequest(request)).response;
+  /** `count` identical requests at once; every trip of them all, waitUntil work included. */
+  const burst = async (count: number, path: string, callOptions: CallOptions = {}) => {
+    recorder.reset();
+    const requests = Array.from({ length: count }, () => makeRequest(path, callOptions));
+    const contexts = requests.map(() => createExecutionContext());
+    const responses = await Promise.all(requests.map((r, i) => app.fetch(r, appEnv, contexts[i])));
+    await Promise.all(contexts.map(waitOnExecutionContext));
+    await Promise.all(requests.map((r, i) => assertConforms(r, responses[i] as Response)));
+    return { responses, trips: [...recorder.trips] };
+  };
   return {
     recorder,
     logs,
@@ -74,5 +84,6 @@ export function instrumentedApp(
       fetchRequest(makeRequest(path, callOptions)),
     exchange: (path: string, callOptions: CallOptions = {}) =>
       exchangeRequest(makeRequest(path, callOptions)),
+    burst,
   };
 }

@@ -1,0 +1,98 @@
+// The tiered cache (src/cache/tiered.ts) on its own: what the location's cache hands back
+// is used only if it has the value's shape and only for its time from the origin's answer;
+// a location cache that fails or hangs costs only what it would have saved; concurrent
+// loads share one call to the origin, and a failed one is not kept. The API key verifier
+// built on it is tested through HTTP in edge-trips.test.ts and perf-auth-cache.test.ts.
+import { expect, it } from "vitest";
+import * as z from "zod/mini";
+import type { EdgeCache } from "../src/cache/edge-cache.ts";
+import { createTieredCache, type Place } from "../src/cache/tiered.ts";
+import type { LogLine } from "../src/log.ts";
+
+const place: Place = { origin: "https://tiers.test", afterAnswer: (work) => void work() };
+
+/** A cache over `location` with a clock the test moves, and what it logged. */
+function tiered(location: () => EdgeCache | Promise<EdgeCache>, start = 1_000_000) {
+  const logs: LogLine[] = [];
+  const clock = { now: start };
+  const cache = createTieredCache({
+    name: "tiered-test",
+    schema: z.object({ n: z.number() }),
+    clock: () => clock.now,
+    ttlMs: 30_000,
+    missTtlMs: 10_000,
+    maxEntries: 10,
+    timeoutMs: 50,
+    cache: location,
+    log: (line) => logs.push(line),
+  });
+  return { cache, clock, logs };
+}
+
+it("another isolate of the location reads a kept value for its time from the origin's answer; a miss for its shorter time", async () => {
+  const location = await caches.open(`tiered-${crypto.randomUUID()}`);
+  const first = tiered(() => location);
+  expect(await first.cache.load("a", place, async () => ({ n: 1 }))).toEqual({ n: 1 });
+  expect(await first.cache.load("b", place, async () => null)).toBeNull();
+  first.clock.now += 9_999;
+  const second = tiered(() => location, first.clock.now);
+  expect(second.cache.peek("a")).toBeUndefined(); // memory is the isolate's own
+  expect(await second.cache.read("a", place)).toEqual({ n: 1 });
+  expect(await second.cache.read("b", place)).toBeNull();
+  // The copies keep the origin's instant: neither tier extends the other.
+  second.clock.now += 1;
+  expect(await second.cache.read("b", place)).toBeUndefined();
+  second.clock.now += 20_000;
+  expect(second.cache.peek("a")).toBeUndefined();
+  expect(await second.cache.read("a", place)).toBeUndefined();
+});
+
+it("an entry of another shape in the location's cache is a miss", async () => {
+  for (const value of [{ n: "1" }, { m: 1 }, "1"]) {
+    const kept = JSON.stringify({ readAt: 1_000_000, value });
+    const { cache } = tiered(() => ({
+      match: async () => new Response(kept),
+      put: async () => {},
+    }));
+    expect(await cache.read("a", place), kept).toBeUndefined();
+  }
+});
+
+it("a location cache that throws or hangs costs only what it would have saved", async () => {
+  const failing = tiered(() => ({
+    match: async () => {
+      throw new Error("cache down");
+    },
+    put: async () => {
+      throw new Error("cache down");
+    },
+  }));
+  expect(await failing.cache.read("a", place)).toBeUndefined();
+  expect(await failing.cache.load("a", place, async () => ({ n: 2 }))).toEqual({ n: 2 });
+  expect(await failing.cache.load("m", place, async () => null)).toBeNull();
+  expect(failing.logs.map((l) => [l.level, l.msg, l.error])).toEqual([
+    ["warn", "tiered-test cache match failed", "Error: cache down"],
+    ["warn", "tiered-test cache put failed", "Error: cache down"],
+    ["warn", "tiered-test cache put failed", "Error: cache down"],
+  ]);
+  const never = new Promise<never>(() => {});
+  const hanging = tiered(() => ({ match: () => never, put: () => never }));
+  expect(await hanging.cache.read("a", place)).toBeUndefined();
+  expect(await hanging.cache.load("m", place, async () => null)).toBeNull();
+});
+
+it("concurrent loads of one key share one call to the origin; a failed one is not kept", async () => {
+  const { cache } = tiered(() => ({ match: async () => undefined, put: async () => {} }));
+  let calls = 0;
+  const origin = async () => {
+    calls += 1;
+    if (calls === 1) throw new Error("D1 down");
+    return { n: calls };
+  };
+  const failed = await Promise.allSettled([1, 2, 3].map(() => cache.load("a", place, origin)));
+  expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+  const loaded = await Promise.all([1, 2, 3].map(() => cache.load("a", place, origin)));
+  expect(loaded).toEqual([{ n: 2 }, { n: 2 }, { n: 2 }]);
+  expect(calls).toBe(2);
+  expect(cache.peek("a")).toEqual({ n: 2 });
+});
