@@ -3,7 +3,6 @@
 // (key, scope, validators, D1 session, deprecation and sunset, conditional read, the
 // handler), which the app factory (src/app.ts) chains and whose declarations the
 // document builder (src/openapi/document.ts) merges with this table.
-import type { ToSchema, TypedResponse } from "hono";
 import * as z from "zod/mini";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
 import type { ConditionalRead } from "./http/conditional-read.ts";
@@ -197,7 +196,7 @@ export const OPERATIONS: readonly Operation[] = ALL;
 export type OperationId = (typeof ALL)[number]["operationId"];
 
 // ------------------------------------------------------------ route types
-// What the router and the typed client (src/client.ts) read from an operation.
+// What the router and the handlers' types read from an operation.
 
 /** An OpenAPI path template as Hono routes it: `/pets/{petId}` is `/pets/:petId`. */
 export type RoutePath<P extends string> = P extends `${infer Head}{${infer Name}}${infer Tail}`
@@ -227,15 +226,3 @@ export type OperationInput<Op> = {
     Validated<Op, "params", "param">["out"] &
     Validated<Op, "body", "json">["out"];
 };
-
-/** The route type of one operation with a JSON success answer, for Hono's `hc`. */
-export type OperationSchema<Op extends Operation> = Op extends {
-  success: { status: infer Status extends 200 | 201; schema: infer Schema extends z.ZodMiniType };
-}
-  ? ToSchema<
-      Op["method"],
-      RoutePath<Op["path"]>,
-      OperationInput<Op>,
-      TypedResponse<z.output<Schema>, Status, "json">
-    >
-  : never;
