@@ -4,8 +4,8 @@
 // in COMMANDS and one case in parseKeyArgs; a new column of `list`, one entry in COLUMNS.
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { tagSecrets } from "../src/auth/keys.ts";
-import type { Scope } from "../src/auth/scopes.ts";
-import { isScope, SCOPES } from "../src/auth/scopes.ts";
+import type { Scope } from "../src/scopes.ts";
+import { isScope, SCOPES } from "../src/scopes.ts";
 import type { D1Target } from "./d1.ts";
 import type { ListedKey } from "./key-statements.ts";
 import { parseKeyId } from "./key-statements.ts";

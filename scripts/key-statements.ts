@@ -2,8 +2,8 @@
 // execute --command`, which cannot bind parameters): values are written as SQL literals
 // here, and only here. Free of Node APIs, so the tests run these very statements in
 // workerd (test/keys.test.ts, test/dev-seed.test.ts) against the D1 built from migrations/.
-import type { Scope } from "../src/auth/scopes.ts";
-import { formatScopes, parseScopes, SCOPES } from "../src/auth/scopes.ts";
+import type { Scope } from "../src/scopes.ts";
+import { formatScopes, parseScopes, SCOPES } from "../src/scopes.ts";
 
 /** A SQL string literal. */
 export function sqlString(value: string): string {

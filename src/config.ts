@@ -5,6 +5,12 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
 
+/** Longer `cursor` values are refused: no cursor the service issues comes near it. */
+export const CURSOR_MAX_LENGTH = 200;
+
+/** Longer `If-None-Match` values are refused (400): room for dozens of entity tags. */
+export const IF_NONE_MATCH_MAX_LENGTH = 1024;
+
 export const NAME_MAX_CODE_POINTS = 100;
 
 /** Request bodies above this many bytes are refused with 413. */

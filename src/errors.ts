@@ -14,7 +14,6 @@ export const ERROR_STATUS = {
   insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
-  idempotency_key_in_use: 409,
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -43,7 +42,6 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it.",
   not_found: "The path or the requested animal does not exist.",
   method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
-  idempotency_key_in_use: "A request with this `Idempotency-Key` is still being processed.",
   gone: "The operation has passed its sunset date; use its successor.",
   payload_too_large: "The request body is larger than 16,384 bytes.",
   unsupported_media_type:
@@ -100,6 +98,19 @@ export class ApiError extends Error {
   }
 }
 
+/** Seconds to wait before retrying: on a 429 and a 503 (an OpenAPI header, src/http/stage.ts). */
+export const RETRY_AFTER = {
+  name: "Retry-After",
+  description: "Seconds to wait before retrying.",
+  schema: { type: "integer", minimum: 0 },
+};
+
+/** What a stage that reads the database declares it may answer (src/http/stage.ts). */
+export const DATABASE_UNAVAILABLE = {
+  code: "service_unavailable" as const,
+  headers: [{ header: RETRY_AFTER, always: true }],
+};
+
 /** Raised by the database layer when a retry can cure it: 503, never the driver's text. */
 export class DatabaseUnavailableError extends Error {
   constructor(cause: unknown) {
@@ -117,7 +128,7 @@ export function toApiError(err: unknown): ApiError {
   }
   if (err instanceof DatabaseUnavailableError) {
     return new ApiError("service_unavailable", "The database is unavailable; retry later.", {
-      headers: { "Retry-After": "5" },
+      headers: { [RETRY_AFTER.name]: "5" },
     });
   }
   return new ApiError(

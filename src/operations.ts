@@ -1,13 +1,12 @@
-// The operations of /v1: one object each. The app factory (src/app.ts) registers every
-// route from it (validators, key or public, scope, D1 session, deprecation and sunset,
-// conditional read, the methods each path allows) and scripts/openapi.ts writes the
-// document from it (src/openapi/document.ts). Adding a field here documents it there.
-import type { ToSchema, TypedResponse } from "hono";
+// The operations of /v1: one object each. Each field says what the operation is, never
+// what another field implies: src/stages.ts turns the fields into the operation's stages
+// (key, scope, validators, D1 session, deprecation and sunset, conditional read, the
+// handler), which the app factory (src/app.ts) chains and whose declarations the
+// document builder (src/openapi/document.ts) merges with this table.
 import * as z from "zod/mini";
-import type { Scope } from "./auth/scopes.ts";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
-import type { ErrorCode } from "./errors.ts";
 import type { ConditionalRead } from "./http/conditional-read.ts";
+import type { Deprecation } from "./http/deprecation.ts";
 import {
   ListPetsQuerySchema,
   NewPetSchema,
@@ -15,37 +14,14 @@ import {
   PetSchema,
   PetsSchema,
 } from "./pets/schemas.ts";
+import type { Scope } from "./scopes.ts";
 
-/** Response headers the service sends; described once in the OpenAPI components. */
-export type HeaderName =
-  | "X-Request-Id"
-  | "Link"
-  | "Location"
-  | "Deprecation"
-  | "Sunset"
-  | "Retry-After"
-  | "Idempotent-Replayed"
-  | "WWW-Authenticate"
-  | "Allow"
-  | "Cache-Control"
-  | "ETag"
-  | "x-d1-bookmark"
-  | "Access-Control-Allow-Origin"
-  | "Access-Control-Expose-Headers";
-
-/** A deprecated operation (RFC 9745) and its sunset (RFC 8594). */
-export interface Deprecation {
-  /** Unix seconds: when the operation was deprecated (the `Deprecation` header). */
-  since: number;
-  /** Unix seconds: from this instant on the operation answers 410 `gone`. */
-  sunset: number;
-  /** Path of the operation that replaces it (`Link: <...>; rel="successor-version"`). */
-  successor: string;
-  /** Where the docs describe the deprecation (`Link: <...>; rel="deprecation"`). */
-  docs: string;
-  /** The 410's message: what to use instead. */
-  gone: string;
-}
+/** The tags of the document, in its order: each operation has one. */
+export const TAGS = {
+  animals: "The animals of the store.",
+  store: "Store operations (experimental).",
+  documentation: "This document and its reference page (public).",
+};
 
 interface OperationBase {
   operationId: string;
@@ -54,6 +30,7 @@ interface OperationBase {
   path: string;
   summary: string;
   description: string;
+  tag: keyof typeof TAGS;
   /** x-stability in the document. */
   stability?: "experimental";
   query?: z.ZodMiniType;
@@ -65,18 +42,14 @@ interface OperationBase {
    * only); a write starts on the primary. Both answer with their bookmark.
    */
   session?: "read" | "write";
-  /** Request headers beyond Authorization and those the fields above imply. */
-  requestHeaders?: Array<"Idempotency-Key">;
+  /** The success answer; its headers and the errors are the stages' (src/stages.ts). */
   success?: {
     status: 200 | 201;
     schema: z.ZodMiniType;
     description: string;
-    headers: HeaderName[];
     /** Default `application/json`. */
     mediaType?: "application/json" | "text/html";
   };
-  /** Error codes this operation can answer with (every operation also has the common ones). */
-  errors: ErrorCode[];
   /** Deprecated: every answer after the key check says so, and from the sunset on it is 410. */
   deprecation?: Deprecation;
   /**
@@ -101,6 +74,7 @@ export type Operation = OperationBase &
 
 export const listPets = {
   operationId: "listPets",
+  tag: "animals",
   method: "get",
   path: "/pets",
   scope: "pets:read",
@@ -114,13 +88,12 @@ export const listPets = {
     status: 200,
     schema: PetsSchema,
     description: "A page of animals.",
-    headers: ["Link", "x-d1-bookmark"],
   },
-  errors: ["invalid_parameter", "invalid_cursor"],
 } as const satisfies Operation;
 
 export const createPet = {
   operationId: "createPet",
+  tag: "animals",
   method: "post",
   path: "/pets",
   scope: "pets:write",
@@ -129,26 +102,16 @@ export const createPet = {
     "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
   body: NewPetSchema,
   session: "write",
-  requestHeaders: ["Idempotency-Key"],
   success: {
     status: 201,
     schema: PetSchema,
     description: "The created animal.",
-    headers: ["Location", "Idempotent-Replayed", "x-d1-bookmark"],
   },
-  errors: [
-    "invalid_json",
-    "validation_failed",
-    "invalid_idempotency_key",
-    "idempotency_key_in_use",
-    "payload_too_large",
-    "unsupported_media_type",
-    "idempotency_key_reused",
-  ],
 } as const satisfies Operation;
 
 export const getPet = {
   operationId: "getPet",
+  tag: "animals",
   method: "get",
   path: "/pets/{petId}",
   scope: "pets:read",
@@ -169,13 +132,12 @@ export const getPet = {
     status: 200,
     schema: PetSchema,
     description: "The animal.",
-    headers: ["x-d1-bookmark"],
   },
-  errors: ["invalid_parameter", "not_found", "gone"],
 } as const satisfies Operation;
 
 export const listOrders = {
   operationId: "listOrders",
+  tag: "store",
   method: "get",
   path: "/store/orders",
   scope: "orders:read",
@@ -183,7 +145,6 @@ export const listOrders = {
   description:
     "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
   stability: "experimental",
-  errors: ["not_implemented"],
 } as const satisfies Operation;
 
 /** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
@@ -195,6 +156,7 @@ const OpenApiDocumentSchema = z.looseObject({
 
 export const getOpenApiDocument = {
   operationId: "getOpenApiDocument",
+  tag: "documentation",
   method: "get",
   path: "/openapi.json",
   summary: "This OpenAPI document",
@@ -205,13 +167,12 @@ export const getOpenApiDocument = {
     status: 200,
     schema: OpenApiDocumentSchema,
     description: "The OpenAPI 3.1 document.",
-    headers: [],
   },
-  errors: [],
 } as const satisfies Operation;
 
 export const getDocs = {
   operationId: "getDocs",
+  tag: "documentation",
   method: "get",
   path: "/docs",
   summary: "Interactive API reference",
@@ -222,11 +183,9 @@ export const getDocs = {
     status: 200,
     schema: z.string(),
     description: "The reference page.",
-    headers: [],
     mediaType: "text/html",
   },
   files: "/docs/assets",
-  errors: [],
 } as const satisfies Operation;
 
 const ALL = [listPets, createPet, getPet, listOrders, getOpenApiDocument, getDocs] as const;
@@ -236,21 +195,8 @@ export const OPERATIONS: readonly Operation[] = ALL;
 
 export type OperationId = (typeof ALL)[number]["operationId"];
 
-/** Errors any authenticated operation can answer with. */
-export const COMMON_ERRORS: ErrorCode[] = [
-  "unauthorized",
-  "insufficient_scope",
-  "method_not_allowed",
-  "rate_limited",
-  "internal_error",
-  "service_unavailable",
-];
-
-/** Errors a public operation can answer with (no key, no rate limit, no database). */
-export const PUBLIC_COMMON_ERRORS: ErrorCode[] = ["method_not_allowed", "internal_error"];
-
 // ------------------------------------------------------------ route types
-// What the router and the typed client (src/client.ts) read from an operation.
+// What the router and the handlers' types read from an operation.
 
 /** An OpenAPI path template as Hono routes it: `/pets/{petId}` is `/pets/:petId`. */
 export type RoutePath<P extends string> = P extends `${infer Head}{${infer Name}}${infer Tail}`
@@ -280,15 +226,3 @@ export type OperationInput<Op> = {
     Validated<Op, "params", "param">["out"] &
     Validated<Op, "body", "json">["out"];
 };
-
-/** The route type of one operation with a JSON success answer, for Hono's `hc`. */
-export type OperationSchema<Op extends Operation> = Op extends {
-  success: { status: infer Status extends 200 | 201; schema: infer Schema extends z.ZodMiniType };
-}
-  ? ToSchema<
-      Op["method"],
-      RoutePath<Op["path"]>,
-      OperationInput<Op>,
-      TypedResponse<z.output<Schema>, Status, "json">
-    >
-  : never;

@@ -2,12 +2,15 @@
 // parameter or header accepts is one the server accepts, and the other way round, so
 // schema-driven clients and validators agree with it. Each schema is read from the
 // document the worker serves and checked with a JSON Schema 2020-12 validator.
+
+import { env } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseIdempotencyKey } from "../src/pets/idempotency.ts";
-import { call, createKey, createPetVia } from "./helpers.ts";
+import { call, createKey, createPetVia, expectError } from "./helpers.ts";
 import { doc } from "./support/conformance.ts";
+import { nextLink } from "./support/requests.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;
 const seed = Number(importMetaEnv?.VITE_FC_SEED ?? 20261122);
@@ -66,9 +69,8 @@ function modelAccepts(header: string): boolean {
 }
 
 describe("Idempotency-Key (createPet)", () => {
-  it("the pattern counts the length as the server does: inside a structured-field string's quotes (generated)", () => {
+  it("the schema counts the length as the server does: inside a structured-field string's quotes (generated)", () => {
     const schema = schemaOf("/pets", "post", "Idempotency-Key");
-    const pattern = new RegExp(schema.pattern as string, "u");
     const character = fc.oneof(
       { weight: 6, arbitrary: fc.constantFrom("a", "Z", "0", " ", "~", "-") },
       { weight: 2, arbitrary: fc.constantFrom('"', "\\") },
@@ -78,11 +80,13 @@ describe("Idempotency-Key (createPet)", () => {
       fc.string({ unit: character, maxLength: 8 }),
       fc.string({ unit: character, minLength: 253, maxLength: 258 }),
       fc.integer({ min: 253, max: 258 }).map((n) => `"${"k".repeat(n)}"`),
+      // Escapes only: the longest headers the server takes (two characters count as one).
+      fc.integer({ min: 253, max: 258 }).map((n) => `"${"\\\\".repeat(n)}"`),
       fc.string({ unit: character, maxLength: 8 }).map((s) => `"${s}"`),
     );
     fc.assert(
       fc.property(header, (value) => {
-        expect(pattern.test(value), JSON.stringify(value)).toBe(modelAccepts(value));
+        expect(accepts(schema, value), JSON.stringify(value)).toBe(modelAccepts(value));
       }),
       { seed, numRuns: 2000 },
     );
@@ -96,14 +100,23 @@ describe("Idempotency-Key (createPet)", () => {
     }
   });
 
-  it("the server refuses what the pattern refuses and accepts what it accepts", async () => {
+  it("maxLength is the longest header the server accepts: a quoted key of 255 escapes", () => {
     const schema = schemaOf("/pets", "post", "Idempotency-Key");
-    const pattern = new RegExp(schema.pattern as string, "u");
+    const longest = `"${'\\"'.repeat(255)}"`;
+    expect(modelAccepts(longest)).toBe(true);
+    expect(longest.length).toBe(schema.maxLength);
+    expect(modelAccepts(`"${'\\"'.repeat(256)}"`)).toBe(false);
+  });
+
+  it("the server refuses what the schema refuses and accepts what it accepts", async () => {
+    const schema = schemaOf("/pets", "post", "Idempotency-Key");
     for (const value of [
       "k".repeat(255),
       "k".repeat(256),
       `"${"k".repeat(255)}"`,
       `"${"k".repeat(256)}"`,
+      `"${'\\"'.repeat(255)}"`,
+      `"${'\\"'.repeat(255)}k"`,
       '""',
       '"a\\"b"',
     ]) {
@@ -113,8 +126,127 @@ describe("Idempotency-Key (createPet)", () => {
         headers: { "Idempotency-Key": `${value}` },
         json: { name: "Keyed", categoryId: 1 },
       });
-      expect(response.status === 201, value).toBe(pattern.test(value));
+      expect(response.status === 201, value).toBe(accepts(schema, value));
       await response.body?.cancel();
     }
+  });
+});
+
+describe("If-None-Match (listPets, getPet)", () => {
+  /** A list of entity tags `length` characters long whose last member is `etag`. */
+  const listOf = (length: number, etag: string) =>
+    `"${"a".repeat(length - etag.length - 4)}", ${etag}`;
+
+  it("the server answers what fits the schema's maxLength and refuses longer, naming the header", async () => {
+    const pet = await createPetVia(key, { name: "Tagged", categoryId: 1 });
+    for (const path of ["/pets", "/pets/{petId}"]) {
+      const schema = schemaOf(path, "get", "If-None-Match");
+      const max = schema.maxLength as number;
+      expect(max).toBeGreaterThanOrEqual(256);
+      const url = `/v1${path.replace("{petId}", String(pet.id))}`;
+      const first = await call(url, { key });
+      const etag = first.headers.get("ETag") as string;
+      await first.body?.cancel();
+      const fits = listOf(max, etag);
+      expect([fits.length, accepts(schema, fits)]).toEqual([max, true]);
+      const matched = await call(url, { key, headers: { "If-None-Match": fits } });
+      expect(matched.status, url).toBe(304);
+      const tooLong = listOf(max + 1, etag);
+      expect(accepts(schema, tooLong)).toBe(false);
+      for (const method of ["GET", "HEAD"]) {
+        const refused = await call(url, { method, key, headers: { "If-None-Match": tooLong } });
+        expect(refused.status, `${method} ${url}`).toBe(400);
+        if (method === "GET") {
+          const error = await expectError(refused, 400, "invalid_parameter", /"If-None-Match"/);
+          expect(error.details).toEqual([{ field: "If-None-Match", message: expect.any(String) }]);
+        }
+      }
+      // Authentication still comes first.
+      const anonymous = await call(url, { headers: { "If-None-Match": tooLong } });
+      await expectError(anonymous, 401, "unauthorized");
+    }
+  });
+});
+
+describe("Pets (listPets)", () => {
+  it("a page holds at most maxItems animals: the largest limit the server accepts", async () => {
+    const pets = doc.components.schemas.Pets as { maxItems?: number };
+    const limit = schemaOf("/pets", "get", "limit");
+    expect(pets.maxItems).toBe(limit.maximum);
+    const page = await call(`/v1/pets?limit=${pets.maxItems}`, { key });
+    expect(((await page.json()) as unknown[]).length).toBeLessThanOrEqual(pets.maxItems as number);
+    const over = await call(`/v1/pets?limit=${(pets.maxItems as number) + 1}`, { key });
+    await expectError(over, 400, "invalid_parameter", /"limit"/);
+  });
+});
+
+describe("name (createPet)", () => {
+  const nameSchema = () =>
+    (doc.components.schemas.NewPet as { properties: { name: { pattern: string } } }).properties
+      .name;
+
+  it("the pattern refuses a lone surrogate anywhere, as the server does, read Unicode-aware or not", async () => {
+    const { pattern } = nameSchema();
+    const patterns = [new RegExp(pattern, "u"), new RegExp(pattern)];
+    for (const name of [
+      "\uD800",
+      "Rex\uDC00",
+      "\uDBFFRex",
+      "R\uD83Dx",
+      "\u{1F408}\uDE00",
+      "\uDC00\uD800",
+    ]) {
+      for (const p of patterns)
+        expect(p.test(name), `${p.flags} ${JSON.stringify(name)}`).toBe(false);
+      const response = await call("/v1/pets", {
+        method: "POST",
+        key,
+        json: { name, categoryId: 1 },
+      });
+      const error = await expectError(response, 400, "validation_failed", /"name"/);
+      expect(error.details?.map((d) => d.field)).toEqual(["name"]);
+    }
+    for (const name of ["\u{1F408}", "Rex \u{1F408}", "\u{1D4B3}x\u{1D4B3}"]) {
+      for (const p of patterns)
+        expect(p.test(name), `${p.flags} ${JSON.stringify(name)}`).toBe(true);
+      await createPetVia(key, { name, categoryId: 1 });
+    }
+  });
+});
+
+describe("cursor (listPets)", () => {
+  it("every cursor the service issues fits the schema's maxLength, and a longer one is refused", async () => {
+    const schema = schemaOf("/pets", "get", "cursor");
+    const max = schema.maxLength as number;
+    // Two pets at the very top of the id range (this file's database only, after every
+    // other test of the file): the cursor after the first holds the longest id.
+    const top = Number.MAX_SAFE_INTEGER;
+    for (const id of [top - 1, top]) {
+      await env.DB.prepare(
+        "INSERT INTO pets (id, name, category_id, status, created_at) VALUES (?1, 'Top', 1, 'available', 0)",
+      )
+        .bind(id)
+        .run();
+    }
+    const cursors: string[] = [];
+    let lastPage: unknown[] = [];
+    for (let at: string | null = "/v1/pets?limit=1&status=available"; at !== null; ) {
+      const page = await call(at, { key });
+      lastPage = (await page.json()) as unknown[];
+      const next = nextLink(page);
+      const cursor = next && new URL(next).searchParams.get("cursor");
+      if (cursor) cursors.push(cursor);
+      at = next && new URL(next).pathname + new URL(next).search;
+    }
+    expect(lastPage).toEqual([expect.objectContaining({ id: top })]);
+    expect(cursors.length).toBeGreaterThan(2);
+    for (const cursor of cursors) {
+      expect(cursor.length).toBeLessThanOrEqual(max);
+      expect(accepts(schema, cursor)).toBe(true);
+    }
+    const tooLong = `${cursors.at(-1)}${"A".repeat(max + 1)}`.slice(0, max + 1);
+    expect(accepts(schema, tooLong)).toBe(false);
+    const refused = await call(`/v1/pets?status=available&cursor=${tooLong}`, { key });
+    await expectError(refused, 400, "invalid_cursor", /"cursor"/);
   });
 });

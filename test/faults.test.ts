@@ -285,7 +285,7 @@ describe("a missing table", () => {
       // Every migration recorded: the table went missing outside migrations/.
       [["api_keys"], expect.stringMatching(/^none recorded missing/)],
       // A database nobody migrated: every migration named.
-      [["pets", "api_keys", "idempotency_keys", MIGRATIONS_TABLE], MIGRATIONS.join(", ")],
+      [["pets", "api_keys", "idempotency_records", MIGRATIONS_TABLE], MIGRATIONS.join(", ")],
     ] as const) {
       await withTablesRenamed([...tables], async () => {
         const response = await app.fetch("/v1/pets", { key: freshKey });

@@ -1,6 +1,6 @@
 // Idempotency-Key on POST /v1/pets: replay, reuse with another body, scoping, validation
-// first, the fixed-size record, records of the previous design (in flight, completed),
-// expiry after 24 hours and the scheduled purge, and concurrent retries.
+// first, the fixed-size record, expiry after 24 hours and the scheduled purge, and
+// concurrent retries.
 import {
   createExecutionContext,
   createScheduledController,
@@ -312,103 +312,16 @@ describe("scoping", () => {
     expect(results).toEqual([expect.objectContaining({ k: 32, f: 32 })]);
     expect(JSON.stringify(results)).not.toContain(idem.slice(0, 40));
     expect(JSON.stringify(results)).not.toContain(key);
-    const legacy = env.DB.prepare("SELECT 1 FROM idempotency_keys WHERE idempotency_key = ?1");
-    expect((await legacy.bind(idem).all()).results).toEqual([]);
-  });
-});
-
-/**
- * Records written before migration 0005 (table idempotency_keys: the key as sent, a hex
- * fingerprint, the stored answer, an in-flight state with a lock) keep their meaning
- * for their 24 hours: a completed one replays, an unfinished one is 409 until its lock
- * passes. Written here with SQL, exactly as the previous version of the service did.
- */
-describe("a record of the previous design", () => {
-  const now = () => Math.floor(Date.now() / 1000);
-
-  async function legacy(
-    idem: string,
-    body: unknown,
-    state: { inFlightUntil: number } | { pet: Pet; createdAt: number },
-  ) {
-    const completed = "pet" in state;
-    await env.DB.prepare(
-      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, fingerprint, state,
-         response_status, response_body, response_location, created_at, locked_until)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
-    )
-      .bind(
-        keyId,
-        idem,
-        await sha256Hex(canonicalJson(body)),
-        completed ? "completed" : "in_flight",
-        completed ? 201 : null,
-        completed ? JSON.stringify(state.pet) : null,
-        completed ? `/v1/pets/${state.pet.id}` : null,
-        completed ? state.createdAt : now(),
-        completed ? now() + 30 : state.inFlightUntil,
-      )
-      .run();
-  }
-
-  /** A pet made the way the previous version made one (its row exists before its record). */
-  async function petRow(name: string): Promise<Pet> {
-    const row = await env.DB.prepare(
-      "INSERT INTO pets (name, category_id, status, created_at) VALUES (?1, 4, 'pending', ?2) RETURNING id",
-    )
-      .bind(name, now())
-      .first<{ id: number }>();
-    return { id: Number(row?.id), name, categoryId: 4, status: "pending" };
-  }
-
-  it("completed within its 24 hours: replays its pet, creates nothing, writes no new record", async () => {
-    const { name, body } = fresh("Legacy", { categoryId: 4, status: "pending" });
-    const idem = unique("k-legacy").padEnd(200, "x");
-    const pet = await petRow(name);
-    await legacy(idem, body, { pet, createdAt: now() - IDEMPOTENCY_TTL_SECONDS + 120 });
-    const original = { pet, text: JSON.stringify(pet) };
-    await replays(idem, body, original);
-    await replays(`"${idem}"`, body, original);
-    expect(await petsNamed(name)).toEqual([pet]);
-    expect(await record(idem)).toBeNull();
-    // Another body under that key is 422, as it was.
-    await expectError(await post(idem, { ...body, categoryId: 5 }), 422, "idempotency_key_reused");
   });
 
-  it("completed more than 24 hours ago: no obstacle, the key starts afresh", async () => {
-    const { idem, name, body } = fresh("LegacyOld", { categoryId: 4, status: "pending" });
-    const pet = await petRow(name);
-    await legacy(idem, body, { pet, createdAt: now() - IDEMPOTENCY_TTL_SECONDS - 60 });
-    const again = await create(idem, body);
-    expect(again.pet.id).toBeGreaterThan(pet.id);
-    await replays(idem, body, again);
-  });
-
-  it("still in flight: 409 idempotency_key_in_use with Retry-After, for the same or another body", async () => {
-    const { idem, name, body } = fresh("InFlight");
-    await legacy(idem, body, { inFlightUntil: now() + 30 });
-    for (const sent of [body, { name, categoryId: 2 }]) {
-      const response = await post(idem, sent);
-      await expectError(response, 409, "idempotency_key_in_use", /Idempotency-Key/);
-      expect(Number(response.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
-      expect(response.headers.get("Idempotent-Replayed")).toBeNull();
-    }
-    expect(await petsNamed(name)).toEqual([]);
-    expect(await record(idem)).toBeNull();
-  });
-
-  it("an invalid body with that key is 400, not 409: the body is checked first", async () => {
-    const { idem, body } = fresh("InFlightBad");
-    await legacy(idem, body, { inFlightUntil: now() + 30 });
-    const refused = await post(idem, { ...body, categoryId: 0 });
-    await expectError(refused, 400, "validation_failed", /"categoryId"/);
-  });
-
-  it("in flight past its lock (its isolate died): the key is taken over", async () => {
-    const { idem, name, body } = fresh("Abandoned");
-    await legacy(idem, body, { inFlightUntil: now() - 1 });
-    await replays(idem, body, await create(idem, body));
-    expect(await petsNamed(name)).toHaveLength(1);
+  it("keeps records in idempotency_records only: the first table (0003) and its index are dropped", async () => {
+    const { results } = await env.DB.prepare(
+      "SELECT type, name FROM sqlite_master WHERE tbl_name LIKE 'idempotency%' ORDER BY name",
+    ).all();
+    expect(results).toEqual([
+      { type: "table", name: "idempotency_records" },
+      { type: "index", name: "idempotency_records_created_at" },
+    ]);
   });
 });
 
@@ -469,12 +382,12 @@ describe("expiry", () => {
 
     expect(await record(old.idem)).toBeNull();
     expect(await record(young.idem)).toMatchObject({ pet_id: kept.pet.id });
-    for (const table of ["idempotency_records", "idempotency_keys"]) {
-      const { results } = await env.DB.prepare(`SELECT 1 FROM ${table} WHERE created_at < ?1`)
-        .bind(Math.floor(Date.now() / 1000) - IDEMPOTENCY_TTL_SECONDS)
-        .all();
-      expect(results, table).toEqual([]);
-    }
+    const { results } = await env.DB.prepare(
+      "SELECT 1 FROM idempotency_records WHERE created_at < ?1",
+    )
+      .bind(Math.floor(Date.now() / 1000) - IDEMPOTENCY_TTL_SECONDS)
+      .all();
+    expect(results).toEqual([]);
     // The purge deletes records, never pets.
     expect(await petsNamed(old.name)).toHaveLength(1);
     await replays(young.idem, young.body, kept);
@@ -505,7 +418,7 @@ describe("concurrent retries with one key", () => {
       const originals = answers.filter((a) => a.status === 201 && a.replayed === null);
       const replayed = answers.filter((a) => a.status === 201 && a.replayed === "true");
       expect(originals, statuses).toHaveLength(1);
-      // One transaction per request: nobody sees the key half-claimed, so no 409.
+      // One transaction per request: nobody sees the key half-claimed.
       expect(replayed, statuses).toHaveLength(concurrency - 1);
       const pet = originals[0]?.body as unknown as Pet;
       for (const answer of [...originals, ...replayed]) {

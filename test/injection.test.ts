@@ -42,7 +42,7 @@ async function freshStore() {
   const baselineSchema = await schemaObjects();
   const baselineKeys = await apiKeyRows();
   expect(baselineSchema.map((o) => o.name)).toEqual(
-    expect.arrayContaining(["pets", "api_keys", "idempotency_keys", "idempotency_records"]),
+    expect.arrayContaining(["pets", "api_keys", "idempotency_records"]),
   );
   const createdIds = new Set<number>();
   return {

@@ -112,3 +112,17 @@ it("counts refused tokens and D1 lookups, not a key the location has verified, w
     expect(trips.filter((t) => /\bapi_keys\b/.test(t.what))).toEqual([]);
   }
 });
+
+it("getPet's 429 for such an address comes before the key check, so without the deprecation headers of every answer after it", async () => {
+  const app = instrumentedApp();
+  const ip = newAddress();
+  await freshWindow();
+  await exhaust(app, ip);
+  // app.exchange checks the answer against the document, which promises them no more here.
+  const { response } = await app.exchange("/v1/pets/1", from(ip, "not-a-key"));
+  await expectError(response, 429, "rate_limited", /invalid API keys/);
+  expect(response.headers.get("Retry-After")).toBe(String(RATE_LIMIT_RETRY_AFTER_SECONDS));
+  for (const name of ["Deprecation", "Sunset", "Link"]) {
+    expect(response.headers.get(name), name).toBeNull();
+  }
+});

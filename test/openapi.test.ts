@@ -93,8 +93,18 @@ describe("GET /v1/openapi.json", () => {
   it("documents every Error code, every header of the contract and the required fields", async () => {
     const doc = await served();
     const text = JSON.stringify(doc.paths);
-    for (const code of Object.keys(ERROR_STATUS)) expect(text).toContain(`"${code}"`);
-    for (const header of [...CONTRACT_EXPOSED_HEADERS, "Cache-Control"]) {
+    // 405 is the answer of a path to a method it lacks, never an operation's: with its
+    // Allow, the description documents it, as it does OPTIONS.
+    const { description } = doc.info;
+    expect(text).not.toContain('"405"');
+    expect(description).toMatch(/OPTIONS.*204.*`Allow`/);
+    expect(description).toMatch(/405 `method_not_allowed` with `Allow`/);
+    const answeredByPaths = Object.keys(ERROR_STATUS).filter((c) => c !== "method_not_allowed");
+    for (const code of answeredByPaths) expect(text).toContain(`"${code}"`);
+    for (const header of [
+      ...CONTRACT_EXPOSED_HEADERS.filter((h) => h !== "Allow"),
+      "Cache-Control",
+    ]) {
       expect(doc.components.headers[header]).toBeDefined();
       expect(text).toContain(`#/components/headers/${header}`);
     }
@@ -126,6 +136,39 @@ describe("GET /v1/openapi.json", () => {
     expect(description).toContain(
       "Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key, If-None-Match, x-d1-bookmark",
     );
+  });
+
+  it("is kind to generators: a type beside every const and enum, NewPet's default that does not make status required, a contact", async () => {
+    const doc = await served();
+    const untyped: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (node === null || typeof node !== "object") return;
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+      if (Array.isArray(node)) return;
+      const schema = node as Json;
+      const values =
+        "const" in schema ? [schema.const] : "enum" in schema ? (schema.enum as unknown[]) : [];
+      const json = (v: unknown) => (Number.isInteger(v) ? "integer" : typeof v);
+      if (values.length > 0 && !values.every((v) => json(v) === schema.type)) untyped.push(at);
+    };
+    walk(doc, "#");
+    expect(untyped).toEqual([]);
+    // A `default` beside a property makes openapi-typescript require it; inside allOf it
+    // still says what an absent status means.
+    const status = (doc.components.schemas.NewPet as { properties: Record<string, Json> })
+      .properties.status as Json;
+    expect(status.default).toBeUndefined();
+    expect(status.allOf).toEqual([
+      { $ref: "#/components/schemas/PetStatus" },
+      { default: "available" },
+    ]);
+    expect(doc.info).toMatchObject({
+      contact: {
+        name: expect.any(String),
+        url: expect.stringMatching(/^https:\/\//),
+        email: expect.stringMatching(/^[^@\s]+@[^@\s]+$/),
+      },
+    });
   });
 
   it("documents HEAD wherever GET is answered: the same answers without bodies", async () => {

@@ -3,8 +3,8 @@
 // only TEST_RATE_LIMIT requests a minute per key (see vitest.config.ts).
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
-import type { Scope } from "../src/auth/scopes.ts";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
+import type { Scope } from "../src/scopes.ts";
 import {
   call,
   createCheckedApp,

@@ -4,9 +4,9 @@
 // D1, through HTTP. Expiry across the cache tiers: edge-trips.test.ts.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SCOPES, type Scope } from "../src/auth/scopes.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import { OPERATIONS } from "../src/operations.ts";
+import { SCOPES, type Scope } from "../src/scopes.ts";
 import {
   type CallOptions,
   call,

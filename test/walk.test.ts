@@ -5,7 +5,7 @@
 // status is walked without editing this file.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SCOPES, type Scope } from "../src/auth/scopes.ts";
+import { SCOPES, type Scope } from "../src/scopes.ts";
 import {
   type CallOptions,
   call,
@@ -21,7 +21,6 @@ type Json = Record<string, unknown>;
 
 /** Statuses no walk can provoke from outside, and where they are tested instead. */
 const UNPROVOKABLE: Record<string, string> = {
-  "409": "a create still in flight with the same Idempotency-Key: test/idempotency.test.ts",
   "500 public": "public operations touch no binding that could fail",
 };
 
@@ -129,11 +128,6 @@ const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
     if (!parameter) return undefined;
     const missing = String(parameter.schema.maximum ?? "999999999");
     return send(walk, { path: concrete(walk.template, { [parameter.name]: missing }) });
-  },
-  async "405"(walk) {
-    const documented = Object.keys(doc.paths[walk.template] ?? {});
-    const other = METHODS.find((m) => m !== "OPTIONS" && !documented.includes(m.toLowerCase()));
-    return other ? send(walk, { method: other }) : undefined;
   },
   async "410"(walk) {
     if (!walk.op.deprecated) return undefined;

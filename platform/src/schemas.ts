@@ -1,8 +1,8 @@
 // The bodies the platform's JSON endpoints accept. Names and labels follow the pet-name
 // character rules of the API (one schema, src/pets/schemas.ts).
 import * as z from "zod/mini";
-import { SCOPES } from "../../src/auth/scopes.ts";
 import { PetNameSchema } from "../../src/pets/schemas.ts";
+import { SCOPES } from "../../src/scopes.ts";
 import { DISPLAY_NAME_MAX, MAX_EXPIRY_SECONDS, MAX_GRACE_SECONDS } from "./config.ts";
 
 /** An account's display name: 1 to 64 characters, otherwise as a pet's name. */

@@ -1,27 +1,39 @@
 // Bearer authentication for everything under /v1 except OPTIONS and the public docs,
 // and the scope check that each operation declares in src/operations.ts.
 import { createMiddleware } from "hono/factory";
-import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../config.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, DATABASE_UNAVAILABLE } from "../errors.ts";
+import { RATE_LIMITED, rateLimited } from "../http/rate-limit.ts";
 import { waitUntil } from "../http/request-context.ts";
+import type { HeaderSpec, HeaderUse, Stage } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
+import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from "../scopes.ts";
 import type { LastUseRecorder } from "./last-use.ts";
-import type { Scope } from "./scopes.ts";
 import type { ApiKeyVerifier } from "./verifier.ts";
 
 const REALM = 'Bearer realm="petstore"';
+
+const WWW_AUTHENTICATE: HeaderSpec = {
+  name: "WWW-Authenticate",
+  description:
+    'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
+  schema: { type: "string", pattern: `^${REALM}` },
+};
+const CHALLENGE: HeaderUse[] = [{ header: WWW_AUTHENTICATE, always: true }];
+
+/** The security scheme of every operation that needs a key. */
+const BEARER_AUTH = "bearerAuth";
 /** RFC 6750 b64token. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 function unauthorized(message: string, invalidToken: boolean): ApiError {
   return new ApiError("unauthorized", message, {
     headers: {
-      "WWW-Authenticate": invalidToken ? `${REALM}, error="invalid_token"` : REALM,
+      [WWW_AUTHENTICATE.name]: invalidToken ? `${REALM}, error="invalid_token"` : REALM,
     },
   });
 }
 
-export function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
+function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("Authorization");
     if (header === undefined || header.trim() === "") {
@@ -47,10 +59,8 @@ export function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder)
     if (!verification.ok) {
       afterAnswer(); // the refusal's answer needs nothing more
       if (verification.reason === "rate_limited") {
-        throw new ApiError(
-          "rate_limited",
+        throw rateLimited(
           "Too many requests with invalid API keys came from this address; retry later.",
-          { headers: { "Retry-After": String(RATE_LIMIT_RETRY_AFTER_SECONDS) } },
         );
       }
       throw unauthorized(
@@ -75,22 +85,53 @@ export function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder)
 }
 
 /**
+ * The key check: 401 for a missing or invalid key, 429 for an address sending too many
+ * invalid keys, 503 when the key's lookup finds the database unavailable.
+ */
+export const keyCheck: Stage<{ verifier: ApiKeyVerifier; lastUse: LastUseRecorder }> = {
+  declares: {
+    requestHeaders: ["Authorization"],
+    errors: [{ code: "unauthorized", headers: CHALLENGE }, RATE_LIMITED, DATABASE_UNAVAILABLE],
+    securitySchemes: {
+      [BEARER_AUTH]: {
+        type: "http",
+        scheme: "bearer",
+        description: [
+          "API keys start with `psk_` and are issued with `npm run keys -- create`. Each key carries one or more scopes; each operation's `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.",
+          "",
+          ...SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`),
+        ].join("\n"),
+      },
+    },
+  },
+  middleware: ({ verifier, lastUse }) => authenticate(verifier, lastUse),
+};
+
+/**
  * 403 `insufficient_scope` (RFC 6750 section 3.1) unless the caller's key carries
  * `scope`. Runs after authentication and the rate limit, before anything else.
+ * `operation` names the operation in the message.
  */
-export function requireScope(scope: Scope, operation: string) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    if (!c.var.apiKeyScopes.includes(scope)) {
-      throw new ApiError(
-        "insufficient_scope",
-        `This API key lacks the "${scope}" scope that ${operation} needs.`,
-        {
-          headers: {
-            "WWW-Authenticate": `${REALM}, error="insufficient_scope", scope="${scope}"`,
-          },
-        },
-      );
-    }
-    await next();
-  });
+export function requireScope(scope: Scope, operation: string): Stage {
+  return {
+    declares: {
+      errors: [{ code: "insufficient_scope", headers: CHALLENGE }],
+      operation: { security: [{ [BEARER_AUTH]: [scope] }] },
+    },
+    middleware: () =>
+      createMiddleware<AppEnv>(async (c, next) => {
+        if (!c.var.apiKeyScopes.includes(scope)) {
+          throw new ApiError(
+            "insufficient_scope",
+            `This API key lacks the "${scope}" scope that ${operation} needs.`,
+            {
+              headers: {
+                [WWW_AUTHENTICATE.name]: `${REALM}, error="insufficient_scope", scope="${scope}"`,
+              },
+            },
+          );
+        }
+        await next();
+      }),
+  };
 }

@@ -13,8 +13,8 @@ import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "
 import { findApiKeyByHash } from "../db/api-keys.ts";
 import { openSession } from "../db/database.ts";
 import { errorText, type Logger } from "../log.ts";
+import { SCOPES, type Scope } from "../scopes.ts";
 import { hashApiKey, keyFormat, tagSecrets } from "./keys.ts";
-import { SCOPES, type Scope } from "./scopes.ts";
 
 /** What the rest of the request knows about the caller's key. */
 export interface VerifiedKey {

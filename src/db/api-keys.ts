@@ -1,5 +1,5 @@
-import type { Scope } from "../auth/scopes.ts";
-import { parseScopes } from "../auth/scopes.ts";
+import type { Scope } from "../scopes.ts";
+import { parseScopes } from "../scopes.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 

@@ -5,23 +5,16 @@
 // pet. docs/design.md ("Idempotency in one batch") says what the SQL relies on.
 import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
 import { sha256 } from "../encoding.ts";
-import type { IdempotentCreate, IdempotentCreateRequest } from "../pets/store.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
+import type { IdempotentCreate, IdempotentCreateRequest } from "./pet-store.ts";
 import { INSERT_PET_COLUMNS, type PetRow, toPet } from "./pets.ts";
 
-/**
- * True while no live record holds the key: none in idempotency_records, and no record of
- * migration 0003 (kept as sent, `?3`) that is completed or still locked, younger than 24 h.
- * Parameters: ?1 api key id, ?2 key hash, ?3 key as sent, ?4 expired-before, ?5 now.
- */
-const KEY_IS_FREE = `NOT EXISTS (SELECT 1 FROM idempotency_records WHERE api_key_id = ?1 AND key_hash = ?2)
-  AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE api_key_id = ?1 AND idempotency_key = ?3
-    AND created_at >= ?4 AND (state = 'completed' OR locked_until >= ?5))`;
+/** True while no record holds the key. Parameters: ?1 api key id, ?2 key hash. */
+const KEY_IS_FREE =
+  "NOT EXISTS (SELECT 1 FROM idempotency_records WHERE api_key_id = ?1 AND key_hash = ?2)";
 
 interface HolderRow extends PetRow {
-  /** 1 when a request of the previous design still holds the key in flight (no pet yet). */
-  in_flight: number;
   /** 1 when the record was made for an equal JSON body. */
   same_body: number;
 }
@@ -39,7 +32,6 @@ export async function createPetIdempotently(
   const keyHash = (await sha256(key)).buffer;
   const fingerprint = request.fingerprint.slice().buffer;
   const expiredBefore = now - IDEMPOTENCY_TTL_SECONDS;
-  const held = [apiKeyId, keyHash, key, expiredBefore, now] as const;
   const [, inserted, , readBack] = await d1(() =>
     db.batch([
       // A record older than 24 h no longer holds its key.
@@ -50,50 +42,39 @@ export async function createPetIdempotently(
         .bind(apiKeyId, keyHash, expiredBefore),
       db
         .prepare(
-          `INSERT INTO pets (${INSERT_PET_COLUMNS}) SELECT ?6, ?7, ?8, ?5 WHERE ${KEY_IS_FREE}`,
+          `INSERT INTO pets (${INSERT_PET_COLUMNS}) SELECT ?3, ?4, ?5, ?6 WHERE ${KEY_IS_FREE}`,
         )
-        .bind(...held, pet.name, pet.categoryId, pet.status),
+        .bind(apiKeyId, keyHash, pet.name, pet.categoryId, pet.status, now),
       // The pet just inserted has the largest id (AUTOINCREMENT, inside this transaction).
       db
         .prepare(
           `INSERT INTO idempotency_records (api_key_id, key_hash, fingerprint, pet_id, created_at)
-           SELECT ?1, ?2, ?6, (SELECT max(id) FROM pets), ?5 WHERE ${KEY_IS_FREE}`,
+           SELECT ?1, ?2, ?3, (SELECT max(id) FROM pets), ?4 WHERE ${KEY_IS_FREE}`,
         )
-        .bind(...held, fingerprint),
+        .bind(apiKeyId, keyHash, fingerprint, now),
       db
         .prepare(
-          `SELECT 0 AS legacy, 0 AS in_flight, r.fingerprint = ?3 AS same_body,
-                  p.id, p.name, p.category_id, p.status
+          `SELECT r.fingerprint = ?3 AS same_body, p.id, p.name, p.category_id, p.status
            FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
-           WHERE r.api_key_id = ?1 AND r.key_hash = ?2
-           UNION ALL
-           SELECT 1, k.state = 'in_flight', k.fingerprint = lower(hex(?3)),
-                  p.id, p.name, p.category_id, p.status
-           FROM idempotency_keys k LEFT JOIN pets p
-             ON k.state = 'completed' AND p.id = CAST(substr(k.response_location, 10) AS INTEGER)
-           WHERE k.api_key_id = ?1 AND k.idempotency_key = ?4 AND k.created_at >= ?5
-             AND (k.state = 'completed' OR k.locked_until >= ?6)
-           ORDER BY legacy LIMIT 1`,
+           WHERE r.api_key_id = ?1 AND r.key_hash = ?2`,
         )
-        .bind(apiKeyId, keyHash, fingerprint, key, expiredBefore, now),
+        .bind(apiKeyId, keyHash, fingerprint),
     ]),
   );
   const row = (readBack as D1Result<HolderRow> | undefined)?.results[0];
   if (!row) throw new Error("idempotent create: the batch read back no record");
-  if (row.in_flight) return { kind: "in_flight" };
   if ((inserted as D1Result).meta.changes === 1) return { kind: "created", pet: toPet(row) };
   if (!row.same_body) return { kind: "reused" };
   return { kind: "replayed", pet: toPet(row) };
 }
 
-/** Deletes records older than the TTL (both generations); returns how many. `now` in seconds. */
+/** Deletes records older than the TTL; returns how many. `now` in unix seconds. */
 export async function purgeExpiredIdempotencyKeys(db: Queryable, now: number): Promise<number> {
-  const expiredBefore = now - IDEMPOTENCY_TTL_SECONDS;
-  const results = await d1(() =>
-    db.batch([
-      db.prepare("DELETE FROM idempotency_records WHERE created_at < ?1").bind(expiredBefore),
-      db.prepare("DELETE FROM idempotency_keys WHERE created_at < ?1").bind(expiredBefore),
-    ]),
+  const result = await d1(() =>
+    db
+      .prepare("DELETE FROM idempotency_records WHERE created_at < ?1")
+      .bind(now - IDEMPOTENCY_TTL_SECONDS)
+      .run(),
   );
-  return results.reduce((sum, result) => sum + result.meta.changes, 0);
+  return result.meta.changes;
 }

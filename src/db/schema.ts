@@ -10,6 +10,7 @@ export const MIGRATIONS = [
   "0003_create_idempotency_keys.sql",
   "0004_api_key_scopes_expiry_last_use.sql",
   "0005_idempotency_records.sql",
+  "0006_drop_idempotency_keys.sql",
   "0007_developer_platform.sql",
 ] as const;
 

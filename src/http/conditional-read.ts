@@ -16,10 +16,13 @@ import {
   EDGE_CACHE_MATCH_TIMEOUT_MS,
   EDGE_CACHE_TTL_SECONDS,
   EDGE_CACHE_VERSION,
+  IF_NONE_MATCH_MAX_LENGTH,
 } from "../config.ts";
+import { ApiError } from "../errors.ts";
 import { errorText, type Logger } from "../log.ts";
 import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
 import { waitUntil } from "./request-context.ts";
+import type { HeaderSpec, Stage } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 /** What the operation table says about one conditional read. */
@@ -35,7 +38,7 @@ export interface ConditionalRead {
 export interface ConditionalReadRoute extends ConditionalRead {
   /** The operation's path template under /v1 (`/pets/{petId}`). */
   path: string;
-  /** Unix seconds from which no kept answer may be served (getPet's sunset). */
+  /** Unix seconds from which no kept answer may be served (a deprecated operation's sunset). */
   until?: number;
 }
 
@@ -45,7 +48,25 @@ export interface ValidatedRequest {
   query?: Readonly<Record<string, unknown>>;
 }
 
-export const CLIENT_CACHE_CONTROL = "private, no-cache";
+const CLIENT_CACHE_CONTROL = "private, no-cache";
+
+/** RFC 8288 links; a 304 keeps the ones its 200 has (REPRESENTATION_HEADERS). */
+export const LINK: HeaderSpec = {
+  name: "Link",
+  description: "RFC 8288 links.",
+  schema: { type: "string" },
+};
+
+export const CACHE_CONTROL: HeaderSpec = { name: "Cache-Control", schema: { type: "string" } };
+
+const ETAG: HeaderSpec = {
+  name: "ETag",
+  description:
+    "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
+  schema: { type: "string", pattern: ETAG_FORMAT.source },
+};
+
+const IF_NONE_MATCH = "If-None-Match";
 
 /**
  * The handler's headers that belong to the representation, and so are kept with it.
@@ -53,7 +74,7 @@ export const CLIENT_CACHE_CONTROL = "private, no-cache";
  * per request by the middleware around this one, on hits and misses alike; headers
  * the Cache API adds on a hit (`CF-Cache-Status`, `Age`, ...) are dropped.
  */
-const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
+const REPRESENTATION_HEADERS = ["Content-Type", LINK.name] as const;
 
 /**
  * The cache key, built from the validated request only: the operation's path with its
@@ -91,14 +112,14 @@ async function representationOf(response: Response, kept = false): Promise<Repre
     const value = response.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  const stored = kept ? response.headers.get("ETag") : null;
+  const stored = kept ? response.headers.get(ETAG.name) : null;
   const etag = stored !== null && ETAG_FORMAT.test(stored) ? stored : await entityTag(body);
   return { headers, body, etag };
 }
 
 function isImmutable(read: ConditionalRead, rep: Representation): boolean {
   if (read.immutable === "always") return true;
-  return /;\s*rel="next"/.test(rep.headers.get("Link") ?? "");
+  return /;\s*rel="next"/.test(rep.headers.get(LINK.name) ?? "");
 }
 
 /**
@@ -107,8 +128,8 @@ function isImmutable(read: ConditionalRead, rep: Representation): boolean {
  */
 function answer(rep: Representation, ifNoneMatch: string | undefined): Response {
   const headers = new Headers(rep.headers);
-  headers.set("ETag", rep.etag);
-  headers.set("Cache-Control", CLIENT_CACHE_CONTROL);
+  headers.set(ETAG.name, rep.etag);
+  headers.set(CACHE_CONTROL.name, CLIENT_CACHE_CONTROL);
   if (ifNoneMatchMatches(ifNoneMatch, rep.etag)) {
     // RFC 9110 15.4.5: a 304 has no content; the headers that describe the resource stay.
     headers.delete("Content-Type");
@@ -117,7 +138,43 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
   return new Response(rep.body, { status: 200, headers });
 }
 
+/** A conditional read, its 304 and its edge cache, as a stage of the operation. */
 export function conditionalRead(
+  read: ConditionalReadRoute,
+): Stage<{ edgeCache: () => EdgeCache; log: Logger }> {
+  return {
+    declares: {
+      parameters: [
+        {
+          name: IF_NONE_MATCH,
+          in: "header",
+          required: false,
+          description:
+            "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
+          schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
+        },
+      ],
+      errors: [{ code: "invalid_parameter" }],
+      answers: [
+        { header: ETAG, always: true },
+        {
+          header: CACHE_CONTROL,
+          always: true,
+          value: CLIENT_CACHE_CONTROL,
+          note: "`private, no-cache` on the 200 and 304 answers of {operations}: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
+        },
+      ],
+      notModified: {
+        description:
+          "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
+        headers: [{ header: LINK }],
+      },
+    },
+    middleware: ({ edgeCache, log }) => conditionalReadMiddleware(read, { cache: edgeCache, log }),
+  };
+}
+
+function conditionalReadMiddleware(
   read: ConditionalReadRoute,
   deps: { cache: () => EdgeCache; log: Logger },
 ) {
@@ -145,6 +202,13 @@ export function conditionalRead(
   };
 
   return createMiddleware<AppEnv>(async (c, next) => {
+    const ifNoneMatch = c.req.header(IF_NONE_MATCH);
+    if (ifNoneMatch !== undefined && ifNoneMatch.length > IF_NONE_MATCH_MAX_LENGTH) {
+      const problem = `must be at most ${IF_NONE_MATCH_MAX_LENGTH} characters`;
+      throw new ApiError("invalid_parameter", `Header "${IF_NONE_MATCH}" ${problem}.`, {
+        details: [{ field: IF_NONE_MATCH, message: problem }],
+      });
+    }
     const now = c.var.clock();
     // Whole seconds an answer kept now may live: never past `until`. Within a second
     // of it, nothing kept is served and nothing new is kept.
@@ -171,8 +235,8 @@ export function conditionalRead(
       rep = await representationOf(c.res);
       if (key !== undefined && isImmutable(read, rep)) {
         const kept = new Headers(rep.headers);
-        kept.set("ETag", rep.etag);
-        kept.set("Cache-Control", `public, max-age=${ttl}`);
+        kept.set(ETAG.name, rep.etag);
+        kept.set(CACHE_CONTROL.name, `public, max-age=${ttl}`);
         const response = new Response(rep.body, { status: 200, headers: kept });
         const put = Promise.resolve()
           .then(() => deps.cache().put(key, response))
@@ -182,6 +246,6 @@ export function conditionalRead(
     }
 
     c.res = undefined;
-    c.res = answer(rep, c.req.header("If-None-Match"));
+    c.res = answer(rep, ifNoneMatch);
   });
 }

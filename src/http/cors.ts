@@ -1,37 +1,48 @@
 // CORS: browsers may call the API. No cookies are used, so `*` is safe as the default.
 // docs/api.md "Browsers and the docs page": a page on another origin reads every header the
-// contract names and sends every request header it defines; a preflight for a method
-// the path does not have is granted too, so the page reads the 405 Error (with Allow)
-// instead of failing with a network error.
+// stages declare and sends every request header they read; a preflight for a method the
+// path does not have is granted too, so the page reads the 405 Error (with Allow) instead
+// of failing with a network error.
 import { createMiddleware } from "hono/factory";
+import { ALLOW } from "./methods.ts";
+import type { Declaration, HeaderSpec, Stage } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
-/**
- * Every response header of the contract that is not CORS-safelisted (Cache-Control
- * and Content-Type are readable anyway). The OpenAPI document publishes this list as
- * the value of Access-Control-Expose-Headers.
- */
-export const EXPOSED_HEADERS = [
-  "Link",
-  "Location",
-  "Deprecation",
-  "Sunset",
-  "Retry-After",
-  "Idempotent-Replayed",
-  "X-Request-Id",
-  "x-d1-bookmark",
-  "WWW-Authenticate",
-  "Allow",
-  "ETag",
-] as const;
+/** Response headers a page may read without their being exposed (Fetch: CORS-safelisted). */
+const SAFELISTED = [
+  "cache-control",
+  "content-language",
+  "content-length",
+  "content-type",
+  "expires",
+  "last-modified",
+  "pragma",
+];
 
-export const ALLOWED_REQUEST_HEADERS = [
-  "Authorization",
-  "Content-Type",
-  "Idempotency-Key",
-  "If-None-Match",
-  "x-d1-bookmark",
-] as const;
+const byName = (a: string, b: string) => a.toLowerCase().localeCompare(b.toLowerCase());
+
+/**
+ * What a page on another origin may send and read: every request header the stages read
+ * and every response header they send (the CORS headers and safelisted ones aside).
+ */
+export function corsHeaders(declarations: Declaration[]) {
+  const sent = declarations.flatMap((d) => [
+    ...(d.wraps ?? []),
+    ...(d.answers ?? []),
+    ...(d.notModified?.headers ?? []),
+    ...(d.errors ?? []).flatMap((e) => e.headers ?? []),
+  ]);
+  const read = declarations.flatMap((d) => [
+    ...(d.requestHeaders ?? []),
+    ...(d.parameters ?? []).filter((p) => p.in === "header").map((p) => String(p.name)),
+  ]);
+  return {
+    exposed: [...new Set(sent.map((use) => use.header.name))]
+      .filter((n) => !SAFELISTED.includes(n.toLowerCase()) && !/^access-control-/i.test(n))
+      .sort(byName),
+    allowed: [...new Set(read)].sort(byName),
+  };
+}
 
 /** How long a browser may reuse a preflight answer, in seconds. */
 export const PREFLIGHT_MAX_AGE = 86400;
@@ -61,22 +72,45 @@ function allowedOrigin(setting: string | undefined, origin: string): string | un
   return allowed.includes(origin) ? origin : undefined;
 }
 
+const ALLOW_ORIGIN: HeaderSpec = {
+  name: "Access-Control-Allow-Origin",
+  description:
+    "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
+  schema: { type: "string", minLength: 1 },
+};
+
+const EXPOSE_HEADERS: HeaderSpec = {
+  name: "Access-Control-Expose-Headers",
+  description:
+    "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
+  schema: { type: "string" },
+};
+
 /** Adds CORS headers to every answer, errors included, so browsers can read them. */
-export const cors = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  const origin = c.req.header("Origin");
-  if (!origin) return;
-  const allow = allowedOrigin(c.env.CORS_ALLOWED_ORIGINS, origin);
-  const headers = c.res.headers;
-  if (allow !== "*") headers.append("Vary", "Origin");
-  if (!allow) return;
-  headers.set("Access-Control-Allow-Origin", allow);
-  headers.set("Access-Control-Expose-Headers", EXPOSED_HEADERS.join(", "));
-  const requested = c.req.header("Access-Control-Request-Method");
-  if (c.req.method === "OPTIONS" && requested) {
-    const methods = allowedMethods(headers.get("Allow"), requested.trim());
-    if (methods) headers.set("Access-Control-Allow-Methods", methods);
-    headers.set("Access-Control-Allow-Headers", ALLOWED_REQUEST_HEADERS.join(", "));
-    headers.set("Access-Control-Max-Age", String(PREFLIGHT_MAX_AGE));
-  }
-});
+export function cors({ exposed, allowed }: ReturnType<typeof corsHeaders>): Stage {
+  const expose = exposed.join(", ");
+  return {
+    declares: {
+      wraps: [{ header: ALLOW_ORIGIN }, { header: EXPOSE_HEADERS, value: expose }],
+    },
+    middleware: () =>
+      createMiddleware<AppEnv>(async (c, next) => {
+        await next();
+        const origin = c.req.header("Origin");
+        if (!origin) return;
+        const allow = allowedOrigin(c.env.CORS_ALLOWED_ORIGINS, origin);
+        const headers = c.res.headers;
+        if (allow !== "*") headers.append("Vary", "Origin");
+        if (!allow) return;
+        headers.set(ALLOW_ORIGIN.name, allow);
+        headers.set(EXPOSE_HEADERS.name, expose);
+        const requested = c.req.header("Access-Control-Request-Method");
+        if (c.req.method === "OPTIONS" && requested) {
+          const methods = allowedMethods(headers.get(ALLOW.name), requested.trim());
+          if (methods) headers.set("Access-Control-Allow-Methods", methods);
+          headers.set("Access-Control-Allow-Headers", allowed.join(", "));
+          headers.set("Access-Control-Max-Age", String(PREFLIGHT_MAX_AGE));
+        }
+      }),
+  };
+}

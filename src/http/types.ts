@@ -1,6 +1,6 @@
-import type { Scope } from "../auth/scopes.ts";
 import type { Clock } from "../clock.ts";
-import type { PetStore } from "../pets/store.ts";
+import type { PetStore } from "../db/pet-store.ts";
+import type { Scope } from "../scopes.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
 export interface AppVariables {

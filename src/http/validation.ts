@@ -1,8 +1,13 @@
-// Turns zod issues into the service's Error: one hook for every validated target.
-import type { Context } from "hono";
+// Validators of an operation's path parameters, query and JSON body, from its schemas, and
+// the one hook that turns zod issues into the service's Error.
+import { zValidator } from "@hono/zod-validator";
+import type { Context, MiddlewareHandler } from "hono";
+import type * as z from "zod/mini";
 import type { $ZodIssue } from "zod/v4/core";
 import type { ErrorDetail } from "../errors.ts";
 import { ApiError } from "../errors.ts";
+import type { Stage } from "./stage.ts";
+import type { AppEnv } from "./types.ts";
 
 type Target = "json" | "query" | "param";
 
@@ -20,11 +25,12 @@ function describeIssue(issue: $ZodIssue): ErrorDetail[] {
   return [{ field: fieldOf(issue), message: issue.message }];
 }
 
-const LABEL: Record<Target, string> = {
-  json: "Field",
-  query: "Query parameter",
-  param: "Path parameter",
-};
+/** Each validated target: how a message names it, its error code, where the document puts it. */
+const TARGETS = {
+  json: { label: "Field", code: "validation_failed", in: "body" },
+  query: { label: "Query parameter", code: "invalid_parameter", in: "query" },
+  param: { label: "Path parameter", code: "invalid_parameter", in: "path" },
+} as const;
 
 /** An issue about the body as a whole (not a JSON object), rather than about one field. */
 function isAboutWholeBody(issue: $ZodIssue): boolean {
@@ -39,12 +45,12 @@ export function issuesToApiError(target: Target, issues: readonly $ZodIssue[]): 
   if (target === "json" && issues[0] && isAboutWholeBody(issues[0])) {
     return new ApiError("validation_failed", `Request body ${first.message}.`, { details });
   }
-  const code = target === "json" ? "validation_failed" : "invalid_parameter";
+  const { label, code } = TARGETS[target];
   const more =
     details.length > 1
       ? ` (and ${details.length - 1} more problem${details.length > 2 ? "s" : ""}, see details)`
       : "";
-  return new ApiError(code, `${LABEL[target]} "${first.field}" ${first.message}.${more}`, {
+  return new ApiError(code, `${label} "${first.field}" ${first.message}.${more}`, {
     details,
   });
 }
@@ -57,4 +63,16 @@ export function validationHook(
   _c: Context,
 ): void {
   if (!result.success) throw issuesToApiError(result.target, result.error.issues);
+}
+
+/** Validates one target of the request with `schema`; `c.req.valid(target)` is the result. */
+export function validator(target: Target, schema: z.ZodMiniType): Stage {
+  return {
+    declares: {
+      validates: { in: TARGETS[target].in, schema },
+      errors: [{ code: TARGETS[target].code }],
+    },
+    middleware: () =>
+      zValidator(target, schema, validationHook) as unknown as MiddlewareHandler<AppEnv>,
+  };
 }

@@ -1,32 +1,22 @@
-// Builds the OpenAPI 3.1 document from the schemas that validate requests
-// (src/pets/schemas.ts, src/errors.ts) and the operation table (src/operations.ts).
-// Run at build time by scripts/openapi.ts; the worker serves the JSON it writes,
-// so no isolate pays for generating it. A test rebuilds it and compares.
+// Builds the OpenAPI 3.1 document: the operation table (src/operations.ts) merged with
+// what each stage of each operation declares (src/stages.ts: the parameters, headers and
+// errors that the key check, the validators, the session, the conditional read, the
+// handler and the others add), and the schemas that validate requests
+// (src/pets/schemas.ts, src/errors.ts). Run at build time by scripts/openapi.ts; the
+// worker serves the JSON it writes, so no isolate pays for generating it. A test
+// rebuilds it and compares.
 import * as z from "zod/mini";
 import packageJson from "../../package.json" with { type: "json" };
-import { SCOPE_DESCRIPTIONS, SCOPES } from "../auth/scopes.ts";
-import { IDEMPOTENCY_TTL_SECONDS, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
+import { MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
-import { CLIENT_CACHE_CONTROL } from "../http/conditional-read.ts";
-import { ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
-import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
-import { ETAG_FORMAT } from "../http/etag.ts";
-import {
-  COMMON_ERRORS,
-  getPet,
-  type HeaderName,
-  OPERATIONS,
-  type Operation,
-  PUBLIC_COMMON_ERRORS,
-} from "../operations.ts";
-import { DEPRECATION_HEADERS } from "../pets/deprecation.ts";
-import { IDEMPOTENCY_KEY } from "../pets/idempotency.ts";
+import { PREFLIGHT_MAX_AGE } from "../http/cors.ts";
+import { deprecatedSince, deprecationHeaders } from "../http/deprecation.ts";
+import type { Declaration, HeaderSpec, HeaderUse } from "../http/stage.ts";
+import { OPERATIONS, type Operation, TAGS } from "../operations.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
+import { APP_STAGES, CORS, stagesOf } from "../stages.ts";
 
 type Json = Record<string, unknown>;
-
-/** getPet's deprecation date as a person reads it (the header says `@<unix seconds>`). */
-const DEPRECATED_SINCE = new Date(getPet.deprecation.since * 1000).toUTCString();
 
 const REF = (id: string) => `#/components/schemas/${id}`;
 
@@ -36,6 +26,15 @@ const JSON_SCHEMA_OPTIONS = {
   // A name's rules as a pattern that every validator reads alike (see portableNamePattern).
   override: ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }) => {
     if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+    // A default beside a $ref (NewPet's status) moves into an allOf member: it still says
+    // what an absent field means, and generators no longer take the field for one that
+    // is always there (openapi-typescript makes a field with a `default` required).
+    if (jsonSchema.$ref !== undefined && jsonSchema.default !== undefined) {
+      const { $ref, default: value } = jsonSchema;
+      delete jsonSchema.$ref;
+      delete jsonSchema.default;
+      jsonSchema.allOf = [{ $ref }, { default: value }];
+    }
   },
 } as const;
 
@@ -74,254 +73,242 @@ function inline(schema: z.core.$ZodType): Json {
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
 }
 
+/** One answer of an operation: the stages that can give it, and what they say of it. */
+interface Answer {
+  status: number;
+  error: boolean;
+  /** Indices, in the operation's stages, of the stages that can give it. */
+  by: number[];
+  /** Its error codes, in the order the stages declare them. */
+  codes: ErrorCode[];
+  /** The headers each of those stages gives it (one list per stage and code). */
+  carries: HeaderUse[][];
+  description: string;
+}
+
+/** A header of the document: its one description, and every use the stages make of it. */
+interface HeaderEntry {
+  spec: HeaderSpec;
+  /** Use notes, each with the operations that use it. */
+  notes: Map<string, string[]>;
+  values: string[];
+  /** On every answer that lists it. */
+  required: boolean;
+}
+
+/** The answers of an operation whose stages declare `declarations` (the handler last). */
+function answersOf(op: Operation, declarations: Declaration[]): Answer[] {
+  const answers = new Map<number, Answer>();
+  const answer = (status: number, description = "") => {
+    const found = answers.get(status);
+    if (found) return found;
+    const created: Answer = {
+      status,
+      error: status >= 400,
+      by: [],
+      codes: [],
+      carries: [],
+      description,
+    };
+    answers.set(status, created);
+    return created;
+  };
+  const last = declarations.length - 1;
+  declarations.forEach((d, i) => {
+    for (const e of d.errors ?? []) {
+      const a = answer(ERROR_STATUS[e.code]);
+      for (let j = i; j <= (e.anywhere ? last : i); j++) a.by.push(j);
+      if (!a.codes.includes(e.code)) a.codes.push(e.code);
+      a.carries.push(e.headers ?? []);
+    }
+    if (d.notModified) {
+      const a = answer(304, d.notModified.description);
+      a.by.push(i);
+      a.carries.push(d.notModified.headers);
+    }
+  });
+  if (op.success) {
+    const a = answer(op.success.status, op.success.description);
+    a.by.push(last);
+    a.carries.push([]);
+  }
+  return [...answers.values()].sort((a, b) => a.status - b.status);
+}
+
 /**
- * Header components. `required: true` marks a header that every response listing it
- * carries; the others are conditional (a header that is conditional in one response
- * and always sent in another is made required where always sent: see headerObjects).
+ * The headers of one answer, each with whether the answer always carries it: what every
+ * stage around the stages that give it adds (on some answers when it surrounds only some
+ * of them), and what those stages give it themselves (always when all of them do).
  */
-const HEADERS: Record<HeaderName, { description: string; required?: true; schema: Json }> = {
-  "X-Request-Id": {
-    description:
-      "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
-    required: true,
-    schema: { type: "string", minLength: 1 },
-  },
-  Link: {
-    description:
-      'RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`.',
-    schema: { type: "string" },
-  },
-  Location: {
-    description: "Path of the created animal, `/v1/pets/{id}`.",
-    required: true,
-    schema: { type: "string", pattern: "^/v1/pets/[1-9][0-9]*$" },
-  },
-  Deprecation: {
-    description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${DEPRECATION_HEADERS.Deprecation}: ${DEPRECATED_SINCE}).`,
-    schema: { type: "string", const: DEPRECATION_HEADERS.Deprecation },
-  },
-  Sunset: {
-    description: "RFC 8594: when the operation stops answering.",
-    schema: { type: "string", const: DEPRECATION_HEADERS.Sunset },
-  },
-  "Retry-After": {
-    description: "Seconds to wait before retrying.",
-    required: true,
-    schema: { type: "integer", minimum: 0 },
-  },
-  "Idempotent-Replayed": {
-    description:
-      "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.",
-    schema: { type: "string", enum: ["true"] },
-  },
-  "WWW-Authenticate": {
-    description:
-      'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
-    required: true,
-    schema: { type: "string", pattern: '^Bearer realm="petstore"' },
-  },
-  Allow: { description: "Methods the path allows.", required: true, schema: { type: "string" } },
-  "Cache-Control": {
-    description:
-      "`private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers.",
-    required: true,
-    schema: { type: "string", enum: [CLIENT_CACHE_CONTROL, "no-store"] },
-  },
-  ETag: {
-    description:
-      "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
-    required: true,
-    schema: { type: "string", pattern: ETAG_FORMAT.source },
-  },
-  "x-d1-bookmark": {
-    description:
-      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
-    schema: { type: "string" },
-  },
-  "Access-Control-Allow-Origin": {
-    description:
-      "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
-    schema: { type: "string", minLength: 1 },
-  },
-  "Access-Control-Expose-Headers": {
-    description:
-      "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
-    schema: { type: "string", const: EXPOSED_HEADERS.join(", ") },
-  },
-};
+function headersOf(a: Answer, declarations: Declaration[]): Map<string, HeaderUse[]> {
+  const first = Math.min(...a.by);
+  const lastBy = Math.max(...a.by);
+  const headers = new Map<string, HeaderUse[]>();
+  const add = (use: HeaderUse, always: boolean) =>
+    headers.set(use.header.name, [...(headers.get(use.header.name) ?? []), { ...use, always }]);
+  declarations.forEach((d, j) => {
+    if (j > lastBy) return;
+    for (const use of [...(d.wraps ?? []), ...(a.error ? [] : (d.answers ?? []))]) {
+      add(use, j <= first && use.always === true);
+    }
+  });
+  for (const use of a.carries.flat()) {
+    const everyStage = a.carries.every((list) =>
+      list.some((u) => u.header.name === use.header.name && u.always),
+    );
+    add(use, everyStage);
+  }
+  return headers;
+}
 
-/** CORS headers: every response may carry them (when the request has an allowed Origin). */
-const CORS_HEADERS: HeaderName[] = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers"];
+/** `a`, `a and b`, `a, b and c`. */
+function listed(names: string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
 
-/** Headers each error code's answers carry beyond X-Request-Id. */
-const ERROR_HEADERS: Partial<Record<ErrorCode, HeaderName[]>> = {
-  unauthorized: ["WWW-Authenticate"],
-  insufficient_scope: ["WWW-Authenticate"],
-  method_not_allowed: ["Allow"],
-  rate_limited: ["Retry-After"],
-  idempotency_key_in_use: ["Retry-After"],
-  service_unavailable: ["Retry-After"],
-  gone: ["Cache-Control"],
-};
+/** A header component from its entry: the description with each use's note, its values. */
+function headerComponent(entry: HeaderEntry): Json {
+  const notes = [...entry.notes].map(([note, ops]) => note.replace("{operations}", listed(ops)));
+  const description = [entry.spec.description, ...notes].filter(Boolean).join(" ");
+  const { values } = entry;
+  return {
+    ...(description ? { description } : {}),
+    ...(entry.required ? { required: true } : {}),
+    schema: {
+      ...entry.spec.schema,
+      ...(values.length === 1 ? { const: values[0] } : {}),
+      ...(values.length > 1 ? { enum: values } : {}),
+    },
+  };
+}
+
+/** The path and query parameters a validator checks, from its zod schema. */
+function schemaParameters(where: "query" | "path", schema: z.ZodMiniType): Json[] {
+  const json = inline(schema) as { properties?: Record<string, Json>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...propertySchema } = property;
+    return {
+      name,
+      in: where,
+      required: where === "path" || (json.required ?? []).includes(name),
+      description,
+      schema: propertySchema,
+    };
+  });
+}
+
+/** An operation: the table's fields, its stages' declarations, its answers. */
+interface Described {
+  op: Operation;
+  declarations: Declaration[];
+  answers: Array<{ answer: Answer; headers: Map<string, HeaderUse[]> }>;
+}
+
+function describeOperation(op: Operation, entries: Map<string, HeaderEntry>): Described {
+  const declarations = [...APP_STAGES, ...stagesOf(op)].map((stage) => stage.declares);
+  const answers = answersOf(op, declarations).map((answer) => {
+    const headers = headersOf(answer, declarations);
+    for (const [name, uses] of headers) {
+      const entry = entries.get(name) ?? {
+        spec: (uses[0] as HeaderUse).header,
+        notes: new Map<string, string[]>(),
+        values: [],
+        required: true,
+      };
+      entries.set(name, entry);
+      entry.required &&= uses.some((use) => use.always);
+      for (const use of uses) {
+        if (use.value !== undefined && !entry.values.includes(use.value)) {
+          entry.values.push(use.value);
+        }
+        if (use.note === undefined) continue;
+        const ops = entry.notes.get(use.note) ?? [];
+        if (!ops.includes(op.operationId)) ops.push(op.operationId);
+        entry.notes.set(use.note, ops);
+      }
+    }
+    return { answer, headers };
+  });
+  return { op, declarations, answers };
+}
 
 /**
  * The headers of one response: a $ref to the component, or, for a header that this
  * response always carries but the component marks conditional, the component inlined
  * with `required: true` (a Reference Object cannot carry `required`).
  */
-function headerObjects(names: HeaderName[], always: HeaderName[] = []): Json {
-  const all: HeaderName[] = ["X-Request-Id", ...names, ...CORS_HEADERS];
+function headerObjects(headers: Map<string, HeaderUse[]>, components: Record<string, Json>): Json {
   return Object.fromEntries(
-    [...new Set(all)].map((name) => [
+    [...headers].map(([name, uses]) => [
       name,
-      always.includes(name) && !HEADERS[name].required
-        ? { ...HEADERS[name], required: true }
+      uses.some((use) => use.always) && !components[name]?.required
+        ? { ...components[name], required: true }
         : { $ref: `#/components/headers/${name}` },
     ]),
   );
 }
 
-/** Headers every answer of the operation past the key check carries. */
-function alwaysHeaders(op: Operation): HeaderName[] {
-  return op.deprecation ? ["Deprecation", "Sunset", "Link"] : [];
-}
-
-function errorResponses(op: Operation): Json {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...(op.public ? PUBLIC_COMMON_ERRORS : COMMON_ERRORS), ...op.errors]) {
-    const status = ERROR_STATUS[code];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
-  const responses: Json = {};
-  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    // 401 comes before the operation runs, and 405 is the path's answer to a method it
-    // does not have, not this operation's: neither carries the operation's own headers.
-    // A 5xx may come from the key check too (database down), so there they are
-    // documented but not promised.
-    const own = status === 401 || status === 405 ? [] : alwaysHeaders(op);
-    const always = status >= 500 ? [] : own;
-    const headers = new Set<HeaderName>([
-      ...statusCodes.flatMap((c) => ERROR_HEADERS[c] ?? []),
-      ...own,
-    ]);
-    responses[String(status)] = {
-      description: statusCodes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" "),
-      headers: headerObjects([...headers], always),
-      content: {
-        "application/json": {
-          schema: {
-            allOf: [
-              { $ref: REF("Error") },
-              { properties: { code: { enum: statusCodes }, status: { const: status } } },
-            ],
-          },
-        },
-      },
+function responseObject(
+  { answer, headers }: Described["answers"][number],
+  op: Operation,
+  components: Record<string, Json>,
+): Json {
+  const response: Json = {
+    description: answer.error
+      ? answer.codes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" ")
+      : answer.description,
+    headers: headerObjects(headers, components),
+  };
+  if (answer.error) {
+    const codes = {
+      code: { type: "string", enum: answer.codes },
+      status: { type: "integer", const: answer.status },
+    };
+    response.content = {
+      "application/json": { schema: { allOf: [{ $ref: REF("Error") }, { properties: codes }] } },
+    };
+  } else if (answer.status !== 304 && op.success) {
+    response.content = {
+      [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
     };
   }
-  return responses;
+  return response;
 }
 
-function parameters(op: Operation): Json[] {
-  const result: Json[] = [];
-  for (const [where, schema] of [
-    ["query", op.query],
-    ["path", op.params],
-  ] as const) {
-    if (!schema) continue;
-    const json = inline(schema) as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, property] of Object.entries(json.properties ?? {})) {
-      const { description, ...propertySchema } = property;
-      result.push({
-        name,
-        in: where,
-        required: where === "path" || (json.required ?? []).includes(name),
-        description,
-        schema: propertySchema,
-      });
-    }
-  }
-  if (op.conditional) {
-    result.push({
-      name: "If-None-Match",
-      in: "header",
-      required: false,
-      description:
-        "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
-      schema: { type: "string" },
-    });
-  }
-  if (op.session === "read") {
-    result.push({
-      name: BOOKMARK_HEADER,
-      in: "header",
-      required: false,
-      description: `A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 \`invalid_parameter\`. Only reads take it; other operations ignore it.`,
-      schema: { type: "string", pattern: BOOKMARK.source },
-    });
-  }
-  for (const name of op.requestHeaders ?? []) {
-    result.push({
-      name,
-      in: "header",
-      required: false,
-      description: `Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. 409 is rare: only while a request with the key that an earlier version of the service accepted is still being processed.`,
-      // The length as the server counts it: that of the value, inside the quotes of a
-      // structured-field string, where an escape counts once.
-      schema: { type: "string", pattern: IDEMPOTENCY_KEY.source },
-    });
-  }
-  return result;
-}
-
-/** Headers of a conditional read's 200 and 304 answers (src/http/conditional-read.ts). */
-const CONDITIONAL_HEADERS: HeaderName[] = ["ETag", "Cache-Control"];
-
-function operationObject(op: Operation): Json {
-  const responses: Json = {};
-  const conditional = op.conditional ? CONDITIONAL_HEADERS : [];
-  if (op.success) {
-    responses[String(op.success.status)] = {
-      description: op.success.description,
-      headers: headerObjects(
-        [...op.success.headers, ...conditional, ...alwaysHeaders(op)],
-        alwaysHeaders(op),
-      ),
-      content: {
-        [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
-      },
-    };
-  }
-  if (op.conditional) {
-    responses["304"] = {
-      description:
-        "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
-      headers: headerObjects(
-        [...conditional, "Link", ...alwaysHeaders(op), "x-d1-bookmark"],
-        alwaysHeaders(op),
-      ),
-    };
-  }
-  Object.assign(responses, errorResponses(op));
+function operationObject(
+  { op, declarations, answers }: Described,
+  components: Record<string, Json>,
+): Json {
+  const fields = Object.assign({}, ...declarations.map((d) => d.operation ?? {})) as Json;
   const object: Json = {
     operationId: op.operationId,
     summary: op.summary,
     description: op.description,
-    tags: [op.public ? "documentation" : op.path.startsWith("/store") ? "store" : "animals"],
+    tags: [op.tag],
+    security: fields.security ?? [],
+    ...(fields.deprecated ? { deprecated: true } : {}),
+    ...(op.stability ? { "x-stability": op.stability } : {}),
   };
-  object.security = op.scope ? [{ bearerAuth: [op.scope] }] : [];
-  if (op.deprecation) object.deprecated = true;
-  if (op.stability) object["x-stability"] = op.stability;
-  const params = parameters(op);
-  if (params.length > 0) object.parameters = params;
-  if (op.body) {
+  const validated = declarations.flatMap((d) => (d.validates ? [d.validates] : []));
+  const parameters = [
+    ...validated.flatMap((v) => (v.in === "body" ? [] : schemaParameters(v.in, v.schema))),
+    // Headers in the order of their names.
+    ...declarations
+      .flatMap((d) => d.parameters ?? [])
+      .sort((a, b) => String(a.name).toLowerCase().localeCompare(String(b.name).toLowerCase())),
+  ];
+  if (parameters.length > 0) object.parameters = parameters;
+  const body = validated.find((v) => v.in === "body");
+  if (body) {
     object.requestBody = {
       required: true,
-      description: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`,
-      content: { "application/json": { schema: inline(op.body) } },
+      description: declarations.find((d) => d.body)?.body,
+      content: { "application/json": { schema: inline(body.schema) } },
     };
   }
-  object.responses = responses;
+  object.responses = Object.fromEntries(
+    answers.map((a) => [String(a.answer.status), responseObject(a, op, components)]),
+  );
   return object;
 }
 
@@ -346,15 +333,25 @@ function headObject(op: Operation, get: Json): Json {
 }
 
 export function buildOpenApiDocument(): Json {
+  const entries = new Map<string, HeaderEntry>();
+  const described = OPERATIONS.map((op) => describeOperation(op, entries));
+  const components = Object.fromEntries(
+    [...entries].map(([name, entry]) => [name, headerComponent(entry)]),
+  );
   const paths: Record<string, Json> = {};
-  for (const op of OPERATIONS) {
-    const object = operationObject(op);
+  for (const operation of described) {
+    const { op } = operation;
+    const object = operationObject(operation, components);
     paths[op.path] = {
       ...paths[op.path],
       [op.method]: object,
       ...(op.method === "get" ? { head: headObject(op, object) } : {}),
     };
   }
+  const securitySchemes = Object.assign(
+    {},
+    ...described.flatMap((d) => d.declarations.map((decl) => decl.securitySchemes ?? {})),
+  ) as Record<string, Json>;
   return {
     openapi: "3.1.1",
     info: {
@@ -368,37 +365,36 @@ export function buildOpenApiDocument(): Json {
         "",
         `Rate limits apply per API key (429 with \`Retry-After\`).`,
         "",
-        `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${EXPOSED_HEADERS.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${ALLOWED_REQUEST_HEADERS.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
+        "Methods: every path of this document answers `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation answers 405, so none lists it.",
         "",
-        `Deprecation: \`GET /pets/{petId}\` is deprecated since ${DEPRECATED_SINCE} (\`Deprecation: ${DEPRECATION_HEADERS.Deprecation}\`) and answers 410 from ${DEPRECATION_HEADERS.Sunset} (\`Sunset\` header).`,
+        `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${CORS.exposed.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${CORS.allowed.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
+        ...OPERATIONS.flatMap(({ method, path, deprecation }) =>
+          deprecation
+            ? [
+                "",
+                `Deprecation: \`${method.toUpperCase()} ${path}\` is deprecated since ${deprecatedSince(deprecation)} (\`Deprecation: ${deprecationHeaders(deprecation).Deprecation}\`) and answers 410 from ${deprecationHeaders(deprecation).Sunset} (\`Sunset\` header).`,
+              ]
+            : [],
+        ),
       ].join("\n"),
+      contact: {
+        name: "Pet Store API team",
+        url: "https://petstore.example.com/developers",
+        email: "api@petstore.example.com",
+      },
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [
       { url: "https://api.petstore.example.com/v1", description: "production" },
       { url: "https://staging.petstore.example.com/v1", description: "staging" },
     ],
-    security: [{ bearerAuth: [] }],
-    tags: [
-      { name: "animals", description: "The animals of the store." },
-      { name: "store", description: "Store operations (experimental)." },
-      { name: "documentation", description: "This document and its reference page (public)." },
-    ],
+    security: Object.keys(securitySchemes).map((name) => ({ [name]: [] })),
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       schemas: componentSchemas(),
-      headers: HEADERS,
-      securitySchemes: {
-        bearerAuth: {
-          type: "http",
-          scheme: "bearer",
-          description: [
-            "API keys start with `psk_` and are issued with `npm run keys -- create`. Each key carries one or more scopes; each operation's `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.",
-            "",
-            ...SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`),
-          ].join("\n"),
-        },
-      },
+      headers: components,
+      securitySchemes,
     },
     "x-error-codes": Object.fromEntries(
       Object.entries(ERROR_STATUS).map(([code, status]) => [

@@ -4,7 +4,7 @@
 // can make a cursor that passes, for one position and one filter. It holds nothing secret
 // (every key sees every pet). Each cursor has exactly one spelling, so no page is kept
 // twice in the edge cache under two spellings of one cursor.
-import { MAX_ID } from "../config.ts";
+import { CURSOR_MAX_LENGTH, MAX_ID } from "../config.ts";
 import { base64url, fromBase64url, hmacBase64url, sameMac } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
 import type { PetStatus } from "./schemas.ts";
@@ -46,7 +46,7 @@ export async function decodeCursor(
 ): Promise<number> {
   const invalid = (why: string) =>
     new ApiError("invalid_cursor", `Query parameter "cursor" ${why}.`);
-  const text = cursor.length <= 200 ? fromBase64url(cursor) : undefined;
+  const text = cursor.length <= CURSOR_MAX_LENGTH ? fromBase64url(cursor) : undefined;
   // One spelling: base64url whose unused trailing bits are not zero decodes too.
   const canonical = text !== undefined && base64url(encoder.encode(text)) === cursor;
   const parts = canonical ? text.split(".") : [];

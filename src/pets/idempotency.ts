@@ -1,4 +1,5 @@
 // The Idempotency-Key header of POST /v1/pets (IETF draft-ietf-httpapi-idempotency-key-header).
+import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
 import { sha256 } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
 
@@ -6,14 +7,33 @@ import { ApiError } from "../errors.ts";
 const SF_CHARACTER = String.raw`(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])`;
 const SF_STRING = new RegExp(`^"(${SF_CHARACTER}*)"$`);
 
+/** The longest key, counted as the client means it (inside the quotes, an escape once). */
+const MAX_KEY_LENGTH = 255;
+
 /**
  * Every Idempotency-Key the service accepts: a structured-field string whose value is 1
  * to 255 printable ASCII characters, or 1 to 255 printable ASCII characters that are not
  * one. The document publishes it as the header's pattern.
  */
-export const IDEMPOTENCY_KEY = new RegExp(
-  String.raw`^(?:"${SF_CHARACTER}{1,255}"|(?!"${SF_CHARACTER}*"$)[\x20-\x7E]{1,255})$`,
+const IDEMPOTENCY_KEY = new RegExp(
+  String.raw`^(?:"${SF_CHARACTER}{1,${MAX_KEY_LENGTH}}"|(?!"${SF_CHARACTER}*"$)[\x20-\x7E]{1,${MAX_KEY_LENGTH}})$`,
 );
+
+/** The header as createPet's parameter in the OpenAPI document. */
+export const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: `Makes the create safe to retry: 1-${MAX_KEY_LENGTH} printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422.`,
+  // The length as the server counts it: that of the value, inside the quotes of a
+  // structured-field string, where an escape counts once. So the longest header is a
+  // quoted key of escapes only.
+  schema: {
+    type: "string",
+    maxLength: 2 + 2 * MAX_KEY_LENGTH,
+    pattern: IDEMPOTENCY_KEY.source,
+  },
+};
 
 /**
  * The key's value, or undefined when the header is absent. A structured-field
@@ -24,7 +44,7 @@ export function parseIdempotencyKey(header: string | undefined): string | undefi
   if (!IDEMPOTENCY_KEY.test(header)) {
     throw new ApiError(
       "invalid_idempotency_key",
-      'Header "Idempotency-Key" must be 1 to 255 printable ASCII characters.',
+      `Header "${IDEMPOTENCY_KEY_PARAMETER.name}" must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
     );
   }
   const quoted = SF_STRING.exec(header)?.[1];

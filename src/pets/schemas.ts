@@ -1,7 +1,7 @@
 // The pet resource's schemas: they validate requests at run time and they write
 // the OpenAPI document (scripts/openapi.ts). There is no second copy.
 import * as z from "zod/mini";
-import { MAX_ID, NAME_MAX_CODE_POINTS, PAGE_SIZE } from "../config.ts";
+import { CURSOR_MAX_LENGTH, MAX_ID, NAME_MAX_CODE_POINTS, PAGE_SIZE } from "../config.ts";
 
 export const PET_STATUSES = ["available", "pending", "sold"] as const;
 
@@ -47,8 +47,11 @@ function bmpClass(matches: (character: string) => boolean): string {
 export function portableNamePattern(): string {
   const forbidden = bmpClass((c) => CONTROL.test(c) || BIDI_CONTROL.test(c));
   const invisible = bmpClass((c) => !VISIBLE.test(c));
-  const visible = `(?:[^${invisible}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`;
-  return `^[^${forbidden}]*${visible}[^${forbidden}]*$`;
+  // A surrogate only as half of a pair: a lone one is refused, read Unicode-aware or not.
+  const pair = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]";
+  const allowed = `(?:[^${forbidden}\\uD800-\\uDFFF]|${pair})`;
+  const visible = `(?:[^${invisible}\\uD800-\\uDFFF]|${pair})`;
+  return `^${allowed}*${visible}${allowed}*$`;
 }
 
 /** zod's error option: "is required" when the field is absent, else `message`. */
@@ -136,7 +139,10 @@ export const PetSchema = z
 
 export const PetsSchema = z
   .array(PetSchema)
-  .check(z.meta({ id: "Pets", description: "A page of animals in ascending id order." }));
+  .check(
+    z.maxLength(PAGE_SIZE.max),
+    z.meta({ id: "Pets", description: "A page of animals in ascending id order." }),
+  );
 
 export type NewPet = z.infer<typeof NewPetSchema>;
 export type Pet = z.infer<typeof PetSchema>;
@@ -194,6 +200,8 @@ export const ListPetsQuerySchema = z.object({
       z.meta({
         description:
           'Opaque cursor from a `Link: <...>; rel="next"` header. Bound to the `status` filter it was issued for.',
+        // The document states the bound; the cursor's own check refuses what is longer.
+        maxLength: CURSOR_MAX_LENGTH,
       }),
     ),
   ),

@@ -10,7 +10,7 @@ import {
   PetStoreClient,
   PetStoreError,
 } from "../../packages/client/src/index.ts";
-import type { Scope } from "../../src/auth/scopes.ts";
+import type { Scope } from "../../src/scopes.ts";
 import { BASE, createKey, workerFetch } from "../helpers.ts";
 
 /** What the client sent and what the API answered, one entry per attempt. */

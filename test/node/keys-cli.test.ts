@@ -13,7 +13,7 @@ import {
 } from "../../scripts/key-cli.ts";
 import type { ListedKey } from "../../scripts/key-statements.ts";
 import { LOCAL_KEY_TAG_SECRET } from "../../src/auth/keys.ts";
-import { SCOPES } from "../../src/auth/scopes.ts";
+import { SCOPES } from "../../src/scopes.ts";
 import { usageErrorOf } from "../support/usage-error.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;

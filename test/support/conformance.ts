@@ -6,7 +6,8 @@
 //   when none is documented; every `required` header is present and every documented
 //   header validates against its schema.
 // - A documented path with another method: what each of the path's operations documents
-//   for that status (405 with Allow, or the 401 that precedes it).
+//   for that status (the 401 or 429 that precedes a 405); the 405 itself is the service's own
+//   answer (below), documented by no operation because none of them gives it.
 // - Anything else: one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
 //   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
 //   code stands for (`x-error-codes`) and the headers that status always carries.
@@ -217,9 +218,13 @@ export async function assertConforms(request: Request, response: Response): Prom
   } else if (op) {
     where = `${op.operationId} (${request.method} ${match.template})`;
     await checkDocumented(problems, request, response.clone(), op);
+  } else if (response.status === 405) {
+    // A method the path does not have: the path's own answer, which no operation gives.
+    where = `${request.method} ${match.template} (a method the path does not have)`;
+    await checkUndocumented(problems, request, response.clone(), pathname);
   } else {
-    // A method the path does not have (405, or what precedes it: 401, 429): the answer must
-    // be the one every operation of the path documents for it (HEAD's are GET's, bodiless).
+    // What precedes that 405 (401, 429, a 5xx): the answer must be the one every
+    // operation of the path documents for it (HEAD's are GET's, bodiless).
     where = `${request.method} ${match.template} (a method the path does not have)`;
     for (const [method, other] of Object.entries(item)) {
       if (method !== "head") await checkDocumented(problems, request, response.clone(), other);

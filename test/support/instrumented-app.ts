@@ -4,11 +4,11 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createApp } from "../../src/app.ts";
-import { SCOPES } from "../../src/auth/scopes.ts";
 import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
 import type { EdgeCache } from "../../src/cache/edge-cache.ts";
 import type { Clock } from "../../src/clock.ts";
 import type { LogLine } from "../../src/log.ts";
+import { SCOPES } from "../../src/scopes.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
 import { assertConforms } from "./conformance.ts";
 import { Recorder } from "./instrumentation.ts";

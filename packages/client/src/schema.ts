@@ -137,7 +137,7 @@ export interface components {
         /** @description Every error answer of the service. */
         Error: {
             /** @enum {string} */
-            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description For humans; names the offending field or parameter. */
             message: string;
             /** @description Equals the HTTP status of the response. */
@@ -166,8 +166,7 @@ export interface components {
              * @example 12
              */
             categoryId: number;
-            /** @default available */
-            status?: components["schemas"]["PetStatus"];
+            status?: components["schemas"]["PetStatus"] & unknown;
         };
         /** @description An animal of the store. */
         Pet: {
@@ -198,32 +197,30 @@ export interface components {
     headers: {
         /** @description Identifies the request in the logs (the `cf-ray` value when present). On every response. */
         "X-Request-Id": string;
+        /** @description CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`). */
+        "Access-Control-Allow-Origin": string;
+        /** @description CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`. */
+        "Access-Control-Expose-Headers": "Allow, Deprecation, ETag, Idempotent-Replayed, Link, Location, Retry-After, Sunset, WWW-Authenticate, x-d1-bookmark, X-Request-Id";
+        /** @description D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none. */
+        "x-d1-bookmark": string;
+        /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+        ETag: string;
+        /** @description `private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers. */
+        "Cache-Control": "private, no-cache" | "no-store";
         /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
         Link: string;
+        /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
+        "WWW-Authenticate": string;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
         /** @description Path of the created animal, `/v1/pets/{id}`. */
         Location: string;
+        /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
+        "Idempotent-Replayed": "true";
         /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
         Deprecation: "@1793491200";
         /** @description RFC 8594: when the operation stops answering. */
         Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-        /** @description Seconds to wait before retrying. */
-        "Retry-After": number;
-        /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
-        "Idempotent-Replayed": "true";
-        /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
-        "WWW-Authenticate": string;
-        /** @description Methods the path allows. */
-        Allow: string;
-        /** @description `private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers. */
-        "Cache-Control": "private, no-cache" | "no-store";
-        /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
-        ETag: string;
-        /** @description D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none. */
-        "x-d1-bookmark": string;
-        /** @description CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`). */
-        "Access-Control-Allow-Origin": string;
-        /** @description CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`. */
-        "Access-Control-Expose-Headers": "Link, Location, Deprecation, Sunset, Retry-After, Idempotent-Replayed, X-Request-Id, x-d1-bookmark, WWW-Authenticate, Allow, ETag";
     };
     pathItems: never;
 }
@@ -254,12 +251,12 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Link: components["headers"]["Link"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -270,12 +267,12 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Link: components["headers"]["Link"];
-                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -290,7 +287,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "invalid_parameter" | "invalid_cursor";
                         /** @constant */
                         status?: 400;
@@ -301,14 +298,14 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "unauthorized";
                         /** @constant */
                         status?: 401;
@@ -319,35 +316,17 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "insufficient_scope";
                         /** @constant */
                         status?: 403;
-                    };
-                };
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                        /** @constant */
-                        status?: 405;
                     };
                 };
             };
@@ -355,14 +334,14 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "rate_limited";
                         /** @constant */
                         status?: 429;
@@ -379,7 +358,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "internal_error";
                         /** @constant */
                         status?: 500;
@@ -390,14 +369,14 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "service_unavailable";
                         /** @constant */
                         status?: 503;
@@ -410,7 +389,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the API key and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. 409 is rare: only while a request with the key that an earlier version of the service accepted is still being processed. */
+                /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the API key and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -427,11 +406,11 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Location: components["headers"]["Location"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -448,7 +427,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "invalid_json" | "validation_failed" | "invalid_idempotency_key";
                         /** @constant */
                         status?: 400;
@@ -459,14 +438,14 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "unauthorized";
                         /** @constant */
                         status?: 401;
@@ -477,53 +456,17 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "insufficient_scope";
                         /** @constant */
                         status?: 403;
-                    };
-                };
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                        /** @constant */
-                        status?: 405;
-                    };
-                };
-            };
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still being processed. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "idempotency_key_in_use";
-                        /** @constant */
-                        status?: 409;
                     };
                 };
             };
@@ -537,7 +480,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "payload_too_large";
                         /** @constant */
                         status?: 413;
@@ -554,7 +497,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "unsupported_media_type";
                         /** @constant */
                         status?: 415;
@@ -571,7 +514,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "idempotency_key_reused";
                         /** @constant */
                         status?: 422;
@@ -582,14 +525,14 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "rate_limited";
                         /** @constant */
                         status?: 429;
@@ -606,7 +549,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "internal_error";
                         /** @constant */
                         status?: 500;
@@ -617,14 +560,14 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "service_unavailable";
                         /** @constant */
                         status?: 503;
@@ -658,12 +601,12 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Link: components["headers"]["Link"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -672,12 +615,12 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Link: components["headers"]["Link"];
-                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -696,9 +639,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -707,20 +650,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -729,9 +661,9 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -750,9 +682,9 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -780,17 +712,17 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -801,17 +733,17 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
-                    Link: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -820,19 +752,19 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "invalid_parameter";
                         /** @constant */
                         status?: 400;
@@ -843,14 +775,14 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "unauthorized";
                         /** @constant */
                         status?: 401;
@@ -861,20 +793,20 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "insufficient_scope";
                         /** @constant */
                         status?: 403;
@@ -885,40 +817,22 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "not_found";
                         /** @constant */
                         status?: 404;
-                    };
-                };
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                        /** @constant */
-                        status?: 405;
                     };
                 };
             };
@@ -926,20 +840,20 @@ export interface operations {
             410: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "gone";
                         /** @constant */
                         status?: 410;
@@ -950,20 +864,17 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
-                    Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
-                    Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
-                    Link: string;
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "rate_limited";
                         /** @constant */
                         status?: 429;
@@ -974,16 +885,16 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "internal_error";
                         /** @constant */
                         status?: 500;
@@ -994,17 +905,17 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "service_unavailable";
                         /** @constant */
                         status?: 503;
@@ -1034,17 +945,17 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1053,17 +964,17 @@ export interface operations {
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
-                    Link: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1072,14 +983,14 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1088,9 +999,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1099,15 +1010,15 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1116,25 +1027,14 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1143,15 +1043,15 @@ export interface operations {
             410: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1160,15 +1060,12 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
-                    Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
-                    Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
-                    Link: string;
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1177,11 +1074,11 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1190,12 +1087,12 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1215,14 +1112,14 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "unauthorized";
                         /** @constant */
                         status?: 401;
@@ -1233,35 +1130,17 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "insufficient_scope";
                         /** @constant */
                         status?: 403;
-                    };
-                };
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                        /** @constant */
-                        status?: 405;
                     };
                 };
             };
@@ -1269,14 +1148,14 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "rate_limited";
                         /** @constant */
                         status?: 429;
@@ -1293,7 +1172,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "internal_error";
                         /** @constant */
                         status?: 500;
@@ -1310,7 +1189,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
@@ -1321,14 +1200,14 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "service_unavailable";
                         /** @constant */
                         status?: 503;
@@ -1350,9 +1229,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1361,20 +1240,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1383,9 +1251,9 @@ export interface operations {
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1414,9 +1282,9 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1457,24 +1325,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                        /** @constant */
-                        status?: 405;
-                    };
-                };
-            };
             /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
             500: {
                 headers: {
@@ -1485,7 +1335,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "internal_error";
                         /** @constant */
                         status?: 500;
@@ -1507,17 +1357,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
@@ -1557,24 +1396,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                        /** @constant */
-                        status?: 405;
-                    };
-                };
-            };
             /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
             500: {
                 headers: {
@@ -1585,7 +1406,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
+                        /** @enum {string} */
                         code?: "internal_error";
                         /** @constant */
                         status?: 500;
@@ -1607,17 +1428,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `method_not_allowed`: The path exists but not with this method; see the `Allow` header. */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Allow: components["headers"]["Allow"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;

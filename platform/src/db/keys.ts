@@ -3,10 +3,10 @@
 // of another account's key finds nothing, exactly like an id that does not exist.
 import type { ListedKey } from "../../../scripts/key-statements.ts";
 import { toListedKey } from "../../../scripts/key-statements.ts";
-import type { Scope } from "../../../src/auth/scopes.ts";
-import { formatScopes } from "../../../src/auth/scopes.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
+import type { Scope } from "../../../src/scopes.ts";
+import { formatScopes } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 
 export type { ListedKey };

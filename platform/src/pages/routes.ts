@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { parseKeyId } from "../../../scripts/key-statements.ts";
-import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/auth/scopes.ts";
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 import { listPasskeys } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";

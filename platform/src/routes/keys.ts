@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { parseKeyId } from "../../../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey, issueApiKey, tagSecrets } from "../../../src/auth/keys.ts";
-import type { Scope } from "../../../src/auth/scopes.ts";
+import type { Scope } from "../../../src/scopes.ts";
 import { DEFAULT_GRACE_SECONDS, MAX_ACTIVE_KEYS } from "../config.ts";
 import type { ListedKey } from "../db/keys.ts";
 import {

@@ -1,14 +1,18 @@
-// The scopes an API key can carry (docs/keys.md, "Managing keys"). Each operation
-// names its scope once, in src/operations.ts; the scope middleware enforces it.
+// The scopes an API key can carry (docs/keys.md, "Managing keys"), and how they are
+// stored. Each operation names its scope once, in src/operations.ts; the scope
+// middleware (src/auth/middleware.ts) enforces it.
 
 export const SCOPES = ["pets:read", "pets:write", "orders:read"] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** What each scope allows: written into the OpenAPI document and the CLI's usage. */
+/**
+ * What each scope allows, for the OpenAPI document; which operations need it is each
+ * operation's own `security` there (the table's `scope`).
+ */
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  "pets:read": "List and fetch animals (listPets, getPet). Safe in a web page.",
-  "pets:write": "Add animals (createPet). Keep it on a server.",
-  "orders:read": "List store orders (listOrders).",
+  "pets:read": "Read animals. Safe in a web page.",
+  "pets:write": "Add animals. Keep it on a server.",
+  "orders:read": "Read store orders.",
 };
 
 export function isScope(value: string): value is Scope {
