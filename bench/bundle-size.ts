@@ -1,6 +1,6 @@
 // npm run bench:size — builds the worker as it deploys (minified, wrangler.toml's top
-// level) into a temporary directory, and fails when its gzip size exceeds the budget of
-// issue 4.
+// level) into a temporary directory, and fails when its gzip size exceeds the budget
+// (BUNDLE_BUDGET_KIB).
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.ts";
 import type { PetStore } from "../db/pet-store.ts";
 import type { Scope } from "../scopes.ts";
+import type { KeptAnswer } from "./conditional-read.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
 export interface AppVariables {
@@ -14,6 +15,19 @@ export interface AppVariables {
   /** The request body as parsed by `jsonBody`, before validation. */
   jsonBody: unknown;
   clock: Clock;
+  /**
+   * Set by a conditional read's first stage (src/http/conditional-read.ts): starts the
+   * kept answer's lookup. The key check calls it when it must look the key up, so both
+   * lookups run side by side.
+   */
+  lookAhead?: () => void;
+  /** What `lookAhead` found, once started; only the conditional read stage uses it. */
+  keptAnswer?: Promise<KeptAnswer | undefined>;
+  /**
+   * Set by a conditional read's handler: this answer never changes once it exists (a
+   * pet; a page that has a next page), so the edge cache may keep it.
+   */
+  immutable?: boolean;
 }
 
 export interface AppEnv {
