@@ -179,22 +179,20 @@ function keeping(c: Context<AppEnv>, read: ConditionalReadRoute) {
   return { key, ttl };
 }
 
+const warn = ({ log }: EdgeDeps, msg: string, requestId: string, err: unknown) =>
+  log({ level: "warn", msg, request_id: requestId, error: errorText(err) });
+
 /** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
-async function lookUp({ edgeCache, log }: EdgeDeps, key: string, requestId: string) {
+async function lookUp(deps: EdgeDeps, key: string, requestId: string) {
   try {
     return await withTimeout(
       Promise.resolve()
-        .then(() => edgeCache().match(key))
+        .then(() => deps.edgeCache().match(key))
         .then((kept) => (kept?.status === 200 ? representationOf(kept, true) : undefined)),
       EDGE_CACHE_MATCH_TIMEOUT_MS,
     );
   } catch (err) {
-    log({
-      level: "warn",
-      msg: "edge cache match failed",
-      request_id: requestId,
-      error: errorText(err),
-    });
+    warn(deps, "edge cache match failed", requestId, err);
     return undefined;
   }
 }
@@ -206,18 +204,16 @@ async function lookUp({ edgeCache, log }: EdgeDeps, key: string, requestId: stri
  * no lookup; its 400 comes in its turn). Nothing is released here.
  */
 export function lookAhead(read: ConditionalReadRoute, input: H<AppEnv>[], deps: EdgeDeps) {
-  const passes = async (c: Context<AppEnv>) => {
-    for (const check of input) await check(c, async () => {});
-  };
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("lookAhead", () => {
-      const ahead = passes(c).then(async (): Promise<KeptAnswer | undefined> => {
+      const ahead = async (): Promise<KeptAnswer | undefined> => {
+        for (const check of input) await check(c, async () => {});
         const kept = keeping(c, read);
         return kept && { key: kept.key, rep: await lookUp(deps, kept.key, c.var.requestId) };
-      });
+      };
       c.set(
         "keptAnswer",
-        ahead.catch(() => undefined),
+        ahead().catch(() => undefined),
       );
     });
     await next();
@@ -246,14 +242,7 @@ export function conditionalRead(read: ConditionalReadRoute, deps: EdgeDeps) {
         const response = new Response(rep.body, { status: 200, headers });
         const put = Promise.resolve()
           .then(() => deps.edgeCache().put(kept.key, response))
-          .catch((err: unknown) =>
-            deps.log({
-              level: "warn",
-              msg: "edge cache put failed",
-              request_id: c.var.requestId,
-              error: errorText(err),
-            }),
-          );
+          .catch((err: unknown) => warn(deps, "edge cache put failed", c.var.requestId, err));
         waitUntil(c, put);
       }
     }

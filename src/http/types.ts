@@ -15,18 +15,11 @@ export interface AppVariables {
   /** The request body as parsed by `jsonBody`, before validation. */
   jsonBody: unknown;
   clock: Clock;
-  /**
-   * Set by a conditional read's first stage (src/http/conditional-read.ts): starts the
-   * kept answer's lookup. The key check calls it when it must look the key up, so both
-   * lookups run side by side.
-   */
+  /** Starts a conditional read's kept answer lookup; the key check calls it beside its own. */
   lookAhead?: () => void;
-  /** What `lookAhead` found, once started; only the conditional read stage uses it. */
+  /** What `lookAhead` found, once started; only the conditional read releases it. */
   keptAnswer?: Promise<KeptAnswer | undefined>;
-  /**
-   * Set by a conditional read's handler: this answer never changes once it exists (a
-   * pet; a page that has a next page), so the edge cache may keep it.
-   */
+  /** Set by a conditional read's handler: this answer never changes, so it may be kept. */
   immutable?: boolean;
 }
 
