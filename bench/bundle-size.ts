@@ -1,10 +1,29 @@
 // npm run bench:size — builds the worker as it deploys (minified, wrangler.toml's top
-// level) into a temporary directory, and fails when its gzip size exceeds the budget of
-// issue 4.
-import { mkdtempSync, rmSync } from "node:fs";
+// level) into a temporary directory, and fails when its gzip size exceeds the budget
+// (BUNDLE_BUDGET_KIB), or when it holds text only the OpenAPI document needs: the
+// document itself (a static asset) or any stage's declaration (src/openapi/declarations.ts).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BUNDLE_BUDGET_KIB, buildBundle } from "./lib.ts";
+import { APP_DECLARATIONS, declarationsOf } from "../src/openapi/declarations.ts";
+import { OPERATIONS } from "../src/operations.ts";
+import { BUNDLE_BUDGET_KIB, buildBundle, ROOT } from "./lib.ts";
+
+/** The start of every description the stages declare, up to its first figure. */
+function declaredText(): string[] {
+  const found = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (node === null || typeof node !== "object") return;
+    for (const [key, value] of Object.entries(node)) {
+      if (typeof value === "string" && (key === "description" || key === "body")) {
+        const start = value.split(/[0-9$]/)[0]?.slice(0, 32) ?? "";
+        if (start.length >= 12) found.add(start);
+      } else walk(value);
+    }
+  };
+  walk([...APP_DECLARATIONS, ...OPERATIONS.flatMap(declarationsOf)]);
+  return [...found];
+}
 
 const outdir = mkdtempSync(path.join(os.tmpdir(), "petstore-bundle-"));
 try {
@@ -18,6 +37,16 @@ try {
     console.log(`ok   ${line}`);
   }
   if (bundle.wranglerSays) console.log(`     wrangler: ${bundle.wranglerSays}`);
+  const code = readFileSync(bundle.file, "utf8");
+  const document = readFileSync(path.join(ROOT, "src", "openapi", "openapi.json"), "utf8");
+  const probes = [JSON.parse(document).info.description.slice(0, 32), ...declaredText()];
+  const leaked = probes.filter((text) => code.includes(text));
+  if (leaked.length > 0) {
+    console.error(`FAIL the bundle holds document text: ${leaked.map((t) => `"${t}"`).join(", ")}`);
+    process.exitCode = 1;
+  } else {
+    console.log(`ok   no document text in it (${probes.length} probes)`);
+  }
 } catch (err) {
   console.error(err instanceof Error ? err.message : err);
   process.exitCode = 1;

@@ -1,9 +1,12 @@
 // npm run docs:assets
-// Writes the files of the reference page (GET /v1/docs) into dist/assets, the
-// [assets] directory of wrangler.toml, at the URL paths src/openapi/docs-page.ts names:
-//   - @scalar/api-reference's standalone browser build (the pinned devDependency),
-//     under a name that carries its version (cached for a year);
-//   - the page's own init script, src/openapi/docs-init.js.
+// Writes the worker's static files into dist/assets, the [assets] directory of
+// wrangler.toml, at the URL paths they are served from:
+//   - the OpenAPI document, GET /v1/openapi.json: src/openapi/openapi.json as the worker
+//     served it when it was bundled (compact JSON);
+//   - the reference page's files (GET /v1/docs), at the paths src/openapi/docs-page.ts
+//     names: @scalar/api-reference's standalone browser build (the pinned
+//     devDependency), under a name that carries its version (cached for a year), and
+//     the page's own init script, src/openapi/docs-init.js.
 // Nothing of it is committed (dist/ is git-ignored) and none of it enters the worker
 // script. wrangler.toml's [build] runs it before dev, deploy (dry runs too) and versions
 // upload, and npm's pretest hook before the tests, so each works on a fresh clone.
@@ -12,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DOCS_ASSETS, SCALAR_VERSION } from "../src/openapi/docs-page.ts";
+import { getOpenApiDocument } from "../src/operations.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outDir = path.join(root, "dist", "assets");
@@ -41,7 +45,10 @@ const renderer = readFileSync(
 ).replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
 const init = readFileSync(path.join(root, "src", "openapi", "docs-init.js"), "utf8");
 
+const document = readFileSync(path.join(root, "src", "openapi", "openapi.json"), "utf8");
+
 const files: Array<[string, string]> = [
+  [`/v1${getOpenApiDocument.path}`, JSON.stringify(JSON.parse(document))],
   [DOCS_ASSETS.renderer.path, renderer],
   [DOCS_ASSETS.init.path, init],
 ];

@@ -1,18 +1,31 @@
-// Writes src/openapi/openapi.json from the zod schemas; `--check` fails when it is stale.
+// Writes src/openapi/openapi.json from the zod schemas and the stages' declarations, and
+// src/openapi/worker.json, what the worker takes from the same sources without bundling
+// them: the release's version (package.json) and the CORS headers the declarations add
+// up to. `--check` fails when either is stale.
 import { readFileSync, writeFileSync } from "node:fs";
+import packageJson from "../package.json" with { type: "json" };
+import { CORS } from "../src/openapi/declarations.ts";
 import { buildOpenApiDocument } from "../src/openapi/document.ts";
 
-const target = new URL("../src/openapi/openapi.json", import.meta.url);
-const fresh = `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
+const files: Array<[URL, unknown]> = [
+  [new URL("../src/openapi/openapi.json", import.meta.url), buildOpenApiDocument()],
+  [
+    new URL("../src/openapi/worker.json", import.meta.url),
+    { version: packageJson.version, cors: CORS },
+  ],
+];
 
-if (process.argv.includes("--check")) {
-  const current = readFileSync(target, "utf8");
-  if (current !== fresh) {
-    console.error("src/openapi/openapi.json is stale: run `npm run openapi` and commit it.");
-    process.exit(1);
+const check = process.argv.includes("--check");
+for (const [target, value] of files) {
+  const name = `src/openapi/${target.pathname.split("/").at(-1)}`;
+  const fresh = `${JSON.stringify(value, null, 2)}\n`;
+  if (!check) {
+    writeFileSync(target, fresh);
+    console.log(`wrote ${name}`);
+  } else if (readFileSync(target, "utf8") !== fresh) {
+    console.error(`${name} is stale: run \`npm run openapi\` and commit it.`);
+    process.exitCode = 1;
+  } else {
+    console.log(`${name} is up to date.`);
   }
-  console.log("src/openapi/openapi.json is up to date.");
-} else {
-  writeFileSync(target, fresh);
-  console.log("wrote src/openapi/openapi.json");
 }

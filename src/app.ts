@@ -4,10 +4,8 @@
 // with its stages (src/stages.ts).
 
 import { Hono } from "hono";
-import type { H } from "hono/types";
 import type { LastUseRecorder } from "./auth/last-use.ts";
 import { createLastUseRecorder } from "./auth/last-use.ts";
-import { keyCheck } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
@@ -18,15 +16,17 @@ import type { OpenPetStore } from "./db/pet-store.ts";
 import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
+import { cors } from "./http/cors.ts";
 import { listMethods, refuseMethod } from "./http/methods.ts";
 import { rateLimit } from "./http/rate-limit.ts";
+import { requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
 import { consoleLogger, errorText } from "./log.ts";
 import { docsAsset } from "./openapi/docs-page.ts";
-import openApiDocument from "./openapi/openapi.json" with { type: "json" };
+import built from "./openapi/worker.json" with { type: "json" };
 import { OPERATIONS, routePath } from "./operations.ts";
-import { APP_STAGES, type Deps, stagesOf } from "./stages.ts";
+import { type Deps, middlewareKit, stagesOf } from "./stages.ts";
 
 export interface AppOptions {
   clock?: Clock;
@@ -55,14 +55,14 @@ export function createApp(options: AppOptions = {}) {
     lastUse: options.lastUse ?? createLastUseRecorder(clock, log),
     edgeCache: options.edgeCache ?? (() => caches.default),
     openPetStore: options.openPetStore ?? openD1PetStore,
-    document: openApiDocument,
   };
-  const requireKey = keyCheck.middleware(deps);
-  const limitRate = rateLimit.middleware(deps);
+  const kit = middlewareKit(deps);
+  const requireKey = kit.keyCheck;
 
   const app = new Hono<AppEnv>();
 
-  for (const stage of APP_STAGES) app.use(stage.middleware(deps));
+  // Around every answer: the request id, then CORS (what the stages declare, at build time).
+  app.use(requestContext(log), cors(built.cors));
   app.use(async (c, next) => {
     c.set("clock", clock);
     await next();
@@ -71,7 +71,7 @@ export function createApp(options: AppOptions = {}) {
   app.get("/", (c) =>
     c.json({
       name: "Pet Store API",
-      version: openApiDocument.info.version,
+      version: built.version,
       documentation: new URL("/v1/docs", c.req.url).href,
       openapi: new URL("/v1/openapi.json", c.req.url).href,
     }),
@@ -79,7 +79,7 @@ export function createApp(options: AppOptions = {}) {
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of OPERATIONS) {
-    const chain: H<AppEnv>[] = stagesOf(op).map((stage) => stage.middleware(deps));
+    const chain = stagesOf(op, kit);
     app.on(op.method.toUpperCase(), [routePath(op)], ...chain);
     // The files beside the operation pass the same stages but its handler.
     if (op.files) app.on("GET", [`/v1${op.files}/*`], ...chain.slice(0, -1), docsAsset);
@@ -101,12 +101,12 @@ export function createApp(options: AppOptions = {}) {
   for (const [path, methods] of allowed) {
     const allow = [...methods, "OPTIONS"].join(", ");
     app.options(path, listMethods(allow));
-    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey, limitRate] : []), refuseMethod(allow));
+    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey, rateLimit] : []), refuseMethod(allow));
   }
 
   // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
   app.all("/v1/*", async (c, next) => (c.req.method === "OPTIONS" ? next() : requireKey(c, next)));
-  app.all("/v1/*", async (c, next) => (c.var.apiKeyId === undefined ? next() : limitRate(c, next)));
+  app.all("/v1/*", async (c, next) => (c.var.apiKeyId === undefined ? next() : rateLimit(c, next)));
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
   app.onError(async (err, c) => {

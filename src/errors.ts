@@ -98,7 +98,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Seconds to wait before retrying: on a 429 and a 503 (an OpenAPI header, src/http/stage.ts). */
+/** Seconds to wait before retrying, on a 429 and a 503: its description (src/http/stage.ts). */
 export const RETRY_AFTER = {
   name: "Retry-After",
   description: "Seconds to wait before retrying.",
@@ -128,7 +128,7 @@ export function toApiError(err: unknown): ApiError {
   }
   if (err instanceof DatabaseUnavailableError) {
     return new ApiError("service_unavailable", "The database is unavailable; retry later.", {
-      headers: { [RETRY_AFTER.name]: "5" },
+      headers: { "Retry-After": "5" },
     });
   }
   return new ApiError(

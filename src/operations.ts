@@ -5,7 +5,6 @@
 // document builder (src/openapi/document.ts) merges with this table.
 import * as z from "zod/mini";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "./config.ts";
-import type { ConditionalRead } from "./http/conditional-read.ts";
 import type { Deprecation } from "./http/deprecation.ts";
 import {
   ListPetsQuerySchema,
@@ -53,10 +52,11 @@ interface OperationBase {
   /** Deprecated: every answer after the key check says so, and from the sunset on it is 410. */
   deprecation?: Deprecation;
   /**
-   * A read with ETag / If-None-Match / 304, whose immutable answers the edge cache may
-   * keep (src/http/conditional-read.ts). The document gains the headers and the 304.
+   * A read with ETag / If-None-Match / 304, whose immutable answers (its handler says
+   * which) the edge cache may keep (src/http/conditional-read.ts). The document gains
+   * the headers and the 304.
    */
-  conditional?: ConditionalRead;
+  conditional?: true;
   /**
    * A folder of static files served beside the operation, with its access (the reference
    * page's scripts, `GET <files>/*` from the ASSETS binding). Not in the document.
@@ -83,7 +83,7 @@ export const listPets = {
     'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
   query: ListPetsQuerySchema,
   session: "read",
-  conditional: { immutable: "when-next-page" },
+  conditional: true,
   success: {
     status: 200,
     schema: PetsSchema,
@@ -127,7 +127,7 @@ export const getPet = {
   },
   params: PetIdParamSchema,
   session: "read",
-  conditional: { immutable: "always" },
+  conditional: true,
   success: {
     status: 200,
     schema: PetSchema,

@@ -1,12 +1,14 @@
-// Issue 15, "Trips at the floor": the trips each answer waits for, to the D1 primary, a
-// replica and the location's Cache API, counted by test/support/instrumentation.ts around
-// the real app, D1 and Cache API; waitUntil work (last-use writes, cache puts) does not
-// count. Every request class of the issue's table; a change that adds a trip fails here.
+// Issue 15, "Trips at the floor", and issue 20, "Every read at one trip": the trips each
+// answer waits for, to the D1 primary, a replica and the location's Cache API, counted by
+// test/support/instrumentation.ts around the real app, D1 and Cache API, and how many of
+// them ran one after another; waitUntil work (last-use writes, cache puts) does not
+// count. Every request class of the issues' tables; a change that adds a trip fails here.
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
-import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
+import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS, GET_PET_SUNSET_AT } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import { createKey, createPetVia, expectError, revokeKey, unknownKey } from "./helpers.ts";
+import type { Trip } from "./support/instrumentation.ts";
 import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-app.ts";
 
 let key: string;
@@ -25,6 +27,20 @@ beforeAll(async () => {
 
 /** Trips of an answer, by place. */
 const trips = (primary: number, replica: number, cache: number) => ({ primary, replica, cache });
+
+/** What an answer waited for: its trips by place, and how many ran one after another. */
+const waited = (primary: number, replica: number, cache: number, inSequence: number) => ({
+  counts: trips(primary, replica, cache),
+  inSequence,
+});
+const waitedFor = ({ counts, inSequence }: { counts: unknown; inSequence: number }) => ({
+  counts,
+  inSequence,
+});
+
+/** The lookup of a kept answer in the location's edge cache, among `list`. */
+const answerLookup = (list: Trip[]) =>
+  list.find((t) => t.place === "cache" && /^match .*\/_edge\//.test(t.what));
 
 // Tests that move time fake Date (the app's clock): `vi.advanceTimersByTime` moves it.
 afterEach(() => {
@@ -94,36 +110,126 @@ describe("createPet", () => {
 });
 
 describe("reads", () => {
-  it("a cached getPet or page, on an isolate that never saw the key: no D1 trip, or one to a replica for the key", async () => {
+  it("a cached getPet or page, on an isolate that never saw the key: the key's record and the answer side by side, one Cache API trip in time, as on a warm isolate", async () => {
     // The location has answered both before (edge cache) and verified the key (key cache).
     const first = instrumentedApp();
     for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
       expect((await first.exchange(path, { key })).response.status).toBe(200);
     }
     for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
-      const { response, counts } = await instrumentedApp().exchange(path, { key });
-      expect(response.status).toBe(200);
-      // The key's record and the answer, both from the location's Cache API.
-      expect(counts).toEqual(trips(0, 0, 2));
+      const fresh = await instrumentedApp().exchange(path, { key });
+      expect(fresh.response.status).toBe(200);
+      // The key's record and the answer, both from the location's Cache API, side by side.
+      expect(waitedFor(fresh)).toEqual(waited(0, 0, 2, 1));
+      const warm = await first.exchange(path, { key });
+      expect(await warm.response.text()).toBe(await fresh.response.text());
+      expect(waitedFor(warm)).toEqual(waited(0, 0, 1, 1));
     }
-    // A key the location has not verified yet: its record is read from a replica.
+  });
+
+  it("a key the location has not verified: its replica lookup and the answer's side by side; a page not kept costs one replica read more", async () => {
     const { key: fresh } = await createKey("edge-trips-fresh");
-    const unverified = await instrumentedApp().exchange(PAGE, { key: fresh });
-    expect(unverified.response.status).toBe(200);
-    expect(unverified.counts).toEqual(trips(0, 1, 2));
-    expect(unverified.trips.find((t) => t.place === "replica")?.what).toMatch(/FROM api_keys/);
+    const cached = await instrumentedApp().exchange(PAGE, { key: fresh });
+    expect(cached.response.status).toBe(200);
+    // The key's record: a miss in the location's cache, then a replica; the answer beside.
+    expect(waitedFor(cached)).toEqual(waited(0, 1, 2, 2));
+    expect(cached.trips.find((t) => t.place === "replica")?.what).toMatch(/FROM api_keys/);
+
+    const { key: another } = await createKey("edge-trips-fresh-miss");
+    const miss = await instrumentedApp().exchange(LAST_PAGE, { key: another });
+    expect(miss.response.status).toBe(200);
+    expect(waitedFor(miss)).toEqual(waited(0, 2, 2, 3));
+    expect(miss.trips.filter((t) => t.place === "replica").map((t) => t.what)).toEqual([
+      expect.stringMatching(/FROM api_keys/),
+      expect.stringMatching(/FROM pets/),
+    ]);
   });
 
   it("on a warm isolate, a listPets cache miss: one replica trip; a cached read: no D1 trip", async () => {
     const app = await warmIsolate();
     const miss = await app.exchange(LAST_PAGE, { key });
     expect(miss.response.status).toBe(200);
-    expect(miss.counts).toEqual(trips(0, 1, 1));
+    expect(waitedFor(miss)).toEqual(waited(0, 1, 1, 2));
     expect(miss.trips.find((t) => t.place === "replica")?.what).toMatch(/FROM pets/);
     await app.exchange(PAGE, { key });
-    const { response, counts } = await app.exchange(PAGE, { key });
-    expect(response.status).toBe(200);
-    expect(counts).toEqual(trips(0, 0, 1));
+    const hit = await app.exchange(PAGE, { key });
+    expect(hit.response.status).toBe(200);
+    expect(waitedFor(hit)).toEqual(waited(0, 0, 1, 1));
+  });
+});
+
+describe("a kept answer looked up beside the key's lookup is released only after the key, the rate limit, the scope and the input", () => {
+  /** A fresh isolate's read of a kept answer, D1 slowed so the key's lookup ends last. */
+  async function readBeside(path: string, token: string, headers: Record<string, string> = {}) {
+    const app = instrumentedApp();
+    app.recorder.delays = { replica: 20, primary: 20 };
+    const result = await app.exchange(path, { key: token, headers });
+    return { ...result, ahead: answerLookup(result.trips) };
+  }
+
+  /** The refusal carries nothing of the kept answer: an Error, no ETag, no next page. */
+  async function expectRefused(response: Response, status: number, code: string) {
+    await expectError(response, status, code);
+    expect(response.headers.get("ETag")).toBeNull();
+    expect(response.headers.get("Link") ?? "").not.toMatch(/rel="next"/);
+  }
+
+  beforeAll(async () => {
+    // Both are kept: a fresh isolate with a verified key reads no D1 row for them.
+    for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
+      const { response, counts } = await instrumentedApp().exchange(path, { key });
+      expect([response.status, counts.replica + counts.primary]).toEqual([200, 0]);
+    }
+  });
+
+  it.each([
+    ["an unknown key", () => unknownKey()],
+    [
+      "a revoked key",
+      async () => {
+        const { key: revoked, id } = await createKey("edge-trips-revoked-beside");
+        expect(await revokeKey(id)).toBe(true);
+        return revoked;
+      },
+    ],
+  ])("%s whose lookup ends after the answer's: 401", async (_what, token) => {
+    for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
+      const { response, trips: list, ahead } = await readBeside(path, await token());
+      await expectRefused(response, 401, "unauthorized");
+      expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
+      const lookups = list.filter((t) => /FROM api_keys/.test(t.what));
+      expect(lookups.length).toBeGreaterThan(0);
+      // The kept answer was in hand before the key was refused.
+      expect(ahead?.ended).toBeLessThan(lookups.at(-1)?.ended as number);
+    }
+  });
+
+  it("a key without the scope: 403", async () => {
+    const { key: writer } = await createKey("edge-trips-writer", { scopes: ["pets:write"] });
+    const { response, ahead } = await readBeside(PAGE, writer);
+    await expectRefused(response, 403, "insufficient_scope");
+    expect(ahead?.done).toBe(true);
+  });
+
+  it.each([
+    ["a path parameter", "/v1/pets/abc", {}],
+    ["a query parameter", "/v1/pets?status=sold&limit=0", {}],
+    ["x-d1-bookmark", PAGE, { "x-d1-bookmark": "not a bookmark" }],
+    ["If-None-Match", PAGE, { "If-None-Match": `"${"a".repeat(1100)}"` }],
+  ])("invalid input (%s): 400, and no answer was looked up", async (_what, path, headers) => {
+    const { key: fresh } = await createKey("edge-trips-invalid-input");
+    const { response, trips: list, ahead } = await readBeside(path, fresh, headers);
+    await expectRefused(response, 400, "invalid_parameter");
+    expect(ahead).toBeUndefined();
+    // The key itself was looked up: the request met the key check first.
+    expect(list.some((t) => /FROM api_keys/.test(t.what))).toBe(true);
+  });
+
+  it("getPet past its sunset: 410, and no answer was looked up", async () => {
+    const app = instrumentedApp({ clock: () => GET_PET_SUNSET_AT * 1000 });
+    const { response, trips: list } = await app.exchange(`/v1/pets/${pet.id}`, { key });
+    await expectRefused(response, 410, "gone");
+    expect(answerLookup(list)).toBeUndefined();
   });
 });
 
@@ -151,10 +257,10 @@ describe("hostile tokens", () => {
     const first = await isolates[0]?.exchange(PAGE, { key: unknown });
     await expectError(first?.response as Response, 401, "unauthorized");
     // A key with our tag may be seconds old and missing on the replica, so the primary is
-    // asked once. The refusal is put into the location's cache before the 401 leaves (the
-    // second trip to the cache), so every isolate knows it by the time the client can
-    // repeat it.
-    expect(first?.counts).toEqual(trips(1, 1, 2));
+    // asked once; the page's kept answer is looked up beside it (and not released). The
+    // refusal is put into the location's cache before the 401 leaves (the third trip to
+    // the cache), so every isolate knows it by the time the client can repeat it.
+    expect(first?.counts).toEqual(trips(1, 1, 3));
 
     // 30 more requests spread over the 10 s, on every isolate of the location: not one
     // D1 statement, before or after their answers.
@@ -170,7 +276,7 @@ describe("hostile tokens", () => {
 
     vi.advanceTimersByTime(1);
     const again = await isolates[1]?.exchange(PAGE, { key: unknown });
-    expect(again?.counts).toEqual(trips(1, 1, 2));
+    expect(again?.counts).toEqual(trips(1, 1, 3));
   });
   it("50 simultaneous requests with one key an isolate has not verified: one D1 lookup, always", async () => {
     // Bursts of an unknown key (its valid tag lets the primary be asked too) and of a

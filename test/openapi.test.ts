@@ -28,9 +28,37 @@ async function served(): Promise<Doc> {
 }
 
 describe("GET /v1/openapi.json", () => {
-  it("is public and equals the document generated from the validating schemas", async () => {
-    // Fails when src/openapi/openapi.json was not regenerated (npm run openapi).
-    expect(await served()).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+  it("is public, a static asset: the document generated from the validating schemas, compact, revalidated by its ETag", async () => {
+    const origin = "https://app.example";
+    const response = await call("/v1/openapi.json", { headers: { Origin: origin } });
+    expect(response.status).toBe(200);
+    // The bytes of the generated document as JSON.stringify writes it (fails when
+    // src/openapi/openapi.json was not regenerated: npm run openapi).
+    expect(await response.text()).toBe(JSON.stringify(buildOpenApiDocument()));
+    const etag = response.headers.get("ETag");
+    expect(Object.fromEntries(response.headers)).toMatchObject({
+      "content-type": "application/json",
+      "cache-control": "no-cache",
+      "x-content-type-options": "nosniff",
+      "x-request-id": expect.any(String),
+      "access-control-allow-origin": "*",
+      "access-control-expose-headers": CONTRACT_EXPOSED_HEADERS.join(", "),
+      etag: expect.stringMatching(/^"[!#-~]+"$/),
+    });
+    for (const method of ["GET", "HEAD"]) {
+      const again = await call("/v1/openapi.json", {
+        method,
+        headers: { "If-None-Match": `${etag}` },
+      });
+      expect(again.status, method).toBe(304);
+      expect(await again.text()).toBe("");
+      expect(again.headers.get("ETag")).toBe(etag);
+      expect(again.headers.get("Cache-Control")).toBe("no-cache");
+      expect(again.headers.get("X-Request-Id")).toBeTruthy();
+    }
+    const other = await call("/v1/openapi.json", { headers: { "If-None-Match": '"other"' } });
+    expect(other.status).toBe(200);
+    expect(await other.json()).toEqual(await served());
   });
 
   it("is OpenAPI 3.1 with both servers under /v1 and the bearer scheme on everything", async () => {

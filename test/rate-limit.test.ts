@@ -14,6 +14,7 @@ import {
   expectError,
   makeRequest,
 } from "./helpers.ts";
+import { instrumentedApp } from "./support/instrumented-app.ts";
 import { freshWindow, idempotencyRecords } from "./support/requests.ts";
 
 const LIMIT = (env as unknown as { TEST_RATE_LIMIT?: number }).TEST_RATE_LIMIT ?? 0;
@@ -96,6 +97,18 @@ it(`a key over its limit gets ${LIMIT} answers, then 429 rate_limited with Retry
   const response = await call("/v1/pets?limit=1", { key: other });
   expect(response.status).toBe(200);
   expect(Array.isArray(await response.json())).toBe(true);
+});
+
+it("an isolate that must look the key up gets 429 too, never the kept answer it looked up beside the key", async () => {
+  const { key } = await exhausted("over-fresh-isolate");
+  for (const path of Object.keys(tags)) {
+    const { response, trips } = await instrumentedApp().exchange(path, { key });
+    expect(response.headers.get("ETag")).toBeNull();
+    await expectRateLimited(response);
+    // The kept answer was looked up, side by side with the key's record, and not released.
+    const ahead = trips.find((t) => /^match .*\/_edge\//.test(t.what));
+    expect(ahead?.done, path).toBe(true);
+  }
 });
 
 it("the limit comes before the scope check and counts 403s: 429 for a key without the scope", async () => {

@@ -1,24 +1,31 @@
 // Bearer authentication for everything under /v1 except OPTIONS and the public docs,
-// and the scope check that each operation declares in src/operations.ts.
+// and the scope check that each operation declares in src/operations.ts. Each stage's
+// declaration for the document is an export of its own (src/http/stage.ts).
 import { createMiddleware } from "hono/factory";
 import { ApiError, DATABASE_UNAVAILABLE } from "../errors.ts";
 import { RATE_LIMITED, rateLimited } from "../http/rate-limit.ts";
 import { waitUntil } from "../http/request-context.ts";
-import type { HeaderSpec, HeaderUse, Stage } from "../http/stage.ts";
+import type { Declaration, HeaderUse } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from "../scopes.ts";
 import type { LastUseRecorder } from "./last-use.ts";
 import type { ApiKeyVerifier } from "./verifier.ts";
 
 const REALM = 'Bearer realm="petstore"';
+const WWW_AUTHENTICATE = "WWW-Authenticate";
 
-const WWW_AUTHENTICATE: HeaderSpec = {
-  name: "WWW-Authenticate",
-  description:
-    'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
-  schema: { type: "string", pattern: `^${REALM}` },
-};
-const CHALLENGE: HeaderUse[] = [{ header: WWW_AUTHENTICATE, always: true }];
+/** The challenge of a 401 and a 403, as the document describes it. */
+const challenge = (): HeaderUse[] => [
+  {
+    header: {
+      name: WWW_AUTHENTICATE,
+      description:
+        'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
+      schema: { type: "string", pattern: `^${REALM}` },
+    },
+    always: true,
+  },
+];
 
 /** The security scheme of every operation that needs a key. */
 const BEARER_AUTH = "bearerAuth";
@@ -28,12 +35,16 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 function unauthorized(message: string, invalidToken: boolean): ApiError {
   return new ApiError("unauthorized", message, {
     headers: {
-      [WWW_AUTHENTICATE.name]: invalidToken ? `${REALM}, error="invalid_token"` : REALM,
+      [WWW_AUTHENTICATE]: invalidToken ? `${REALM}, error="invalid_token"` : REALM,
     },
   });
 }
 
-function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
+/**
+ * The key check: 401 for a missing or invalid key, 429 for an address sending too many
+ * invalid keys, 503 when the key's lookup finds the database unavailable.
+ */
+export function keyCheck(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("Authorization");
     if (header === undefined || header.trim() === "") {
@@ -55,6 +66,7 @@ function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
       clientAddress: c.req.header("CF-Connecting-IP") ?? "",
       origin: new URL(c.req.url).origin,
       afterAnswer: (work) => later.push(work),
+      lookingUp: c.var.lookAhead,
     });
     if (!verification.ok) {
       afterAnswer(); // the refusal's answer needs nothing more
@@ -84,14 +96,10 @@ function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
   });
 }
 
-/**
- * The key check: 401 for a missing or invalid key, 429 for an address sending too many
- * invalid keys, 503 when the key's lookup finds the database unavailable.
- */
-export const keyCheck: Stage<{ verifier: ApiKeyVerifier; lastUse: LastUseRecorder }> = {
-  declares: {
+export function keyCheckDeclares(): Declaration {
+  return {
     requestHeaders: ["Authorization"],
-    errors: [{ code: "unauthorized", headers: CHALLENGE }, RATE_LIMITED, DATABASE_UNAVAILABLE],
+    errors: [{ code: "unauthorized", headers: challenge() }, RATE_LIMITED, DATABASE_UNAVAILABLE],
     securitySchemes: {
       [BEARER_AUTH]: {
         type: "http",
@@ -103,35 +111,34 @@ export const keyCheck: Stage<{ verifier: ApiKeyVerifier; lastUse: LastUseRecorde
         ].join("\n"),
       },
     },
-  },
-  middleware: ({ verifier, lastUse }) => authenticate(verifier, lastUse),
-};
+  };
+}
 
 /**
  * 403 `insufficient_scope` (RFC 6750 section 3.1) unless the caller's key carries
  * `scope`. Runs after authentication and the rate limit, before anything else.
  * `operation` names the operation in the message.
  */
-export function requireScope(scope: Scope, operation: string): Stage {
+export function requireScope(scope: Scope, operation: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!c.var.apiKeyScopes.includes(scope)) {
+      throw new ApiError(
+        "insufficient_scope",
+        `This API key lacks the "${scope}" scope that ${operation} needs.`,
+        {
+          headers: {
+            [WWW_AUTHENTICATE]: `${REALM}, error="insufficient_scope", scope="${scope}"`,
+          },
+        },
+      );
+    }
+    await next();
+  });
+}
+
+export function requireScopeDeclares(scope: Scope): Declaration {
   return {
-    declares: {
-      errors: [{ code: "insufficient_scope", headers: CHALLENGE }],
-      operation: { security: [{ [BEARER_AUTH]: [scope] }] },
-    },
-    middleware: () =>
-      createMiddleware<AppEnv>(async (c, next) => {
-        if (!c.var.apiKeyScopes.includes(scope)) {
-          throw new ApiError(
-            "insufficient_scope",
-            `This API key lacks the "${scope}" scope that ${operation} needs.`,
-            {
-              headers: {
-                [WWW_AUTHENTICATE.name]: `${REALM}, error="insufficient_scope", scope="${scope}"`,
-              },
-            },
-          );
-        }
-        await next();
-      }),
+    errors: [{ code: "insufficient_scope", headers: challenge() }],
+    operation: { security: [{ [BEARER_AUTH]: [scope] }] },
   };
 }

@@ -35,6 +35,11 @@ export interface VerifyContext extends Place {
   env: Env;
   /** CF-Connecting-IP: whose invalid keys are counted ("" when absent). */
   clientAddress: string;
+  /**
+   * Called when the key must be looked up (isolate memory does not know it), right before
+   * the lookup starts: work that may run side by side with it (a kept answer's lookup).
+   */
+  lookingUp?: (() => void) | undefined;
 }
 
 export interface ApiKeyVerifier {
@@ -131,6 +136,7 @@ export function createApiKeyVerifier(
       if (key === undefined) {
         const format = await keyFormat(token, tagSecrets(ctx.env), ctx.env.ENVIRONMENT);
         if (format === "invalid") return refuse(UNKNOWN, ctx);
+        ctx.lookingUp?.();
         key = await keys.read(keyHash, ctx);
         if (key === undefined) {
           // A lookup counts against the address, before it is made.

@@ -1,16 +1,19 @@
 // Conditional requests and edge caching for the reads that the operation table marks
-// `conditional` (docs/api.md, "Conditional requests and the edge cache"). One
-// middleware serves them all; it runs after authentication, the rate limit and the
-// scope check (all registered before it in src/app.ts), so no 304 and no cache hit
-// ever skips them.
+// `conditional` (docs/api.md, "Conditional requests and the edge cache"). The stage runs
+// after authentication, the rate limit, the scope check and the input checks (all before
+// it in src/stages.ts), so no 304 and no kept answer ever skips them.
 //
 // Every 200 gets a strong ETag computed from its body and `Cache-Control: private,
 // no-cache`; an If-None-Match that matches is answered 304. Answers that never change
-// once they exist (a pet; a page that has a next page) are kept in the Workers Cache
-// API of the data center under the normalised request, never under the API key, and
-// served from there without touching D1. The cache failing or hanging only costs the
-// D1 read it would have saved.
+// once they exist (the handler says so: a pet; a page that has a next page) are kept in
+// the Workers Cache API of the data center under the normalised request, never under the
+// API key, and served from there without touching D1. An isolate that must look the key
+// up starts the kept answer's lookup side by side with the key's (`lookAhead`); the
+// answer is still released only here. The cache failing or hanging only costs the D1
+// read it would have saved.
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { H } from "hono/types";
 import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import {
   EDGE_CACHE_MATCH_TIMEOUT_MS,
@@ -20,22 +23,13 @@ import {
 } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { errorText, type Logger } from "../log.ts";
-import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
+import { ETAG, ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
 import { waitUntil } from "./request-context.ts";
-import type { HeaderSpec, Stage } from "./stage.ts";
+import type { Declaration, HeaderSpec } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
-/** What the operation table says about one conditional read. */
-export interface ConditionalRead {
-  /**
-   * Which 200s never change once they exist, and so may be kept: every one (a pet),
-   * or only a page that has a next page (its `Link` carries rel="next").
-   */
-  immutable: "always" | "when-next-page";
-}
-
-/** A conditional read as the app registers it: the table's entry, its path and sunset. */
-export interface ConditionalReadRoute extends ConditionalRead {
+/** A conditional read as the app registers it: its path and sunset. */
+export interface ConditionalReadRoute {
   /** The operation's path template under /v1 (`/pets/{petId}`). */
   path: string;
   /** Unix seconds from which no kept answer may be served (a deprecated operation's sunset). */
@@ -48,8 +42,6 @@ export interface ValidatedRequest {
   query?: Readonly<Record<string, unknown>>;
 }
 
-const CLIENT_CACHE_CONTROL = "private, no-cache";
-
 /** RFC 8288 links; a 304 keeps the ones its 200 has (REPRESENTATION_HEADERS). */
 export const LINK: HeaderSpec = {
   name: "Link",
@@ -59,14 +51,8 @@ export const LINK: HeaderSpec = {
 
 export const CACHE_CONTROL: HeaderSpec = { name: "Cache-Control", schema: { type: "string" } };
 
-const ETAG: HeaderSpec = {
-  name: "ETag",
-  description:
-    "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
-  schema: { type: "string", pattern: ETAG_FORMAT.source },
-};
-
 const IF_NONE_MATCH = "If-None-Match";
+const CLIENT_CACHE_CONTROL = "private, no-cache";
 
 /**
  * The handler's headers that belong to the representation, and so are kept with it.
@@ -74,7 +60,7 @@ const IF_NONE_MATCH = "If-None-Match";
  * per request by the middleware around this one, on hits and misses alike; headers
  * the Cache API adds on a hit (`CF-Cache-Status`, `Age`, ...) are dropped.
  */
-const REPRESENTATION_HEADERS = ["Content-Type", LINK.name] as const;
+const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
 
 /**
  * The cache key, built from the validated request only: the operation's path with its
@@ -112,14 +98,9 @@ async function representationOf(response: Response, kept = false): Promise<Repre
     const value = response.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  const stored = kept ? response.headers.get(ETAG.name) : null;
+  const stored = kept ? response.headers.get("ETag") : null;
   const etag = stored !== null && ETAG_FORMAT.test(stored) ? stored : await entityTag(body);
   return { headers, body, etag };
-}
-
-function isImmutable(read: ConditionalRead, rep: Representation): boolean {
-  if (read.immutable === "always") return true;
-  return /;\s*rel="next"/.test(rep.headers.get(LINK.name) ?? "");
 }
 
 /**
@@ -128,8 +109,8 @@ function isImmutable(read: ConditionalRead, rep: Representation): boolean {
  */
 function answer(rep: Representation, ifNoneMatch: string | undefined): Response {
   const headers = new Headers(rep.headers);
-  headers.set(ETAG.name, rep.etag);
-  headers.set(CACHE_CONTROL.name, CLIENT_CACHE_CONTROL);
+  headers.set("ETag", rep.etag);
+  headers.set("Cache-Control", CLIENT_CACHE_CONTROL);
   if (ifNoneMatchMatches(ifNoneMatch, rep.etag)) {
     // RFC 9110 15.4.5: a 304 has no content; the headers that describe the resource stay.
     headers.delete("Content-Type");
@@ -138,114 +119,151 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
   return new Response(rep.body, { status: 200, headers });
 }
 
-/** A conditional read, its 304 and its edge cache, as a stage of the operation. */
-export function conditionalRead(
-  read: ConditionalReadRoute,
-): Stage<{ edgeCache: () => EdgeCache; log: Logger }> {
-  return {
-    declares: {
-      parameters: [
-        {
-          name: IF_NONE_MATCH,
-          in: "header",
-          required: false,
-          description:
-            "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
-          schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
-        },
-      ],
-      errors: [{ code: "invalid_parameter" }],
-      answers: [
-        { header: ETAG, always: true },
-        {
-          header: CACHE_CONTROL,
-          always: true,
-          value: CLIENT_CACHE_CONTROL,
-          note: "`private, no-cache` on the 200 and 304 answers of {operations}: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
-        },
-      ],
-      notModified: {
-        description:
-          "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
-        headers: [{ header: LINK }],
-      },
+/** If-None-Match, as the read's input: longer than the contract allows is 400. */
+export const ifNoneMatch = createMiddleware<AppEnv>(async (c, next) => {
+  const sent = c.req.header(IF_NONE_MATCH);
+  if (sent !== undefined && sent.length > IF_NONE_MATCH_MAX_LENGTH) {
+    const problem = `must be at most ${IF_NONE_MATCH_MAX_LENGTH} characters`;
+    throw new ApiError("invalid_parameter", `Header "${IF_NONE_MATCH}" ${problem}.`, {
+      details: [{ field: IF_NONE_MATCH, message: problem }],
+    });
+  }
+  await next();
+});
+
+export const ifNoneMatchDeclares = (): Declaration => ({
+  parameters: [
+    {
+      name: IF_NONE_MATCH,
+      in: "header",
+      required: false,
+      description:
+        "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
+      schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
     },
-    middleware: ({ edgeCache, log }) => conditionalReadMiddleware(read, { cache: edgeCache, log }),
-  };
+  ],
+  errors: [{ code: "invalid_parameter" }],
+});
+
+/** What the conditional read and its look-ahead are made of. */
+interface EdgeDeps {
+  edgeCache: () => EdgeCache;
+  log: Logger;
 }
 
-function conditionalReadMiddleware(
-  read: ConditionalReadRoute,
-  deps: { cache: () => EdgeCache; log: Logger },
-) {
-  const warn = (msg: string, requestId: string, err: unknown) =>
-    deps.log({
-      level: "warn",
-      msg,
-      request_id: requestId,
-      error: errorText(err),
-    });
+/** What a look-ahead found: the cache key it used, and the kept answer (none: a miss). */
+export interface KeptAnswer {
+  key: string;
+  rep: Representation | undefined;
+}
 
-  /** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
-  const lookUp = async (key: string, requestId: string) => {
-    try {
-      return await withTimeout(
-        Promise.resolve()
-          .then(() => deps.cache().match(key))
-          .then((kept) => (kept?.status === 200 ? representationOf(kept, true) : undefined)),
-        EDGE_CACHE_MATCH_TIMEOUT_MS,
-      );
-    } catch (err) {
-      warn("edge cache match failed", requestId, err);
-      return undefined;
-    }
-  };
+/**
+ * The cache key of the request and how long an answer kept now may live, in whole
+ * seconds (never past `until`); undefined within a second of `until` or past it, when
+ * nothing kept is served and nothing new is kept. Needs the validated input.
+ */
+function keeping(c: Context<AppEnv>, read: ConditionalReadRoute) {
+  const now = c.var.clock();
+  const ttl = Math.min(
+    EDGE_CACHE_TTL_SECONDS,
+    read.until === undefined
+      ? Number.POSITIVE_INFINITY
+      : Math.floor((read.until * 1000 - now) / 1000),
+  );
+  if (ttl <= 0) return undefined;
+  const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
+  const key = cacheKey(new URL(c.req.url).origin, read.path, {
+    param: valid("param"),
+    query: valid("query"),
+  });
+  return { key, ttl };
+}
 
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const ifNoneMatch = c.req.header(IF_NONE_MATCH);
-    if (ifNoneMatch !== undefined && ifNoneMatch.length > IF_NONE_MATCH_MAX_LENGTH) {
-      const problem = `must be at most ${IF_NONE_MATCH_MAX_LENGTH} characters`;
-      throw new ApiError("invalid_parameter", `Header "${IF_NONE_MATCH}" ${problem}.`, {
-        details: [{ field: IF_NONE_MATCH, message: problem }],
-      });
-    }
-    const now = c.var.clock();
-    // Whole seconds an answer kept now may live: never past `until`. Within a second
-    // of it, nothing kept is served and nothing new is kept.
-    const ttl = Math.min(
-      EDGE_CACHE_TTL_SECONDS,
-      read.until === undefined
-        ? Number.POSITIVE_INFINITY
-        : Math.floor((read.until * 1000 - now) / 1000),
+const warn = ({ log }: EdgeDeps, msg: string, requestId: string, err: unknown) =>
+  log({ level: "warn", msg, request_id: requestId, error: errorText(err) });
+
+/** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
+async function lookUp(deps: EdgeDeps, key: string, requestId: string) {
+  try {
+    return await withTimeout(
+      Promise.resolve()
+        .then(() => deps.edgeCache().match(key))
+        .then((kept) => (kept?.status === 200 ? representationOf(kept, true) : undefined)),
+      EDGE_CACHE_MATCH_TIMEOUT_MS,
     );
-    // Registered after the operation's validators: what they accepted is the request.
-    const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
-    const key =
-      ttl > 0
-        ? cacheKey(new URL(c.req.url).origin, read.path, {
-            param: valid("param"),
-            query: valid("query"),
-          })
-        : undefined;
+  } catch (err) {
+    warn(deps, "edge cache match failed", requestId, err);
+    return undefined;
+  }
+}
 
-    let rep = key === undefined ? undefined : await lookUp(key, c.var.requestId);
+/**
+ * The first stage of a conditional read: it lets the key check start the kept answer's
+ * lookup side by side with the key's own (`c.var.lookAhead`), once the request's input
+ * has passed `input`, the read's own checks run here on the side (invalid input starts
+ * no lookup; its 400 comes in its turn). Nothing is released here.
+ */
+export function lookAhead(read: ConditionalReadRoute, input: H<AppEnv>[], deps: EdgeDeps) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    c.set("lookAhead", () => {
+      const ahead = async (): Promise<KeptAnswer | undefined> => {
+        for (const check of input) await check(c, async () => {});
+        const kept = keeping(c, read);
+        return kept && { key: kept.key, rep: await lookUp(deps, kept.key, c.var.requestId) };
+      };
+      c.set(
+        "keptAnswer",
+        ahead().catch(() => undefined),
+      );
+    });
+    await next();
+  });
+}
+
+/** A conditional read, its 304 and its edge cache: the last stage before the handler. */
+export function conditionalRead(read: ConditionalReadRoute, deps: EdgeDeps) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const kept = keeping(c, read);
+    const ahead = await c.var.keptAnswer;
+    let rep =
+      kept === undefined
+        ? undefined
+        : ahead?.key === kept.key
+          ? ahead.rep
+          : await lookUp(deps, kept.key, c.var.requestId);
     if (rep === undefined) {
       await next();
       if (c.res.status !== 200) return;
       rep = await representationOf(c.res);
-      if (key !== undefined && isImmutable(read, rep)) {
-        const kept = new Headers(rep.headers);
-        kept.set(ETAG.name, rep.etag);
-        kept.set(CACHE_CONTROL.name, `public, max-age=${ttl}`);
-        const response = new Response(rep.body, { status: 200, headers: kept });
+      if (kept !== undefined && c.var.immutable) {
+        const headers = new Headers(rep.headers);
+        headers.set("ETag", rep.etag);
+        headers.set("Cache-Control", `public, max-age=${kept.ttl}`);
+        const response = new Response(rep.body, { status: 200, headers });
         const put = Promise.resolve()
-          .then(() => deps.cache().put(key, response))
-          .catch((err: unknown) => warn("edge cache put failed", c.var.requestId, err));
+          .then(() => deps.edgeCache().put(kept.key, response))
+          .catch((err: unknown) => warn(deps, "edge cache put failed", c.var.requestId, err));
         waitUntil(c, put);
       }
     }
-
     c.res = undefined;
-    c.res = answer(rep, ifNoneMatch);
+    c.res = answer(rep, c.req.header(IF_NONE_MATCH));
   });
 }
+
+export const conditionalReadDeclares = (): Declaration => ({
+  answers: [
+    { header: ETAG, always: true },
+    {
+      header: CACHE_CONTROL,
+      always: true,
+      value: CLIENT_CACHE_CONTROL,
+      note: "`private, no-cache` on the 200 and 304 answers of {operations}: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
+    },
+  ],
+  notModified: {
+    description:
+      "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
+    headers: [{ header: LINK }],
+  },
+});

@@ -4,8 +4,7 @@
 // path does not have is granted too, so the page reads the 405 Error (with Allow) instead
 // of failing with a network error.
 import { createMiddleware } from "hono/factory";
-import { ALLOW } from "./methods.ts";
-import type { Declaration, HeaderSpec, Stage } from "./stage.ts";
+import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Response headers a page may read without their being exposed (Fetch: CORS-safelisted). */
@@ -25,7 +24,7 @@ const byName = (a: string, b: string) => a.toLowerCase().localeCompare(b.toLower
  * What a page on another origin may send and read: every request header the stages read
  * and every response header they send (the CORS headers and safelisted ones aside).
  */
-export function corsHeaders(declarations: Declaration[]) {
+export function corsHeaders(declarations: Declaration[]): CorsHeaders {
   const sent = declarations.flatMap((d) => [
     ...(d.wraps ?? []),
     ...(d.answers ?? []),
@@ -72,45 +71,55 @@ function allowedOrigin(setting: string | undefined, origin: string): string | un
   return allowed.includes(origin) ? origin : undefined;
 }
 
-const ALLOW_ORIGIN: HeaderSpec = {
-  name: "Access-Control-Allow-Origin",
-  description:
-    "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
-  schema: { type: "string", minLength: 1 },
-};
-
-const EXPOSE_HEADERS: HeaderSpec = {
-  name: "Access-Control-Expose-Headers",
-  description:
-    "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
-  schema: { type: "string" },
-};
+/** What a page on another origin may read and send (`corsHeaders`, written at build time). */
+export interface CorsHeaders {
+  exposed: string[];
+  allowed: string[];
+}
 
 /** Adds CORS headers to every answer, errors included, so browsers can read them. */
-export function cors({ exposed, allowed }: ReturnType<typeof corsHeaders>): Stage {
+export function cors({ exposed, allowed }: CorsHeaders) {
   const expose = exposed.join(", ");
+  return createMiddleware<AppEnv>(async (c, next) => {
+    await next();
+    const origin = c.req.header("Origin");
+    if (!origin) return;
+    const allow = allowedOrigin(c.env.CORS_ALLOWED_ORIGINS, origin);
+    const headers = c.res.headers;
+    if (allow !== "*") headers.append("Vary", "Origin");
+    if (!allow) return;
+    headers.set("Access-Control-Allow-Origin", allow);
+    headers.set("Access-Control-Expose-Headers", expose);
+    const requested = c.req.header("Access-Control-Request-Method");
+    if (c.req.method === "OPTIONS" && requested) {
+      const methods = allowedMethods(headers.get("Allow"), requested.trim());
+      if (methods) headers.set("Access-Control-Allow-Methods", methods);
+      headers.set("Access-Control-Allow-Headers", allowed.join(", "));
+      headers.set("Access-Control-Max-Age", String(PREFLIGHT_MAX_AGE));
+    }
+  });
+}
+
+export function corsDeclares({ exposed }: CorsHeaders): Declaration {
   return {
-    declares: {
-      wraps: [{ header: ALLOW_ORIGIN }, { header: EXPOSE_HEADERS, value: expose }],
-    },
-    middleware: () =>
-      createMiddleware<AppEnv>(async (c, next) => {
-        await next();
-        const origin = c.req.header("Origin");
-        if (!origin) return;
-        const allow = allowedOrigin(c.env.CORS_ALLOWED_ORIGINS, origin);
-        const headers = c.res.headers;
-        if (allow !== "*") headers.append("Vary", "Origin");
-        if (!allow) return;
-        headers.set(ALLOW_ORIGIN.name, allow);
-        headers.set(EXPOSE_HEADERS.name, expose);
-        const requested = c.req.header("Access-Control-Request-Method");
-        if (c.req.method === "OPTIONS" && requested) {
-          const methods = allowedMethods(headers.get(ALLOW.name), requested.trim());
-          if (methods) headers.set("Access-Control-Allow-Methods", methods);
-          headers.set("Access-Control-Allow-Headers", allowed.join(", "));
-          headers.set("Access-Control-Max-Age", String(PREFLIGHT_MAX_AGE));
-        }
-      }),
+    wraps: [
+      {
+        header: {
+          name: "Access-Control-Allow-Origin",
+          description:
+            "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
+          schema: { type: "string", minLength: 1 },
+        },
+      },
+      {
+        header: {
+          name: "Access-Control-Expose-Headers",
+          description:
+            "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
+          schema: { type: "string" },
+        },
+        value: exposed.join(", "),
+      },
+    ],
   };
 }

@@ -3,7 +3,7 @@
 import { createMiddleware } from "hono/factory";
 import { MAX_BODY_BYTES } from "../config.ts";
 import { ApiError } from "../errors.ts";
-import type { Stage } from "./stage.ts";
+import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Deeper JSON than this is refused: no valid NewPet nests at all. */
@@ -222,16 +222,13 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** The JSON body as a stage of an operation: what a body must be, and its refusals. */
-export const readJsonBody: Stage = {
-  declares: {
-    requestHeaders: ["Content-Type"],
-    body: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`,
-    errors: [
-      { code: "payload_too_large" },
-      { code: "unsupported_media_type" },
-      { code: "invalid_json" },
-    ],
-  },
-  middleware: () => jsonBody,
-};
+/** What a body must be, and its refusals. */
+export const jsonBodyDeclares = (): Declaration => ({
+  requestHeaders: ["Content-Type"],
+  body: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`,
+  errors: [
+    { code: "payload_too_large" },
+    { code: "unsupported_media_type" },
+    { code: "invalid_json" },
+  ],
+});

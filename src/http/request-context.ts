@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { isFault } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { HeaderSpec, Stage } from "./stage.ts";
+import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
@@ -14,37 +14,42 @@ export function requestIdFor(request: Request): string {
   return ray && RAY_ID.test(ray) ? ray : crypto.randomUUID();
 }
 
-const REQUEST_ID: HeaderSpec = {
-  name: "X-Request-Id",
-  description:
-    "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
-  schema: { type: "string", minLength: 1 },
-};
+const REQUEST_ID = "X-Request-Id";
 
 /** The outermost stage: every answer gets its request id, and a fault anywhere is a 500. */
-export const requestContext: Stage<{ log: Logger }> = {
-  declares: {
-    wraps: [{ header: REQUEST_ID, always: true }],
-    errors: [{ code: "internal_error", anywhere: true }],
-  },
-  middleware: ({ log }) =>
-    createMiddleware<AppEnv>(async (c, next) => {
-      const started = performance.now();
-      const requestId = requestIdFor(c.req.raw);
-      c.set("requestId", requestId);
-      await next();
-      c.res.headers.set(REQUEST_ID.name, requestId);
-      log({
-        level: isFault(c.error) ? "error" : "info",
-        msg: "request",
-        request_id: requestId,
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
-      });
-    }),
-};
+export function requestContext(log: Logger) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const started = performance.now();
+    const requestId = requestIdFor(c.req.raw);
+    c.set("requestId", requestId);
+    await next();
+    c.res.headers.set(REQUEST_ID, requestId);
+    log({
+      level: isFault(c.error) ? "error" : "info",
+      msg: "request",
+      request_id: requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+  });
+}
+
+export const requestContextDeclares = (): Declaration => ({
+  wraps: [
+    {
+      header: {
+        name: REQUEST_ID,
+        description:
+          "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
+        schema: { type: "string", minLength: 1 },
+      },
+      always: true,
+    },
+  ],
+  errors: [{ code: "internal_error", anywhere: true }],
+});
 
 /**
  * Hands `work` (which handles its own errors) to the request's waitUntil, so it runs past

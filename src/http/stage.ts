@@ -1,11 +1,9 @@
-// A stage of an operation: one middleware (or the handler) and what it adds to the
-// operation's description, declared next to the code that adds it. src/stages.ts lists
-// each operation's stages from the table: the app chains their middleware, and the
-// document builder (src/openapi/document.ts) merges their declarations with the table.
-import type { Handler, MiddlewareHandler } from "hono";
+// What a stage of an operation adds to the operation's description: its declaration, an
+// export of its own next to the stage's middleware (src/stages.ts lists each operation's
+// stages). Only the document builder imports declarations, so none of them is bundled
+// into the worker: a declaration is a constant of plain values or a function.
 import type * as z from "zod/mini";
 import type { ErrorCode } from "../errors.ts";
-import type { AppEnv } from "./types.ts";
 
 type Json = Record<string, unknown>;
 
@@ -56,10 +54,4 @@ export interface Declaration {
   operation?: Json;
   /** Security schemes the stage enforces (OpenAPI components). */
   securitySchemes?: Record<string, Json>;
-}
-
-/** One stage: its declaration, and its middleware made from the app's parts (`deps`). */
-export interface Stage<Deps = unknown> {
-  declares: Declaration;
-  middleware(deps: Deps): MiddlewareHandler<AppEnv> | Handler<AppEnv>;
 }

@@ -6,10 +6,10 @@ import type * as z from "zod/mini";
 import type { $ZodIssue } from "zod/v4/core";
 import type { ErrorDetail } from "../errors.ts";
 import { ApiError } from "../errors.ts";
-import type { Stage } from "./stage.ts";
+import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
-type Target = "json" | "query" | "param";
+export type Target = "json" | "query" | "param";
 
 function fieldOf(issue: $ZodIssue): string {
   return issue.path.map(String).join(".");
@@ -66,13 +66,13 @@ export function validationHook(
 }
 
 /** Validates one target of the request with `schema`; `c.req.valid(target)` is the result. */
-export function validator(target: Target, schema: z.ZodMiniType): Stage {
+export function validator(target: Target, schema: z.ZodMiniType) {
+  return zValidator(target, schema, validationHook) as unknown as MiddlewareHandler<AppEnv>;
+}
+
+export function validatorDeclares(target: Target, schema: z.ZodMiniType): Declaration {
   return {
-    declares: {
-      validates: { in: TARGETS[target].in, schema },
-      errors: [{ code: TARGETS[target].code }],
-    },
-    middleware: () =>
-      zValidator(target, schema, validationHook) as unknown as MiddlewareHandler<AppEnv>,
+    validates: { in: TARGETS[target].in, schema },
+    errors: [{ code: TARGETS[target].code }],
   };
 }

@@ -7,6 +7,9 @@
 // script, no 'unsafe-eval' and no other origin.
 import type { Context } from "hono";
 import { ApiError } from "../errors.ts";
+import { CACHE_CONTROL } from "../http/conditional-read.ts";
+import { ETAG } from "../http/etag.ts";
+import type { Declaration } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
 import { getDocs } from "../operations.ts";
 
@@ -83,9 +86,9 @@ const VERSIONED = new Set<string>(
 );
 
 /**
- * GET/HEAD /v1/docs/assets/*: the file from the ASSETS binding (which answers
- * If-None-Match with 304), with this service's cache policy; an unknown file is the
- * usual 404 Error.
+ * GET/HEAD /v1/docs/assets/* and /v1/openapi.json: the file from the ASSETS binding
+ * (which answers If-None-Match with 304), with this service's cache policy; an unknown
+ * file is the usual 404 Error.
  */
 export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
   const stored = await c.env.ASSETS.fetch(c.req.raw);
@@ -99,3 +102,30 @@ export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
   response.headers.set("X-Content-Type-Options", "nosniff");
   return response;
 }
+
+/** What GET /v1/openapi.json, a file of the asset store, adds to the document. */
+export const documentFileDeclares = (): Declaration => ({
+  parameters: [
+    {
+      name: "If-None-Match",
+      in: "header",
+      required: false,
+      description:
+        "The `ETag` of the document the client holds: while it is current, the answer is 304 with no body.",
+      schema: { type: "string" },
+    },
+  ],
+  answers: [
+    { header: ETAG, always: true },
+    {
+      header: CACHE_CONTROL,
+      always: true,
+      value: REVALIDATE,
+      note: "`no-cache` on the 200 and 304 answers of {operations}: keep the document and revalidate it.",
+    },
+  ],
+  notModified: {
+    description: "Not modified: the `If-None-Match` of the request matches the document's `ETag`.",
+    headers: [],
+  },
+});

@@ -1,10 +1,10 @@
 // Builds the OpenAPI 3.1 document: the operation table (src/operations.ts) merged with
-// what each stage of each operation declares (src/stages.ts: the parameters, headers and
-// errors that the key check, the validators, the session, the conditional read, the
-// handler and the others add), and the schemas that validate requests
-// (src/pets/schemas.ts, src/errors.ts). Run at build time by scripts/openapi.ts; the
-// worker serves the JSON it writes, so no isolate pays for generating it. A test
-// rebuilds it and compares.
+// what each stage of each operation declares (src/openapi/declarations.ts: the
+// parameters, headers and errors that the key check, the validators, the session, the
+// conditional read, the handler and the others add), and the schemas that validate
+// requests (src/pets/schemas.ts, src/errors.ts). Run at build time by scripts/openapi.ts;
+// the worker serves the JSON it writes from its static assets, so no isolate parses or
+// generates it. A test rebuilds it and compares.
 import * as z from "zod/mini";
 import packageJson from "../../package.json" with { type: "json" };
 import { MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
@@ -14,7 +14,7 @@ import { deprecatedSince, deprecationHeaders } from "../http/deprecation.ts";
 import type { Declaration, HeaderSpec, HeaderUse } from "../http/stage.ts";
 import { OPERATIONS, type Operation, TAGS } from "../operations.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
-import { APP_STAGES, CORS, stagesOf } from "../stages.ts";
+import { APP_DECLARATIONS, CORS, declarationsOf } from "./declarations.ts";
 
 type Json = Record<string, unknown>;
 
@@ -205,7 +205,7 @@ interface Described {
 }
 
 function describeOperation(op: Operation, entries: Map<string, HeaderEntry>): Described {
-  const declarations = [...APP_STAGES, ...stagesOf(op)].map((stage) => stage.declares);
+  const declarations = [...APP_DECLARATIONS, ...declarationsOf(op)];
   const answers = answersOf(op, declarations).map((answer) => {
     const headers = headersOf(answer, declarations);
     for (const [name, uses] of headers) {

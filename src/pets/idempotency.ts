@@ -19,21 +19,25 @@ const IDEMPOTENCY_KEY = new RegExp(
   String.raw`^(?:"${SF_CHARACTER}{1,${MAX_KEY_LENGTH}}"|(?!"${SF_CHARACTER}*"$)[\x20-\x7E]{1,${MAX_KEY_LENGTH}})$`,
 );
 
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
 /** The header as createPet's parameter in the OpenAPI document. */
-export const IDEMPOTENCY_KEY_PARAMETER = {
-  name: "Idempotency-Key",
-  in: "header",
-  required: false,
-  description: `Makes the create safe to retry: 1-${MAX_KEY_LENGTH} printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422.`,
-  // The length as the server counts it: that of the value, inside the quotes of a
-  // structured-field string, where an escape counts once. So the longest header is a
-  // quoted key of escapes only.
-  schema: {
-    type: "string",
-    maxLength: 2 + 2 * MAX_KEY_LENGTH,
-    pattern: IDEMPOTENCY_KEY.source,
-  },
-};
+export function idempotencyKeyParameter() {
+  return {
+    name: IDEMPOTENCY_KEY_HEADER,
+    in: "header",
+    required: false,
+    description: `Makes the create safe to retry: 1-${MAX_KEY_LENGTH} printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422.`,
+    // The length as the server counts it: that of the value, inside the quotes of a
+    // structured-field string, where an escape counts once. So the longest header is a
+    // quoted key of escapes only.
+    schema: {
+      type: "string",
+      maxLength: 2 + 2 * MAX_KEY_LENGTH,
+      pattern: IDEMPOTENCY_KEY.source,
+    },
+  };
+}
 
 /**
  * The key's value, or undefined when the header is absent. A structured-field
@@ -44,7 +48,7 @@ export function parseIdempotencyKey(header: string | undefined): string | undefi
   if (!IDEMPOTENCY_KEY.test(header)) {
     throw new ApiError(
       "invalid_idempotency_key",
-      `Header "${IDEMPOTENCY_KEY_PARAMETER.name}" must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
+      `Header "${IDEMPOTENCY_KEY_HEADER}" must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
     );
   }
   const quoted = SF_STRING.exec(header)?.[1];

@@ -11,7 +11,9 @@
 //
 // What an answer waited for: the trips finished when the response was handed back
 // (`finished()`, read at that moment). Work given to waitUntil (last-use writes, cache
-// puts) completes on a later turn of the event loop, so it is not among them.
+// puts) completes on a later turn of the event loop, so it is not among them. Of those,
+// `inSequence()` counts the most that ran one after another: trips side by side cost
+// the answer one trip's time.
 
 export type Place = "primary" | "replica" | "cache";
 
@@ -22,6 +24,9 @@ export interface Trip {
   /** The statements of a D1 call (one, or a batch's), with D1's own accounting once done. */
   statements: Executed[];
   done: boolean;
+  /** When it began and ended, in the order of every trip's beginnings and ends. */
+  began: number;
+  ended?: number;
 }
 
 export interface Executed {
@@ -50,6 +55,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export class Recorder {
   readonly trips: Trip[] = [];
+  /** Counts every trip's beginning and end: the order in which they happened. */
+  private moment = 0;
 
   /** Mutable: a benchmark may change the delays between request classes. */
   delays: Delays;
@@ -74,6 +81,19 @@ export class Recorder {
     return counts;
   }
 
+  /**
+   * The most of `trips` that ran one after another, each beginning after the one
+   * before it ended: what the answer waited for, in trips' time (side by side is one).
+   */
+  inSequence(trips: Trip[] = this.finished()): number {
+    const chain = new Map<Trip, number>();
+    for (const trip of [...trips].sort((a, b) => a.began - b.began)) {
+      const before = trips.filter((t) => t.ended !== undefined && t.ended < trip.began);
+      chain.set(trip, 1 + Math.max(0, ...before.map((t) => chain.get(t) ?? 0)));
+    }
+    return Math.max(0, ...chain.values());
+  }
+
   /** Every statement sent to D1 (a batch's one by one), finished or not, in order. */
   statements(): Executed[] {
     return this.trips.flatMap((t) => t.statements);
@@ -92,7 +112,7 @@ export class Recorder {
     work: (trip: Trip) => Promise<T>,
   ): Promise<T> {
     const statements = sqls.map((sql) => ({ sql, rowsRead: 0, rowsWritten: 0 }));
-    const trip: Trip = { place, what, statements, done: false };
+    const trip: Trip = { place, what, statements, done: false, began: this.moment++ };
     this.trips.push(trip);
     const delay = this.delays[place] ?? 0;
     if (delay > 0) await sleep(delay);
@@ -100,6 +120,7 @@ export class Recorder {
       return await work(trip);
     } finally {
       trip.done = true;
+      trip.ended = this.moment++;
     }
   }
 

@@ -51,7 +51,8 @@ export function instrumentedApp(
   const appEnv: Env = { ...env, DB: recorder.d1(options.db ?? env.DB) };
   /**
    * One request: its answer, the trips that had finished when the answer was handed
-   * back, and those counted by place; its waitUntil work then runs to the end.
+   * back, those counted by place, and how many of them ran one after another; its
+   * waitUntil work then runs to the end.
    */
   const exchangeRequest = async (request: Request) => {
     recorder.reset();
@@ -60,7 +61,12 @@ export function instrumentedApp(
     const trips = recorder.finished();
     await waitOnExecutionContext(ctx);
     await assertConforms(request, response);
-    return { response, trips, counts: recorder.counts(trips) };
+    return {
+      response,
+      trips,
+      counts: recorder.counts(trips),
+      inSequence: recorder.inSequence(trips),
+    };
   };
   const fetchRequest = async (request: Request) => (await exchangeRequest(request)).response;
   /** `count` identical requests at once; every trip of them all, waitUntil work included. */

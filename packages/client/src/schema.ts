@@ -205,8 +205,8 @@ export interface components {
         "x-d1-bookmark": string;
         /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
         ETag: string;
-        /** @description `private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers. */
-        "Cache-Control": "private, no-cache" | "no-store";
+        /** @description `private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers. `no-cache` on the 200 and 304 answers of getOpenApiDocument: keep the document and revalidate it. */
+        "Cache-Control": "private, no-cache" | "no-store" | "no-cache";
         /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
         Link: string;
         /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
@@ -1294,7 +1294,10 @@ export interface operations {
     getOpenApiDocument: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1306,6 +1309,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1324,6 +1329,18 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+            };
+            /** @description Not modified: the `If-None-Match` of the request matches the document's `ETag`. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
             500: {
@@ -1347,7 +1364,10 @@ export interface operations {
     getOpenApiDocumentHead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1359,6 +1379,20 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the `If-None-Match` of the request matches the document's `ETag`. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
