@@ -77,59 +77,13 @@ export function isJsonMediaType(contentType: string | null | undefined): boolean
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-const NUMBER_LEXEME = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
-
 /**
- * Whether a JSON number, as written, denotes an integer: `1`, `1.0`, `10e-1` and
- * `1.5e1` do; `1.0000000000000001` does not, although JSON.parse rounds it to 1.
+ * One pass over valid JSON text for what JSON.parse hides: a repeated key (it keeps the
+ * last one) and excessive nesting. The problem, or undefined.
  */
-export function isIntegerLexeme(source: string): boolean {
-  const match = NUMBER_LEXEME.exec(source);
-  if (!match) return false;
-  const digits = `${match[1]}${match[2] ?? ""}`;
-  const trailingZeros = digits.length - digits.replace(/0+$/, "").length;
-  if (trailingZeros === digits.length) return true; // zero
-  const exponent = Number(match[3] ?? 0) - (match[2]?.length ?? 0);
-  return exponent + trailingZeros >= 0;
-}
-
-/**
- * JSON.parse's reviver sees each number's source text (ES2025 "JSON.parse source
- * text access"). A number whose text is a fraction but whose parsed value is an
- * integer was rounded by the parser: it becomes NaN, which every integer field
- * refuses, naming itself, instead of silently accepting a value nobody sent.
- */
-function keepFractionsFractional(
-  _key: string,
-  value: unknown,
-  context?: { source?: string },
-): unknown {
-  if (
-    typeof value === "number" &&
-    Number.isInteger(value) &&
-    context?.source !== undefined &&
-    !isIntegerLexeme(context.source)
-  ) {
-    return Number.NaN;
-  }
-  return value;
-}
-
-export interface JsonInspection {
-  /** What JSON.parse would let through that we refuse: a repeated key, deep nesting. */
-  problem: string | undefined;
-  /** Some number is written as a fraction that JSON.parse rounds to an integer. */
-  roundedNumber: boolean;
-}
-
-/**
- * One pass over valid JSON text for what JSON.parse hides: a repeated key (it
- * keeps the last one), excessive nesting, and numbers it rounds to an integer.
- */
-export function inspectJson(text: string): JsonInspection {
+export function inspectJson(text: string): string | undefined {
   const frames: Array<Set<string> | null> = []; // a Set per object, null per array
   let expectKey = false;
-  let roundedNumber = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x22 /* " */) {
@@ -139,8 +93,7 @@ export function inspectJson(text: string): JsonInspection {
       if (expectKey) {
         const key = JSON.parse(text.slice(i, j + 1)) as string;
         const frame = frames.at(-1);
-        if (frame?.has(key))
-          return { problem: `repeats the key "${key.slice(0, 64)}"`, roundedNumber };
+        if (frame?.has(key)) return `repeats the key "${key.slice(0, 64)}"`;
         frame?.add(key);
         expectKey = false;
       }
@@ -148,7 +101,7 @@ export function inspectJson(text: string): JsonInspection {
     } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
       frames.push(ch === 0x7b ? new Set() : null);
       if (frames.length > MAX_JSON_DEPTH) {
-        return { problem: `nests deeper than ${MAX_JSON_DEPTH} levels`, roundedNumber };
+        return `nests deeper than ${MAX_JSON_DEPTH} levels`;
       }
       expectKey = ch === 0x7b;
     } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
@@ -156,17 +109,9 @@ export function inspectJson(text: string): JsonInspection {
       expectKey = false;
     } else if (ch === 0x2c /* , */) {
       expectKey = frames.at(-1) instanceof Set;
-    } else if (ch === 0x2d /* - */ || (ch >= 0x30 && ch <= 0x39) /* 0-9 */) {
-      let j = i + 1;
-      while (j < text.length && /[0-9.eE+-]/.test(text.charAt(j))) j++;
-      const lexeme = text.slice(i, j);
-      if (!roundedNumber && Number.isInteger(Number(lexeme)) && !isIntegerLexeme(lexeme)) {
-        roundedNumber = true;
-      }
-      i = j - 1;
     }
   }
-  return { problem: undefined, roundedNumber };
+  return undefined;
 }
 
 /** Parses a request body as strict JSON; throws the matching ApiError. */
@@ -185,12 +130,8 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   } catch {
     throw new ApiError("invalid_json", "Request body is not valid JSON.");
   }
-  const { problem, roundedNumber } = inspectJson(text);
+  const problem = inspectJson(text);
   if (problem) throw new ApiError("invalid_json", `Request body ${problem}.`);
-  // Rare, and only once the depth is known to be small: the reviver recurses.
-  if (roundedNumber) {
-    value = JSON.parse(text, keepFractionsFractional as Parameters<typeof JSON.parse>[1]);
-  }
   return value;
 }
 
