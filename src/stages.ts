@@ -1,7 +1,7 @@
 // Each operation's stages, from the operation table: the app factory (src/app.ts) chains
 // their middleware, and the document builder (src/openapi/document.ts) merges what they
 // declare. One list for both, so the document cannot drift from what runs.
-import type { LastUseRecorder } from "./auth/last-use.ts";
+import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { keyCheck, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
@@ -26,7 +26,7 @@ import { OPERATIONS, type Operation, type OperationId } from "./operations.ts";
 export interface Deps {
   log: Logger;
   verifier: ApiKeyVerifier;
-  lastUse: LastUseRecorder;
+  keyUse: KeyUseRecorder;
   edgeCache: () => EdgeCache;
   openPetStore: OpenPetStore;
   /** The OpenAPI document that GET /v1/openapi.json answers. */

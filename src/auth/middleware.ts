@@ -7,7 +7,7 @@ import { waitUntil } from "../http/request-context.ts";
 import type { HeaderSpec, HeaderUse, Stage } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from "../scopes.ts";
-import type { LastUseRecorder } from "./last-use.ts";
+import type { KeyUseRecorder } from "./key-use.ts";
 import type { ApiKeyVerifier } from "./verifier.ts";
 
 const REALM = 'Bearer realm="petstore"';
@@ -33,7 +33,7 @@ function unauthorized(message: string, invalidToken: boolean): ApiError {
   });
 }
 
-function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
+function authenticate(verifier: ApiKeyVerifier, keyUse: KeyUseRecorder) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("Authorization");
     if (header === undefined || header.trim() === "") {
@@ -80,7 +80,7 @@ function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
       // After the answer is built; this work goes to waitUntil, off the answer's path.
       afterAnswer();
     }
-    lastUse.record(verification.key.id, c.env, (work) => waitUntil(c, work));
+    keyUse.record(verification.key.id, c.res.status, c.env, (work) => waitUntil(c, work));
   });
 }
 
@@ -88,7 +88,7 @@ function authenticate(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
  * The key check: 401 for a missing or invalid key, 429 for an address sending too many
  * invalid keys, 503 when the key's lookup finds the database unavailable.
  */
-export const keyCheck: Stage<{ verifier: ApiKeyVerifier; lastUse: LastUseRecorder }> = {
+export const keyCheck: Stage<{ verifier: ApiKeyVerifier; keyUse: KeyUseRecorder }> = {
   declares: {
     requestHeaders: ["Authorization"],
     errors: [{ code: "unauthorized", headers: CHALLENGE }, RATE_LIMITED, DATABASE_UNAVAILABLE],
@@ -104,7 +104,7 @@ export const keyCheck: Stage<{ verifier: ApiKeyVerifier; lastUse: LastUseRecorde
       },
     },
   },
-  middleware: ({ verifier, lastUse }) => authenticate(verifier, lastUse),
+  middleware: ({ verifier, keyUse }) => authenticate(verifier, keyUse),
 };
 
 /**

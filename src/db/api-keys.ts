@@ -46,6 +46,34 @@ export async function findApiKeyByHash(
 }
 
 /**
+ * The classes of answers counted per key (`api_key_usage.outcome`, migration 0007), in
+ * the order the platform shows them: 2xx and 3xx, 4xx other than 429, 429, 5xx.
+ */
+export const OUTCOMES = ["success", "client_error", "rate_limited", "server_error"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** The outcome class of an answer's status. */
+export function outcomeOf(status: number): Outcome {
+  if (status === 429) return "rate_limited";
+  if (status >= 500) return "server_error";
+  if (status >= 400) return "client_error";
+  return "success";
+}
+
+/** Adds `count` answers of `outcome` to the key's hour (`hourStart`: unix seconds, a whole hour). */
+export function addUsageStatement(
+  db: Queryable,
+  usage: { keyId: number; hourStart: number; outcome: Outcome; count: number },
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO api_key_usage (api_key_id, hour_start, outcome, count) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (api_key_id, hour_start, outcome) DO UPDATE SET count = count + excluded.count`,
+    )
+    .bind(usage.keyId, usage.hourStart, usage.outcome, usage.count);
+}
+
+/**
  * Records that a key was used at `now` (unix seconds). Never moves the time back, so
  * isolates writing out of order keep the latest use.
  */
