@@ -8,9 +8,17 @@ import {
   revokeKeyStatement,
   rotateKeyStatements,
   toListedKey,
+  toOwnedKey,
 } from "../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
-import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } from "./helpers.ts";
+import {
+  createAccount,
+  createCheckedApp,
+  createKey,
+  expectError,
+  makeRequest,
+  unknownKey,
+} from "./helpers.ts";
 
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
@@ -68,18 +76,22 @@ it("keys create stores the hash, not the key, and answers the row as list --json
     lastUsedAt: null,
     revokedAt: null,
   });
-  // In this order, as `list --json` prints them.
-  expect(Object.keys(created).join()).toBe(
-    "id,prefix,label,scopes,createdAt,expiresAt,lastUsedAt,revokedAt",
-  );
   const stored = env.DB.prepare("SELECT * FROM api_keys WHERE id = ?1").bind(created.id);
   expect(await stored.first()).toMatchObject({ key_hash: await hashApiKey(key), label });
   expect(JSON.stringify(await stored.first())).not.toContain(key.slice(4));
   await env.DB.prepare(revokeKeyStatement(created.id, 1_900_000_001)).run();
+  const platformKey = await createKey("made on the platform");
+  const { accountId } = await createAccount([platformKey.id]);
   const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<Record<string, unknown>>();
-  const listed = results.map(toListedKey);
+  const listed = results.map(toOwnedKey);
   const revokedAt = "2030-03-17T17:46:41.000Z";
-  expect(listed.find((k) => k.id === created.id)).toEqual({ ...created, revokedAt });
+  const operatorKey = listed.find((k) => k.id === created.id);
+  expect(operatorKey).toEqual({ ...created, revokedAt, account: "operator" });
+  // In this order, as `list --json` prints them.
+  expect(Object.keys(operatorKey ?? {}).join()).toBe(
+    "id,prefix,label,scopes,createdAt,expiresAt,lastUsedAt,revokedAt,account",
+  );
+  expect(listed.find((k) => k.id === platformKey.id)?.account).toBe(accountId);
   expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((a, b) => a - b));
 });
 

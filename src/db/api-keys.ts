@@ -21,7 +21,8 @@ interface ApiKeyRow {
 
 /**
  * The key with this hash, revoked or not (so a caller can tell a revoked key from one
- * this database does not have yet), or null. Expiry is the caller's to compare.
+ * this database does not have yet), or null. Expiry is the caller's to compare. A key of
+ * a disabled account (`npm run accounts -- disable`) is revoked while the account is.
  */
 export async function findApiKeyByHash(
   db: Queryable,
@@ -30,7 +31,8 @@ export async function findApiKeyByHash(
   const row = await d1(() =>
     db
       .prepare(
-        "SELECT id, scopes, expires_at, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = ?1",
+        `SELECT k.id, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
+         FROM api_keys AS k LEFT JOIN accounts AS a ON a.id = k.account_id WHERE k.key_hash = ?1`,
       )
       .bind(keyHash)
       .first<ApiKeyRow>(),

@@ -80,6 +80,9 @@ export async function startDevServer(port: number, equalsForm = false) {
     /** `npm run keys -- <args>` against this server's database: its standard output. */
     keys: async (...keyArgs: string[]) =>
       (await npm(["keys", "--", ...keyArgs, "--persist-to", persistTo])).stdout,
+    /** `npm run accounts -- <args>` against this server's database: its standard output. */
+    accounts: async (...accountArgs: string[]) =>
+      (await npm(["accounts", "--", ...accountArgs, "--persist-to", persistTo])).stdout,
     /** Stops the whole process group and deletes the database. */
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

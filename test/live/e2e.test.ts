@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ListedKey } from "../../scripts/key-statements.ts";
+import type { OwnedKey } from "../../scripts/key-statements.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
 import { type DevServer, LOCAL_DEV_KEY, npm, scriptEnv, startDevServer } from "./dev-server.ts";
 
@@ -59,7 +59,7 @@ function issued(output: string): { key: string; id: string } {
 }
 
 /** `npm run keys -- list --json`: the keys of the server's database. */
-const listKeys = async () => JSON.parse(await server.keys("list", "--json")) as ListedKey[];
+const listKeys = async () => JSON.parse(await server.keys("list", "--json")) as OwnedKey[];
 
 describe("npm run dev", () => {
   it("prints the address it serves and the migration table once", () => {
@@ -146,6 +146,7 @@ describe("npm run keys against the server's database", () => {
       scopes: ["pets:read"],
       expiresAt: expect.any(String),
       lastUsedAt: expect.any(String),
+      account: "operator",
     });
     expect(listed.find((k) => String(k.id) === rotated.id)).toMatchObject({
       label: "web",
@@ -154,7 +155,7 @@ describe("npm run keys against the server's database", () => {
     });
     const table = await server.keys("list");
     expect(table).toMatch(/last used/);
-    expect(table).toMatch(/pets:read/);
+    expect(table).toMatch(/pets:read +operator /);
   });
 
   it("rotate --grace 0s of a key not yet verified here: the old key is refused at once", async () => {
@@ -180,6 +181,15 @@ describe("npm run keys against the server's database", () => {
     expect((late.json as { message: string }).message).toMatch(/expired/);
     expect((await listKeys()).find((k) => String(k.id) === temp.id)).toMatchObject({
       expiresAt: expect.any(String),
+    });
+  });
+
+  it("npm run accounts lists the platform's accounts, and says so when an id has none", async () => {
+    expect(await server.accounts("list")).toBe("No accounts.\n");
+    expect(JSON.parse(await server.accounts("list", "--json"))).toEqual([]);
+    await expect(server.accounts("disable", "acct_AAAAAAAAAAAAAAAAAAAAAA")).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error: no account with id acct_A{22} in local/),
     });
   });
 
@@ -245,7 +255,7 @@ describe("npm run keys without a running server", () => {
     const migrate = ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir];
     await promisify(execFile)("npx", migrate, { env: scriptEnv });
     const { id } = issued((await keys("create", "--label", "offline")).stdout);
-    const listed = JSON.parse((await keys("list", "--json")).stdout) as ListedKey[];
+    const listed = JSON.parse((await keys("list", "--json")).stdout) as OwnedKey[];
     expect(listed).toMatchObject([{ id: Number(id), label: "offline", revokedAt: null }]);
   });
 });
