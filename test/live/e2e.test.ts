@@ -18,9 +18,12 @@ const PORT = Number(process.env.E2E_PORT ?? 8791);
 /** A revoked (or rotated-out) key is refused at once or within 60 seconds at most. */
 const REVOCATION_BOUND_MS = 60_000;
 
+/** Not the next port (npm run dev's default): --platform-port= must be read. */
+const PLATFORM_PORT = Number(process.env.E2E_PLATFORM_PORT ?? PORT + 2);
+
 let server: DevServer;
 beforeAll(async () => {
-  server = await startDevServer(PORT, true);
+  server = await startDevServer(PORT, true, PLATFORM_PORT);
 });
 afterAll(() => server?.stop());
 
@@ -62,12 +65,32 @@ function issued(output: string): { key: string; id: string } {
 const listKeys = async () => JSON.parse(await server.keys("list", "--json")) as OwnedKey[];
 
 describe("npm run dev", () => {
-  it("prints the address it serves and the migration table once", () => {
+  it("prints both addresses it serves and the migration table once", () => {
     const output = server.output();
     expect(output).toContain(
       `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${server.base}/v1/pets?limit=2&status=available' -D -`,
     );
+    expect(output).toContain(
+      `npm run dev: the API on ${server.base} (reference: ${server.base}/v1/docs), the developer platform on http://localhost:${PLATFORM_PORT} (open it at localhost`,
+    );
     expect(output.split("0001_create_pets.sql")).toHaveLength(2);
+  });
+
+  it("serves the developer platform at localhost, on the API's database, its addresses for this run", async () => {
+    const page = await fetch(`${server.platform}/`, { signal: AbortSignal.timeout(10_000) });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Security-Policy")).toMatch(/script-src 'self'/);
+    expect(await page.text()).toContain(`href="${server.base}/v1/docs"`);
+    // A state change from its own origin is accepted (PLATFORM_ORIGIN is this run's);
+    // the relying party is localhost.
+    const options = await fetch(`${server.platform}/api/sign-up/options`, {
+      method: "POST",
+      headers: { Origin: server.platform, "Content-Type": "application/json" },
+      body: JSON.stringify({ displayName: "e2e" }),
+    });
+    expect(options.status).toBe(200);
+    expect(await options.json()).toMatchObject({ rp: { id: "localhost" } });
+    expect(await server.accounts("list")).toBe("No accounts.\n");
   });
 
   it('seeds demo pets: the README\'s first curl shows a page with Link: rel="next"', async () => {
