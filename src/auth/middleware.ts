@@ -97,7 +97,7 @@ export const keyCheck: Stage<{ verifier: ApiKeyVerifier; keyUse: KeyUseRecorder 
         type: "http",
         scheme: "bearer",
         description: [
-          "API keys start with `psk_` and are issued with `npm run keys -- create`. Each key carries one or more scopes; each operation's `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.",
+          'API keys start with `psk_`. Developers get theirs on the developer platform ("Get a key" on the reference page): an account with a passkey, then keys they create, rotate and revoke themselves; the operator issues keys with `npm run keys -- create`. Each key carries one or more scopes; each operation\'s `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.',
           "",
           ...SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`),
         ].join("\n"),
