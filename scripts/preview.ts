@@ -12,6 +12,7 @@
 // WORKERS_DEV_SUBDOMAIN; without it, only the API is previewed. docs/release.md.
 // --dry-run bundles and checks both without an account (CI runs it).
 import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { experimental_readRawConfig } from "wrangler";
 import { runWranglerForeground, wrangler } from "./wrangler.ts";
@@ -68,7 +69,10 @@ if (import.meta.main) {
     "--preview-alias",
     alias,
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
-    ...(dryRun ? ["--dry-run", "--outdir", outdir] : ["--message", `preview ${alias}`]),
+    // An absolute --outdir: wrangler puts the bundle beside the config and a note beside us.
+    ...(dryRun
+      ? ["--dry-run", "--outdir", path.resolve(outdir)]
+      : ["--message", `preview ${alias}`]),
   ];
   if (!subdomain) {
     console.log(
