@@ -63,8 +63,8 @@ export const docsPageHtml = (platformOrigin: string) => `<!doctype html>
 <link rel="icon" href="data:,">
 <style>
 .get-key{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;justify-content:flex-end;padding:.5rem 1rem;font:14px/1.4 system-ui,sans-serif;border-bottom:1px solid #8884}
-.get-key a{font-weight:600;padding:.25rem .75rem;border-radius:6px;background:#1d4ed8;color:#fff;text-decoration:none}
-.get-key a:focus-visible{outline:2px solid #1d4ed8;outline-offset:2px}
+.get-key a{font-weight:600;padding:.25rem .75rem;border-radius:6px;background:#0b5cad;color:#fff;text-decoration:none}
+.get-key a:focus-visible{outline:2px solid #f0a30a;outline-offset:2px}
 </style>
 </head>
 <body>

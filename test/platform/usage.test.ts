@@ -162,6 +162,9 @@ describe("a key's usage", () => {
     const page = parse(await (await fetch(`/keys/${id}`, { session })).text());
     expect(page.querySelector("svg.chart desc")?.text).toMatch(/^0 calls in all/);
     expect(page.querySelectorAll("svg.chart rect")).toHaveLength(0);
+    // Calls are whole: no axis line at half a call.
+    const axis = page.querySelectorAll("svg.chart.wide text.axis").map((t) => t.text);
+    expect(axis.filter((label) => /^\d/.test(label) && !/[a-z]/i.test(label))).toEqual(["0", "1"]);
   });
 
   it("is the key owner's only: a missing key and another account's key are 404, and the table refuses a time that is not an hour", async () => {
