@@ -1,13 +1,17 @@
 // npm run test:browser: @playwright/test drives Debian's Chromium (never a downloaded
-// browser: CHROMIUM_PATH, default /usr/bin/chromium) against the real `npm run dev` on
-// 127.0.0.1 with a temporary local D1. Screenshots and traces of a failed test are kept
-// in test-results/browser/.
+// browser: CHROMIUM_PATH, default /usr/bin/chromium) against the real `npm run dev`: the
+// API on 127.0.0.1, the developer platform on localhost (BROWSER_PLATFORM_PORT), with a
+// temporary local D1. Screenshots and traces of a failed test are kept in
+// test-results/browser/, and so are the screenshots the tests take on purpose.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { defineConfig } from "@playwright/test";
 
 const PORT = Number(process.env.BROWSER_API_PORT ?? 8792);
+// Not the next port: web-app.spec.ts serves its page on 127.0.0.1:8793.
+const PLATFORM_PORT = Number(process.env.BROWSER_PLATFORM_PORT ?? PORT + 2);
+process.env.BROWSER_PLATFORM = `http://localhost:${PLATFORM_PORT}`;
 // Made once by the main process; its workers inherit the variable, so all share one D1.
 process.env.BROWSER_D1 ??= mkdtempSync(path.join(tmpdir(), "petstore-browser-"));
 
@@ -42,8 +46,9 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `npm run dev -- --ip 127.0.0.1 --port ${PORT} --persist-to ${process.env.BROWSER_D1}`,
-    url: `http://127.0.0.1:${PORT}/`,
+    command: `npm run dev -- --ip 127.0.0.1 --port ${PORT} --platform-port ${PLATFORM_PORT} --persist-to ${process.env.BROWSER_D1}`,
+    // The platform answers last (its door is a second wrangler dev).
+    url: `${process.env.BROWSER_PLATFORM}/`,
     env: { WRANGLER_SEND_METRICS: "false", CI: "true" },
     timeout: 120_000,
     gracefulShutdown: { signal: "SIGTERM", timeout: 10_000 },

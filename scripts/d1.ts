@@ -136,6 +136,20 @@ function viaWrangler(target: D1Target, statements: string[]): Row[][] {
   return WranglerAnswer.parse(JSON.parse(stdout)).map((r) => r.results);
 }
 
+/**
+ * For the operator's commands: `d1Execute`, or, when the database refuses or cannot be
+ * reached, one line `error: ...` and exit code 1.
+ */
+export async function d1ExecuteOrExit(target: D1Target, statements: string[]): Promise<Row[][]> {
+  try {
+    return await d1Execute(target, statements);
+  } catch (err) {
+    if (!(err instanceof D1Error)) throw err;
+    console.error(`error: ${err.message}`);
+    process.exit(1);
+  }
+}
+
 /** Runs `statements` on `target` as one batch; answers each statement's rows, in order. */
 export async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
   const server = target.env ? undefined : devServerOn(target.persistTo);

@@ -8,7 +8,8 @@ export const ENVIRONMENT = "production";
 export const USAGE = `usage: npm run deploy:production [-- --yes]
 
   Deploys the working tree to PRODUCTION at once: remote D1 migrations, then
-  wrangler deploy --env production. It asks you to type "${ENVIRONMENT}" first;
+  wrangler deploy --env production of the API and of the developer platform
+  (platform/wrangler.toml). It asks you to type "${ENVIRONMENT}" first;
   --yes skips the question (scripts). The usual path is the release workflow's
   gradual rollout (docs/release.md).`;
 

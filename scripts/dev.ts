@@ -1,17 +1,47 @@
-// npm run dev [-- <wrangler dev flags>]
+// npm run dev [-- <wrangler dev flags>] [--platform-port N]
 // 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
 // 2. seeds the local-only key `local-dev-key` and, into a database without pets, a few
 //    demo pets (LOCAL database only, never remote),
-// 3. starts `wrangler dev` with the flags as given, and notes its address beside the
-//    database so that `npm run keys` goes through it (scripts/d1.ts) while it runs.
+// 3. serves the API and the developer platform (docs/design.md, "npm run dev"): ONE
+//    `wrangler dev` runs the API (its flags as given) with the platform as an auxiliary
+//    worker in the same workerd, so both use one local D1; a second `wrangler dev` runs
+//    platform/dev/, a door on the platform's port that hands every request to it,
+// 4. prints both addresses once both answer, and notes the API's address beside the
+//    database so that `npm run keys` and `npm run accounts` go through it (scripts/d1.ts).
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { BINDING, D1Error, type D1Target, d1Execute, d1Flags, noteDevServer } from "./d1.ts";
 import { SEED_DEMO_PETS_STATEMENT, seedLocalDevKeyStatement } from "./key-statements.ts";
-import { runWranglerForeground, wrangler } from "./wrangler.ts";
+import { WRANGLER, wrangler, wranglerEnv } from "./wrangler.ts";
 
-/** What `npm run dev` reads of wrangler dev's flags, in either form (`--port 8787`, `--port=8787`). */
-export function devOptions(argv: string[]): { url: string; persistTo: string | undefined } {
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const PLATFORM_CONFIG = path.join(ROOT, "platform/wrangler.toml");
+const DOOR_CONFIG = path.join(ROOT, "platform/dev/wrangler.toml");
+
+export interface DevOptions {
+  /** The API's address, as wrangler dev serves it. */
+  url: string;
+  /** The developer platform's address: always `localhost` (WebAuthn refuses an IP as RP ID). */
+  platformUrl: string;
+  /** Where the platform's door listens, for this script to see it answer. */
+  platformListen: string;
+  persistTo: string | undefined;
+  /** The flags for the API's wrangler dev: as given, without this script's own. */
+  apiFlags: string[];
+  /** The flags for the door's wrangler dev. */
+  doorFlags: string[];
+  /** The door's inspector port: after the API's when one is given, else any free one. */
+  doorInspectorPort: number | undefined;
+}
+
+/** What `npm run dev` reads of the flags, in either form (`--port 8787`, `--port=8787`). */
+export function devOptions(argv: string[]): DevOptions {
   const { values } = parseArgs({
     args: argv,
     strict: false,
@@ -20,15 +50,62 @@ export function devOptions(argv: string[]): { url: string; persistTo: string | u
       port: { type: "string" },
       "local-protocol": { type: "string" },
       "persist-to": { type: "string" },
+      "inspector-port": { type: "string" },
+      "platform-port": { type: "string" },
     },
   });
   const text = (value: unknown) => (typeof value === "string" ? value : undefined);
   const ip = text(values.ip) ?? "localhost";
   const host = ip.includes(":") ? `[${ip}]` : ip;
   const protocol = text(values["local-protocol"]) ?? "http";
+  const port = Number(text(values.port) ?? 8787);
+  const platformPort = Number(text(values["platform-port"]) ?? port + 1);
+  const inspectorPort = text(values["inspector-port"]);
+  const ownFlag = /^--platform-port(=|$)/;
+  const apiFlags = argv.filter(
+    (arg, i) => !ownFlag.test(arg) && !(argv[i - 1] === "--platform-port" && !arg.includes("=")),
+  );
+  const doorFlags = ["--ip", ip, "--port", String(platformPort)];
+  if (protocol !== "http") doorFlags.push("--local-protocol", protocol);
   return {
-    url: `${protocol}://${host}:${text(values.port) ?? "8787"}`,
+    url: `${protocol}://${host}:${port}`,
+    platformUrl: `${protocol}://localhost:${platformPort}`,
+    platformListen: `${protocol}://${ip === "0.0.0.0" || ip === "::" ? "localhost" : host}:${platformPort}`,
     persistTo: text(values["persist-to"]),
+    apiFlags,
+    doorFlags,
+    doorInspectorPort: inspectorPort === undefined ? undefined : Number(inspectorPort) + 1,
+  };
+}
+
+/**
+ * platform/wrangler.toml's top level as a config of its own for this run: the platform's
+ * address and the API's as vars (an auxiliary worker of `wrangler dev` takes no --var),
+ * and every path made absolute, since the file lives in a temporary directory.
+ */
+export function platformDevConfig(
+  raw: Record<string, unknown>,
+  vars: { PLATFORM_ORIGIN: string; API_ORIGIN: string },
+): Record<string, unknown> {
+  const dir = path.dirname(PLATFORM_CONFIG);
+  const at = (relative: unknown) => path.resolve(dir, String(relative));
+  const { env: _environments, ...config } = raw as {
+    env?: unknown;
+    build?: { command?: string; watch_dir?: string };
+    assets?: { directory?: string };
+    d1_databases?: Array<{ migrations_dir?: string }>;
+    vars?: Record<string, string>;
+  } & Record<string, unknown>;
+  return {
+    ...config,
+    main: at(config.main),
+    build: { ...config.build, cwd: dir, watch_dir: at(config.build?.watch_dir ?? "src") },
+    assets: { ...config.assets, directory: at(config.assets?.directory) },
+    d1_databases: config.d1_databases?.map((db) => ({
+      ...db,
+      migrations_dir: at(db.migrations_dir ?? "migrations"),
+    })),
+    vars: { ...config.vars, ...vars },
   };
 }
 
@@ -42,9 +119,30 @@ export function migrationOutcome(output: string): string {
   return start >= 0 ? output.slice(start).trim() : (output.trim().split("\n").at(-1) ?? "");
 }
 
+/** A TCP port nobody listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const address = server.address();
+  server.close();
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+/** Resolves once `url` answers at all (any status), polling while wrangler starts. */
+async function answers(url: string): Promise<void> {
+  for (;;) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
 if (import.meta.main) {
-  const passThrough = process.argv.slice(2);
-  const { url, persistTo } = devOptions(passThrough);
+  const options = devOptions(process.argv.slice(2));
+  const { url, platformUrl, persistTo } = options;
   const local: D1Target = { persistTo };
   const migrated = wrangler(["d1", "migrations", "apply", BINDING, ...d1Flags(local)], {
     capture: true,
@@ -63,6 +161,76 @@ if (import.meta.main) {
   console.log(
     `Local D1 ready (${LOCAL_DEV_KEY}${pets}). Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${url}/v1/pets?limit=2&status=available' -D -`,
   );
+
+  // This run's files: the platform's config, and a dev registry of its own, so the door
+  // finds this run's platform and no other checkout's.
+  const run = mkdtempSync(path.join(tmpdir(), "petstore-dev-"));
+  const { experimental_readRawConfig } = await import("wrangler");
+  const { rawConfig } = experimental_readRawConfig({ config: PLATFORM_CONFIG });
+  const platformConfig = path.join(run, "platform.wrangler.json");
+  writeFileSync(
+    platformConfig,
+    JSON.stringify(
+      platformDevConfig(rawConfig as Record<string, unknown>, {
+        PLATFORM_ORIGIN: platformUrl,
+        API_ORIGIN: url,
+      }),
+    ),
+  );
+  const env = { ...wranglerEnv, WRANGLER_REGISTRY_PATH: path.join(run, "registry") };
+  const doorInspector = options.doorInspectorPort ?? (await freePort());
+  const children: ChildProcess[] = [
+    spawn(
+      WRANGLER,
+      [
+        "dev",
+        "-c",
+        path.join(ROOT, "wrangler.toml"),
+        "-c",
+        platformConfig,
+        "--var",
+        `PLATFORM_ORIGIN:${platformUrl}`,
+        ...options.apiFlags,
+      ],
+      { env, stdio: "inherit" },
+    ),
+    spawn(
+      WRANGLER,
+      [
+        "dev",
+        "-c",
+        DOOR_CONFIG,
+        ...options.doorFlags,
+        "--inspector-port",
+        String(doorInspector),
+        "--persist-to",
+        path.join(run, "door"),
+        "--log-level",
+        "error",
+      ],
+      // Not interactive: the API's wrangler dev owns the terminal's keys.
+      { env, stdio: ["ignore", "inherit", "inherit"] },
+    ),
+  ];
   noteDevServer(persistTo, url);
-  runWranglerForeground(["dev", ...passThrough]);
+  process.on("exit", () => rmSync(run, { recursive: true, force: true }));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      for (const child of children) child.kill(signal);
+    });
+  }
+  // Either one ending ends both (half a development setup helps nobody), with its code.
+  let running = children.length;
+  let exitCode: number | undefined;
+  for (const child of children) {
+    child.on("exit", (code, signal) => {
+      exitCode ??= code ?? (signal ? 1 : 0);
+      for (const other of children) other.kill("SIGTERM");
+      if (--running === 0) process.exit(exitCode);
+    });
+  }
+  await Promise.all([answers(`${url}/`), answers(`${options.platformListen}/`)]);
+  console.log(
+    `\nnpm run dev: the API on ${url} (reference: ${url}/v1/docs), the developer platform on ${platformUrl} (open it at localhost: passkeys need a host name, not an IP address).\n`,
+  );
 }

@@ -1,14 +1,28 @@
-// What a person types after `npm run keys --`, read with node:util's parseArgs
-// (test/node/keys-cli.test.ts runs this very parser). Wrong input becomes one UsageError
-// line; scripts/keys.ts prints it with the usage and exits 2. A new command is one entry
-// in COMMANDS and one case in parseKeyArgs; a new column of `list`, one entry in COLUMNS.
-import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+// What a person types after `npm run keys --`, read with the operator commands' grammar
+// (scripts/operator-cli.ts; test/node/keys-cli.test.ts runs this very parser). Wrong input
+// becomes one UsageError line; scripts/keys.ts prints it with the usage and exits 2. A new
+// command is one entry in COMMANDS and one case in parseKeyArgs; a new column of `list`,
+// one entry in COLUMNS.
 import { tagSecrets } from "../src/auth/keys.ts";
 import type { Scope } from "../src/scopes.ts";
 import { isScope, SCOPES } from "../src/scopes.ts";
 import type { D1Target } from "./d1.ts";
-import type { ListedKey } from "./key-statements.ts";
+import type { OwnedKey } from "./key-statements.ts";
 import { parseKeyId } from "./key-statements.ts";
+import {
+  formatTable,
+  noPositionals,
+  onePositional,
+  parseCommand,
+  show,
+  tableTime,
+  UsageError,
+  WHERE,
+  WHERE_OPTIONS,
+  WHERE_USAGE,
+} from "./operator-cli.ts";
+
+export { UsageError };
 
 export const USAGE = `usage:
   npm run keys -- create --label <label> [--scope <scope>]... [--expires-in <duration>] [<where>]
@@ -20,14 +34,12 @@ export const USAGE = `usage:
   <scope>     ${SCOPES.join(", ")} (repeat --scope for several; none given: all three)
   <duration>  a whole number followed by s, m, h or d: 90s, 15m, 12h, 30d
               (--grace defaults to 24h and may be 0s: the old key expires at once)
-  <where>     --env staging|production: that environment's remote database (through wrangler)
-              --persist-to <dir>: the local database kept under <dir> (as wrangler's flag)
-              neither: the local database that \`npm run dev\` uses
+${WHERE_USAGE}
 
-  create and rotate with --env need that environment's key tag secret in the environment
-  variable API_KEY_TAG_SECRET (the value given to \`wrangler secret put API_KEY_TAG_SECRET\`).`;
-
-export class UsageError extends Error {}
+  list shows each key's account on the developer platform, or "operator" for a key
+  issued here. create and rotate with --env need that environment's key tag secret in
+  the environment variable API_KEY_TAG_SECRET (the value given to
+  \`wrangler secret put API_KEY_TAG_SECRET\`).`;
 
 /**
  * The secret that tags the keys `create` and `rotate` issue for `env`, read as the worker
@@ -72,19 +84,17 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * UNITS[match[2] as keyof typeof UNITS];
 }
 
-/** Every option of every command, as node:util's parseArgs reads them. */
+/** Every option of every command. */
 const OPTIONS = {
   label: { type: "string" },
   scope: { type: "string", multiple: true },
   "expires-in": { type: "string" },
   grace: { type: "string" },
   json: { type: "boolean" },
-  env: { type: "string" },
-  "persist-to": { type: "string" },
-} as const satisfies ParseArgsOptionsConfig;
+  ...WHERE_OPTIONS,
+} as const;
 type Option = keyof typeof OPTIONS;
 
-const WHERE = ["env", "persist-to"] as const;
 /** The options each command takes. */
 const COMMANDS = {
   create: ["label", "scope", "expires-in", ...WHERE],
@@ -94,72 +104,11 @@ const COMMANDS = {
 } as const satisfies Record<string, readonly Option[]>;
 type Command = keyof typeof COMMANDS;
 
-const show = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
-
-/**
- * The options and the other words after `command`: parseArgs splits them (`--name value`,
- * `--name=value`); each is then checked against what `command` takes.
- */
-function readOptions(command: Command, args: string[]) {
-  const allowed: readonly Option[] = COMMANDS[command];
-  const values = new Map<Option, string[]>();
-  const positionals: string[] = [];
-  const { tokens } = parseArgs({
-    args,
-    options: OPTIONS,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  for (const token of tokens) {
-    if (token.kind === "positional") positionals.push(token.value);
-    if (token.kind !== "option") continue;
-    const name = token.name as Option;
-    if (!allowed.includes(name))
-      throw new UsageError(`${command} does not take ${show(token.rawName)}`);
-    const option: { type: string; multiple?: boolean } = OPTIONS[name];
-    // A word starting with -- is the next option, not this one's value (--label --scope x).
-    if (
-      option.type === "string" &&
-      (token.value === undefined || (!token.inlineValue && token.value.startsWith("--")))
-    )
-      throw new UsageError(`--${name} needs a value`);
-    if (option.type === "boolean" && token.value !== undefined)
-      throw new UsageError(`--${name} takes no value`);
-    const seen = values.get(name) ?? [];
-    if (seen.length > 0 && !option.multiple) throw new UsageError(`--${name} is given twice`);
-    values.set(name, [...seen, token.value ?? "true"]);
-  }
-  return { values, positionals };
-}
-
 export function parseKeyArgs(argv: readonly string[]): KeyCommand {
-  if (argv.includes("--help") || argv.includes("-h")) return { command: "help" };
-  const [command, ...rest] = argv;
-  if (command === "help") {
-    if (rest.length > 0) throw new UsageError(`help takes no ${show(rest[0] as string)}`);
-    return { command: "help" };
-  }
-  if (command === undefined)
-    throw new UsageError("a command is needed: create, list, rotate or revoke");
-  if (!Object.hasOwn(COMMANDS, command)) {
-    throw new UsageError(
-      `unknown command ${show(command)}: use create, list, rotate, revoke or help`,
-    );
-  }
-  const { values, positionals } = readOptions(command as Command, rest);
-  const one = (name: Option) => values.get(name)?.[0];
-
-  const env = one("env");
-  if (env !== undefined && env !== "staging" && env !== "production") {
-    throw new UsageError(`--env must be staging or production, not ${show(env)}`);
-  }
-  const persistTo = one("persist-to");
-  if (persistTo !== undefined && env !== undefined) {
-    throw new UsageError("--persist-to names a local database; it cannot go with --env");
-  }
-  if (persistTo === "") throw new UsageError("--persist-to needs a directory");
-  const target: D1Target = { env, persistTo };
+  const parsed = parseCommand<Option>(argv, COMMANDS, OPTIONS);
+  if (parsed === "help") return { command: "help" };
+  const { values, one, target } = parsed;
+  const command = parsed.command as Command;
   const duration = (name: Option, allowZero: boolean): number | null => {
     const text = one(name);
     if (text === undefined) return null;
@@ -171,28 +120,17 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
     }
     return seconds;
   };
-  const id = (): number => {
-    const [text, ...extra] = positionals;
-    if (extra.length > 0)
-      throw new UsageError(`${command} takes one key id, not ${positionals.length} words`);
-    const parsed = parseKeyId(text);
-    if (parsed === undefined) {
-      throw new UsageError(
-        text === undefined
-          ? `${command} needs the key's numeric id (see \`npm run keys -- list\`)`
-          : `${show(text)} is not a key id: ids are positive whole numbers (see \`npm run keys -- list\`)`,
-      );
-    }
-    return parsed;
-  };
-  const noPositionals = () => {
-    if (positionals.length > 0)
-      throw new UsageError(`${command} takes no ${show(positionals[0] as string)}`);
-  };
+  const id = () =>
+    onePositional(parsed, parseKeyId, {
+      one: "key id",
+      missing: "the key's numeric id (see `npm run keys -- list`)",
+      wrong: (text) =>
+        `${text} is not a key id: ids are positive whole numbers (see \`npm run keys -- list\`)`,
+    });
 
-  switch (command as Command) {
+  switch (command) {
     case "create": {
-      noPositionals();
+      noPositionals(parsed);
       const label = one("label");
       if (label === undefined)
         throw new UsageError("create needs --label <label> (who or what the key is for)");
@@ -215,7 +153,7 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
       };
     }
     case "list":
-      noPositionals();
+      noPositionals(parsed);
       return { command: "list", json: one("json") === "true", ...target };
     case "rotate":
       return {
@@ -230,39 +168,27 @@ export function parseKeyArgs(argv: readonly string[]): KeyCommand {
   }
 }
 
-const time = (iso: string | null, none: string) => (iso ? `${iso.slice(0, 19)}Z` : none);
-
-/** The columns of `list` for people: a header and how a key fills it. */
-const COLUMNS: ReadonlyArray<[string, (key: ListedKey, now: Date) => string]> = [
+/** The columns of `list` for people: a header and how a key fills it at `now`. */
+const COLUMNS: ReadonlyArray<[string, (key: OwnedKey, now: Date) => string]> = [
   ["id", (k) => String(k.id)],
   ["prefix", (k) => `${k.prefix}…`],
   ["label", (k) => k.label],
   ["scopes", (k) => k.scopes.join(" ")],
-  ["created", (k) => time(k.createdAt, "-")],
+  ["account", (k) => k.account],
+  ["created", (k) => tableTime(k.createdAt, "-")],
   [
     "expires",
     (k, now) =>
       k.expiresAt && Date.parse(k.expiresAt) <= now.getTime()
-        ? `${time(k.expiresAt, "")} (expired)`
-        : time(k.expiresAt, "never"),
+        ? `${tableTime(k.expiresAt, "")} (expired)`
+        : tableTime(k.expiresAt, "never"),
   ],
-  ["last used", (k) => time(k.lastUsedAt, "never")],
-  ["revoked", (k) => time(k.revokedAt, "-")],
+  ["last used", (k) => tableTime(k.lastUsedAt, "never")],
+  ["revoked", (k) => tableTime(k.revokedAt, "-")],
 ];
 
 /** `list` for people: one aligned row per key, times in UTC without milliseconds. */
-export function formatKeyTable(keys: readonly ListedKey[], now: Date): string {
-  if (keys.length === 0) return "No keys.";
-  const rows = [
-    COLUMNS.map(([header]) => header),
-    ...keys.map((key) => COLUMNS.map(([, cell]) => cell(key, now))),
-  ];
-  const widths = COLUMNS.map((_, i) => Math.max(...rows.map((row) => (row[i] as string).length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] as number))
-      .join("  ")
-      .trimEnd();
-  const [header, ...body] = rows.map(line);
-  return [header, line(widths.map((w) => "-".repeat(w))), ...body].join("\n");
+export function formatKeyTable(keys: readonly OwnedKey[], now: Date): string {
+  const columns = COLUMNS.map(([header, cell]) => [header, (k: OwnedKey) => cell(k, now)] as const);
+  return formatTable(columns, keys, "No keys.");
 }

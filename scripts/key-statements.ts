@@ -62,7 +62,8 @@ export function createKeyStatement(key: {
      RETURNING ${KEY_COLUMNS}`;
 }
 
-export const LIST_KEYS_STATEMENT = `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`;
+/** Every key with the account that made it on the developer platform (NULL: the operator). */
+export const LIST_KEYS_STATEMENT = `SELECT ${KEY_COLUMNS}, account_id FROM api_keys ORDER BY id`;
 
 /** Revokes an active key; answers its id, or no row when there was no active key with that id. */
 export function revokeKeyStatement(id: number, now: number): string {
@@ -136,7 +137,18 @@ export interface ListedKey {
   revokedAt: string | null;
 }
 
-function isoTime(seconds: unknown): string | null {
+/** A key as `npm run keys -- list` shows it: with its account, or `operator` for the operator's. */
+export interface OwnedKey extends ListedKey {
+  account: string;
+}
+
+/** Maps a row of LIST_KEYS_STATEMENT to its listed form. */
+export function toOwnedKey(row: Record<string, unknown>): OwnedKey {
+  const account = typeof row.account_id === "string" ? row.account_id : "operator";
+  return { ...toListedKey(row), account };
+}
+
+export function isoTime(seconds: unknown): string | null {
   return typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : null;
 }
 

@@ -6,15 +6,8 @@
 // exit code 2. See scripts/key-cli.ts for the grammar and docs/keys.md, "Managing keys".
 import { displayPrefix, hashApiKey, issueApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
-import { D1Error, type D1Target, d1Execute, type Row } from "./d1.ts";
-import {
-  formatKeyTable,
-  type KeyCommand,
-  keyTagSecret,
-  parseKeyArgs,
-  USAGE,
-  UsageError,
-} from "./key-cli.ts";
+import { type D1Target, d1ExecuteOrExit, type Row } from "./d1.ts";
+import { formatKeyTable, keyTagSecret, parseKeyArgs, USAGE } from "./key-cli.ts";
 import {
   createKeyStatement,
   LIST_KEYS_STATEMENT,
@@ -22,27 +15,18 @@ import {
   revokeKeyStatement,
   rotateKeyStatements,
   toListedKey,
+  toOwnedKey,
 } from "./key-statements.ts";
+import { commandLineOrExit } from "./operator-cli.ts";
 
-let args: KeyCommand;
+/** The command, and the tag secret its new keys get (create, rotate; a UsageError without one). */
+const { secret, ...args } = commandLineOrExit(() => {
+  const command = parseKeyArgs(process.argv.slice(2));
+  const issues = command.command === "create" || command.command === "rotate";
+  return { ...command, secret: issues ? keyTagSecret(command.env, process.env) : "" };
+}, USAGE);
 /** Issues a key for the target environment (create, rotate). */
-let issue: () => Promise<string>;
-try {
-  args = parseKeyArgs(process.argv.slice(2));
-  const secret =
-    args.command === "create" || args.command === "rotate"
-      ? keyTagSecret(args.env, process.env)
-      : "";
-  issue = () => issueApiKey(secret);
-} catch (err) {
-  if (!(err instanceof UsageError)) throw err;
-  console.error(`error: ${err.message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (args.command === "help") {
-  console.log(USAGE);
-  process.exit(0);
-}
+const issue = () => issueApiKey(secret);
 
 function fail(message: string): never {
   console.error(`error: ${message}`);
@@ -52,15 +36,7 @@ function fail(message: string): never {
 const target: D1Target = { env: args.env, persistTo: args.persistTo };
 const where = args.env ? `${args.env} (remote)` : "local";
 
-/** Runs the statements as one batch; answers each one's rows. Exits 1 when the database refuses. */
-async function execute(...statements: string[]): Promise<Row[][]> {
-  try {
-    return await d1Execute(target, statements);
-  } catch (err) {
-    if (err instanceof D1Error) fail(err.message);
-    throw err;
-  }
-}
+const execute = (...statements: string[]) => d1ExecuteOrExit(target, statements);
 
 const rowsOf = (rows: Row[] | undefined) => (rows ?? []).map(toListedKey);
 const describeKey = (k: ListedKey) =>
@@ -88,7 +64,7 @@ switch (args.command) {
     break;
   }
   case "list": {
-    const keys = rowsOf((await execute(LIST_KEYS_STATEMENT))[0]);
+    const keys = ((await execute(LIST_KEYS_STATEMENT))[0] ?? []).map(toOwnedKey);
     console.log(args.json ? JSON.stringify(keys, null, 2) : formatKeyTable(keys, new Date()));
     break;
   }

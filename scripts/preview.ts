@@ -1,23 +1,23 @@
 // npm run preview [-- NAME] [--dry-run]
-// Uploads the current code as a new version of the STAGING worker, without deploying
-// it, reachable at its own preview URL and at the alias NAME (default: the current git
-// branch): `wrangler versions upload --env staging --preview-alias NAME`.
-// A preview version runs with staging's bindings (staging D1, staging rate limits):
-// there is deliberately no way to preview against production.
-// --dry-run bundles and checks without an account (CI runs it).
+// Uploads the current code as new versions of the STAGING workers, the API and the
+// developer platform, without deploying them, each reachable at its own preview URL
+// under the alias NAME (default: the current git branch): `wrangler versions upload
+// --env staging --preview-alias NAME` of each. A preview version runs with staging's
+// bindings (staging D1, staging rate limits): there is deliberately no way to preview
+// against production.
+// The platform accepts changes only from its own origin, and its passkeys are bound to
+// its host, so its preview is given its own preview URL as PLATFORM_ORIGIN (and the API
+// preview's as API_ORIGIN; the API preview's "Get a key" leads to it). Those URLs are
+// <NAME>-<worker>.<subdomain>.workers.dev: the account's workers.dev subdomain comes from
+// WORKERS_DEV_SUBDOMAIN; without it, only the API is previewed. docs/release.md.
+// --dry-run bundles and checks both without an account (CI runs it).
 import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { parseArgs } from "node:util";
-import { runWranglerForeground } from "./wrangler.ts";
+import { experimental_readRawConfig } from "wrangler";
+import { runWranglerForeground, wrangler } from "./wrangler.ts";
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { "dry-run": { type: "boolean" }, help: { type: "boolean", short: "h" } },
-});
-
-if (values.help) {
-  console.log("usage: npm run preview [-- NAME] [--dry-run]");
-  process.exit(0);
-}
+const PLATFORM_CONFIG = "platform/wrangler.toml";
 
 /** Preview aliases are DNS labels: lowercase letters, digits, hyphens; short. */
 function toAlias(name: string): string {
@@ -29,17 +29,69 @@ function toAlias(name: string): string {
     .replace(/-+$/, "");
 }
 
-// The current branch (nothing on a detached HEAD or outside a git checkout).
-const branch = () => spawnSync("git", ["branch", "--show-current"], { encoding: "utf8" }).stdout;
-const requested = positionals[0] ?? branch()?.trim() ?? "";
-const alias = toAlias(requested);
-if (!alias) {
-  console.error("No preview name: pass one (npm run preview -- my-change) or run on a branch.");
-  process.exit(2);
-}
+/** The staging worker's name in `config` (wrangler.toml or the platform's). */
+const stagingName = (config: string) =>
+  String(experimental_readRawConfig({ config }).rawConfig.env?.staging?.name);
 
-const args = ["versions", "upload", "--env", "staging", "--preview-alias", alias];
-if (values["dry-run"]) args.push("--dry-run", "--outdir", "dist/preview");
-else args.push("--message", `preview ${alias}`);
-console.log(`Preview "${alias}" of the staging worker (staging data only).`);
-runWranglerForeground(args);
+/** The preview URL of `alias` of the staging worker of `config` (Cloudflare's format). */
+export const previewUrl = (alias: string, config: string, subdomain: string) =>
+  `https://${alias}-${stagingName(config)}.${subdomain}.workers.dev`;
+
+if (import.meta.main) {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { "dry-run": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+  });
+
+  if (values.help) {
+    console.log("usage: [WORKERS_DEV_SUBDOMAIN=<subdomain>] npm run preview [-- NAME] [--dry-run]");
+    process.exit(0);
+  }
+
+  // The current branch (nothing on a detached HEAD or outside a git checkout).
+  const branch = () => spawnSync("git", ["branch", "--show-current"], { encoding: "utf8" }).stdout;
+  const requested = positionals[0] ?? branch()?.trim() ?? "";
+  const alias = toAlias(requested);
+  if (!alias) {
+    console.error("No preview name: pass one (npm run preview -- my-change) or run on a branch.");
+    process.exit(2);
+  }
+  const dryRun = values["dry-run"] === true;
+  const subdomain = process.env.WORKERS_DEV_SUBDOMAIN || (dryRun ? "example" : "");
+
+  const upload = (config: string, vars: Record<string, string>, outdir: string) => [
+    "versions",
+    "upload",
+    "-c",
+    config,
+    "--env",
+    "staging",
+    "--preview-alias",
+    alias,
+    ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+    // An absolute --outdir: wrangler puts the bundle beside the config and a note beside us.
+    ...(dryRun
+      ? ["--dry-run", "--outdir", path.resolve(outdir)]
+      : ["--message", `preview ${alias}`]),
+  ];
+  if (!subdomain) {
+    console.log(
+      `Preview "${alias}" of the staging API only (staging data): the platform's preview needs its own address, <NAME>-<worker>.<subdomain>.workers.dev; set WORKERS_DEV_SUBDOMAIN to the account's workers.dev subdomain.`,
+    );
+    runWranglerForeground(upload("wrangler.toml", {}, "dist/preview"));
+  } else {
+    const api = previewUrl(alias, "wrangler.toml", subdomain);
+    const platform = previewUrl(alias, PLATFORM_CONFIG, subdomain);
+    console.log(
+      `Preview "${alias}" of the staging API (${api}) and developer platform (${platform}), on staging data.`,
+    );
+    wrangler(upload("wrangler.toml", { PLATFORM_ORIGIN: platform }, "dist/preview"));
+    runWranglerForeground(
+      upload(
+        PLATFORM_CONFIG,
+        { PLATFORM_ORIGIN: platform, API_ORIGIN: api },
+        "dist/preview-platform",
+      ),
+    );
+  }
+}

@@ -1,4 +1,4 @@
-// SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--write] [--timeout s] [--pin worker=version]
+// SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--platform <url>] [--write] [--timeout s] [--pin worker=version]
 // Checks a running deployment the way a client would, in a few requests: vitest runs
 // test/live/smoke.test.ts (project "smoke" of vitest.live.config.ts) against --base.
 // Wrong usage: one line, the usage, exit 2. The key comes from SMOKE_API_KEY only (never
@@ -6,11 +6,14 @@
 import { parseArgs } from "node:util";
 import { startVitest } from "vitest/node";
 
-export const USAGE = `usage: SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--write] [--timeout <seconds>]
-         [--pin <worker>=<version-id>] [--cors-origin <origin>]
+export const USAGE = `usage: SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--platform <url>] [--write]
+         [--timeout <seconds>] [--pin <worker>=<version-id>] [--cors-origin <origin>]
 
   --base         the deployment's origin, e.g. https://api.petstore.example.com (a trailing /v1
                  is accepted); plain http only for 127.0.0.1, [::1] or localhost
+  --platform     also check the developer platform at this origin, e.g.
+                 https://developers.petstore.example.com: its page, its policy, its Errors,
+                 and that the API's reference page leads there. The key is never sent to it.
   --write        also create a pet with an Idempotency-Key and replay it (staging; the key
                  needs pets:write). Without it every request is a read.
   --timeout      seconds to wait for each answer (default 10)
@@ -22,8 +25,10 @@ export const USAGE = `usage: SMOKE_API_KEY=<key> npm run smoke -- --base <url> [
   Exit code: 0 every check passed, 1 a check failed, 2 wrong usage.`;
 
 export interface SmokeOptions {
-  /** The deployment's origin: every request goes there and nowhere else. */
+  /** The deployment's origin: every request goes there and nowhere else... */
   base: string;
+  /** ...but those to the developer platform, when it is checked too (never with the key). */
+  platform: string | undefined;
   write: boolean;
   timeoutMs: number;
   /** The Cloudflare-Workers-Version-Overrides header value, when pinned. */
@@ -47,22 +52,25 @@ function refuse(wrong: unknown, message: string): void {
   if (wrong) throw new UsageError(message);
 }
 
-/** The origin of `--base`; refuses what would send the key somewhere unexpected. */
-function origin(text: string): string {
+/**
+ * The origin `--<flag>` names (`paths`: the paths it may carry); refuses what would send
+ * a request somewhere unexpected.
+ */
+function origin(flag: string, text: string, paths: string[]): string {
   const url = URL.parse(text);
-  if (!url) throw new UsageError(`--base ${text} is not a URL (e.g. https://api.example.com)`);
-  refuse(!/^https?:$/.test(url.protocol), `--base must be an http(s) URL, not ${url.protocol}`);
+  if (!url) throw new UsageError(`--${flag} ${text} is not a URL (e.g. https://api.example.com)`);
+  refuse(!/^https?:$/.test(url.protocol), `--${flag} must be an http(s) URL, not ${url.protocol}`);
   refuse(
     url.protocol === "http:" && !LOOPBACK.test(url.hostname),
-    "--base: plain http only for 127.0.0.1, [::1] or localhost (the key would cross the network unencrypted)",
+    `--${flag}: plain http only for 127.0.0.1, [::1] or localhost (requests would cross the network unencrypted)`,
   );
   refuse(
     url.username || url.password || url.search || url.hash,
-    "--base must not carry credentials, a query or a fragment",
+    `--${flag} must not carry credentials, a query or a fragment`,
   );
   refuse(
-    !["/", "/v1", "/v1/"].includes(url.pathname),
-    `--base is the deployment's origin, without the path ${url.pathname}`,
+    !paths.includes(url.pathname),
+    `--${flag} is the deployment's origin, without the path ${url.pathname}`,
   );
   return url.origin;
 }
@@ -104,8 +112,13 @@ export function smokeOptions(
     !/^[\x21-\x7e]+$/.test(apiKey),
     "SMOKE_API_KEY holds spaces or characters a key never has",
   );
+  const base = origin("base", values.base, ["/", "/v1", "/v1/"]);
+  const platform =
+    values.platform === undefined ? undefined : origin("platform", values.platform, ["/"]);
+  refuse(platform === base, "--platform is the developer platform's origin, not the API's");
   return {
-    base: origin(values.base),
+    base,
+    platform,
     write: values.write ?? false,
     timeoutMs: seconds * 1000,
     pin: values.pin === undefined ? undefined : `${worker}="${version}"`,
@@ -119,6 +132,7 @@ function parse(argv: string[]) {
     strict: true,
     options: {
       base: { type: "string" },
+      platform: { type: "string" },
       write: { type: "boolean" },
       timeout: { type: "string" },
       pin: { type: "string" },

@@ -2,9 +2,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const WRANGLER = fileURLToPath(new URL("../node_modules/.bin/wrangler", import.meta.url));
+export const WRANGLER = fileURLToPath(new URL("../node_modules/.bin/wrangler", import.meta.url));
 
-const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+export const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
 interface Options {
   /** Capture standard output and error instead of showing them. */

@@ -4,8 +4,8 @@
 // with its stages (src/stages.ts).
 
 import { Hono } from "hono";
-import type { LastUseRecorder } from "./auth/last-use.ts";
-import { createLastUseRecorder } from "./auth/last-use.ts";
+import type { KeyUseRecorder } from "./auth/key-use.ts";
+import { createKeyUseRecorder } from "./auth/key-use.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
@@ -32,7 +32,8 @@ export interface AppOptions {
   clock?: Clock;
   log?: Logger;
   verifier?: ApiKeyVerifier;
-  lastUse?: LastUseRecorder;
+  /** Last use and answers per key, written after the answers (src/auth/key-use.ts). */
+  keyUse?: KeyUseRecorder;
   /** The Cache API of the data center; `caches.default` unless a test injects another. */
   edgeCache?: () => EdgeCache;
   /** The data center's cache of API key records (src/auth/verifier.ts); a named cache by default. */
@@ -52,7 +53,7 @@ export function createApp(options: AppOptions = {}) {
         log,
         ...(options.keyCache ? { cache: options.keyCache } : {}),
       }),
-    lastUse: options.lastUse ?? createLastUseRecorder(clock, log),
+    keyUse: options.keyUse ?? createKeyUseRecorder(clock, log),
     edgeCache: options.edgeCache ?? (() => caches.default),
     openPetStore: options.openPetStore ?? openD1PetStore,
   };

@@ -38,8 +38,16 @@ export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 
 /** A key's last use is written at most this often per isolate (docs/keys.md: to within an hour). */
 export const LAST_USE_INTERVAL_MS = 60 * 60 * 1000;
-/** After a failed last-use write, the next use of the key tries again after this long. */
-export const LAST_USE_RETRY_MS = 60 * 1000;
+/**
+ * A key's answers are counted in isolate memory and written at most this often per key
+ * per isolate (docs/platform.md, "Usage"); a failed write is tried again after it too.
+ */
+export const USAGE_WRITE_INTERVAL_MS = 60 * 1000;
+/**
+ * Counts held back by that interval are written by a timer after the answer when the
+ * interval ends within this long: waitUntil keeps an answer's work alive for 30 s.
+ */
+export const USAGE_WAIT_MAX_MS = 25 * 1000;
 
 /** Seconds a rate-limited client is told to wait: the binding's window (both limiters). */
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;

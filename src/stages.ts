@@ -5,7 +5,7 @@
 // middleware only, so no declaration is bundled into it.
 import type { H } from "hono/types";
 import type * as z from "zod/mini";
-import type { LastUseRecorder } from "./auth/last-use.ts";
+import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { keyCheck, requireScope } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
@@ -89,7 +89,7 @@ export function stagesOf<S>(op: Operation, kit: StageKit<S>): S[] {
 export interface Deps {
   log: Logger;
   verifier: ApiKeyVerifier;
-  lastUse: LastUseRecorder;
+  keyUse: KeyUseRecorder;
   edgeCache: () => EdgeCache;
   openPetStore: OpenPetStore;
 }
@@ -106,7 +106,7 @@ const HANDLERS: Record<OperationId, H<AppEnv>> = {
 export function middlewareKit(deps: Deps): StageKit<H<AppEnv>> {
   return {
     lookAhead: (read, input) => lookAhead(read, input, deps),
-    keyCheck: keyCheck(deps.verifier, deps.lastUse),
+    keyCheck: keyCheck(deps.verifier, deps.keyUse),
     announceDeprecation,
     rateLimit,
     requireScope,

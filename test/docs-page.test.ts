@@ -1,9 +1,11 @@
 // GET /v1/docs and its files (docs/api.md, "Browsers and the docs page"): a page that loads
 // nothing from another origin, its renderer served through the ASSETS binding (written by
 // `npm run docs:assets`, which `npm test` runs first). In a browser: `npm run test:browser`.
+
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
-import { call, expectError } from "./helpers.ts";
+import { call, createCheckedApp, expectError, makeRequest } from "./helpers.ts";
 
 const PINNED = packageJson.devDependencies["@scalar/api-reference"];
 const RENDERER = `/v1/docs/assets/scalar-api-reference-${PINNED}.js`;
@@ -23,11 +25,25 @@ describe("GET /v1/docs", () => {
     // No inline script: every <script> is empty and loads a file.
     expect(scripts.map(([, , body]) => body)).toEqual(["", ""]);
     expect(html).not.toMatch(/\son[a-z]+=/i); // no inline event handlers either
-    // No other origin anywhere in the HTML.
-    expect(html).not.toMatch(/https?:|\/\/[a-z0-9]/i);
-    for (const [, url] of html.matchAll(/\b(?:src|href)="([^"]*)"/g)) {
-      expect(url, url).toMatch(/^(\/v1\/|data:,$)/);
+    // Nothing loaded from another origin: the only other origin is a link, "Get a key".
+    const loaded = html.matchAll(/\bsrc="([^"]*)"|<link\b[^>]*\bhref="([^"]*)"/g);
+    for (const [, src, href] of loaded) {
+      expect(src ?? href, src ?? href).toMatch(/^(\/v1\/|data:,$)/);
     }
+    const links = [...html.matchAll(/<a\b[^>]*href="([^"]*)"[^>]*>([^<]*)<\/a>/g)];
+    expect(links.map(([, href, text]) => [text, href])).toEqual([
+      ["Get a key", `${env.PLATFORM_ORIGIN}/`],
+      ["/v1/openapi.json", "/v1/openapi.json"], // the <noscript> fallback
+    ]);
+    expect(html.match(/https?:\/\//g)).toEqual(["http://"]);
+  });
+
+  it("leads to the developer platform of its own environment, from wrangler.toml's PLATFORM_ORIGIN", async () => {
+    const app = createCheckedApp({ log: () => {} });
+    const staging = "https://developers.staging.petstore.example.com";
+    const response = await app.fetch(makeRequest("/v1/docs"), { ...env, PLATFORM_ORIGIN: staging });
+    expect(await response.text()).toContain(`<a href="${staging}/">Get a key</a>`);
+    expect(env.PLATFORM_ORIGIN).toBe("http://localhost:8788"); // npm run dev's default
   });
 
   it("allows this origin only (no eval, no inline script) and is revalidated on every use", async () => {

@@ -6,6 +6,7 @@ import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statement
 import { type AppOptions, createApp } from "../src/app.ts";
 import { displayPrefix, hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
+import { base64url } from "../src/encoding.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import type { Scope } from "../src/scopes.ts";
@@ -52,6 +53,23 @@ export async function createKey(
   ).first<{ id: number }>();
   if (!row) throw new Error("the create statement returned no id");
   return { key, id: row.id };
+}
+
+/**
+ * A developer platform account (the row its sign-up stores) owning the keys `keyIds`, as
+ * if it had created them there; its id, `acct_` and 22 base64url characters.
+ */
+export async function createAccount(keyIds: number[] = []): Promise<{ accountId: string }> {
+  const accountId = `acct_${base64url(crypto.getRandomValues(new Uint8Array(16)))}`;
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO accounts (id, display_name, created_at) VALUES (?1, 'test account', unixepoch())",
+    ).bind(accountId),
+    ...keyIds.map((id) =>
+      env.DB.prepare("UPDATE api_keys SET account_id = ?1 WHERE id = ?2").bind(accountId, id),
+    ),
+  ]);
+  return { accountId };
 }
 
 /** Revokes a key with the statement of `npm run keys -- revoke`; false if none was active. */

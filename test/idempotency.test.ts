@@ -75,11 +75,13 @@ async function record(idempotencyKey: string, apiKeyId = keyId) {
 function appWithBatch(
   around: (batch: () => Promise<D1Result[]>) => Promise<D1Result[]>,
 ): (idempotencyKey: string, body: unknown) => Promise<Response> {
+  // Only a session's batches: the creates run in one; the key's use, written after the
+  // answer, goes to the binding itself.
   const wrap = (db: D1Database | D1DatabaseSession): unknown =>
     new Proxy(db, {
       get(target, property) {
         const value = Reflect.get(target, property, target) as unknown;
-        if (property === "batch") {
+        if (property === "batch" && target !== env.DB) {
           return (statements: D1PreparedStatement[]) =>
             around(() => (target as D1Database).batch(statements));
         }

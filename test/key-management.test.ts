@@ -1,7 +1,5 @@
 // Key management with the statements `npm run keys` sends (scripts/key-statements.ts):
-// create, rotate, `list --json`; and "last used", written after the answer at most once
-// per key per hour per isolate, never failing or delaying a request.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+// create, rotate, `list --json`. "Last used" is test/key-use.test.ts.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
@@ -10,13 +8,17 @@ import {
   revokeKeyStatement,
   rotateKeyStatements,
   toListedKey,
+  toOwnedKey,
 } from "../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
-import { createLastUseRecorder } from "../src/auth/last-use.ts";
-import { LAST_USE_INTERVAL_MS } from "../src/config.ts";
-import type { LogLine } from "../src/log.ts";
-import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } from "./helpers.ts";
-import { instrumentedApp } from "./support/instrumented-app.ts";
+import {
+  createAccount,
+  createCheckedApp,
+  createKey,
+  expectError,
+  makeRequest,
+  unknownKey,
+} from "./helpers.ts";
 
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
@@ -74,18 +76,22 @@ it("keys create stores the hash, not the key, and answers the row as list --json
     lastUsedAt: null,
     revokedAt: null,
   });
-  // In this order, as `list --json` prints them.
-  expect(Object.keys(created).join()).toBe(
-    "id,prefix,label,scopes,createdAt,expiresAt,lastUsedAt,revokedAt",
-  );
   const stored = env.DB.prepare("SELECT * FROM api_keys WHERE id = ?1").bind(created.id);
   expect(await stored.first()).toMatchObject({ key_hash: await hashApiKey(key), label });
   expect(JSON.stringify(await stored.first())).not.toContain(key.slice(4));
   await env.DB.prepare(revokeKeyStatement(created.id, 1_900_000_001)).run();
+  const platformKey = await createKey("made on the platform");
+  const { accountId } = await createAccount([platformKey.id]);
   const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<Record<string, unknown>>();
-  const listed = results.map(toListedKey);
+  const listed = results.map(toOwnedKey);
   const revokedAt = "2030-03-17T17:46:41.000Z";
-  expect(listed.find((k) => k.id === created.id)).toEqual({ ...created, revokedAt });
+  const operatorKey = listed.find((k) => k.id === created.id);
+  expect(operatorKey).toEqual({ ...created, revokedAt, account: "operator" });
+  // In this order, as `list --json` prints them.
+  expect(Object.keys(operatorKey ?? {}).join()).toBe(
+    "id,prefix,label,scopes,createdAt,expiresAt,lastUsedAt,revokedAt,account",
+  );
+  expect(listed.find((k) => k.id === platformKey.id)?.account).toBe(accountId);
   expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((a, b) => a - b));
 });
 
@@ -168,114 +174,5 @@ describe("rotate (the statements of `keys rotate`)", () => {
     }
     expect(await env.DB.prepare(count).first("n")).toBe(before);
     expect(await keyColumn(expired.id, "expires_at")).toBe(NOW);
-  });
-});
-
-describe("last used", () => {
-  let now = 1_960_000_000_000; // the hand-driven clock of the apps below
-
-  /**
-   * The app over a D1 whose last-use writes are counted in `updates` and run as usual,
-   * or throw, reject or never finish as `fault` says.
-   */
-  function lastUseApp(fault?: "throws" | "rejects" | "hangs") {
-    const updates: string[] = [];
-    const run =
-      fault === "hangs" ? () => new Promise(() => {}) : () => Promise.reject(new Error("D1_ERROR"));
-    const failing = { bind: () => failing, run, all: run };
-    const db = new Proxy(env.DB, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target) as unknown;
-        if (property !== "prepare") return typeof value === "function" ? value.bind(target) : value;
-        return (sql: string) => {
-          if (!/^UPDATE api_keys SET last_used_at/.test(sql)) return target.prepare(sql);
-          updates.push(sql);
-          if (fault === "throws") throw new Error("D1_ERROR: database is locked");
-          return fault ? failing : target.prepare(sql);
-        };
-      },
-    });
-    const app = instrumentedApp({ db, clock: () => now });
-    /** GET /v1/pets with `key`, its waitUntil work run to the end. */
-    const get = async (key: string) => (await app.exchange("/v1/pets?limit=1", { key })).response;
-    return { updates, logs: app.logs, get, db };
-  }
-
-  it("is written after the first accepted use, then at most once an hour per key per isolate", async () => {
-    const { key, id } = await createKey("last-used");
-    const other = await createKey("last-used-other");
-    const refused = await createKey("last-used-refused", { expiresAt: 1 });
-    const h = lastUseApp();
-    expect((await h.get(refused.key)).status).toBe(401);
-    expect(await keyColumn(refused.id, "last_used_at")).toBeNull();
-    expect(await keyColumn(id, "last_used_at")).toBeNull();
-    expect(h.updates).toEqual([]);
-
-    await h.get(key);
-    const first = Math.floor(now / 1000);
-    expect(await keyColumn(id, "last_used_at")).toBe(first);
-    expect(h.updates).toHaveLength(1);
-
-    now += LAST_USE_INTERVAL_MS - 1;
-    await h.get(key);
-    await h.get(key);
-    expect(h.updates).toHaveLength(1); // no write within the hour
-    expect(await keyColumn(id, "last_used_at")).toBe(first);
-
-    await h.get(other.key); // another key: its own write
-    expect(h.updates).toHaveLength(2);
-
-    now += 1;
-    await h.get(key);
-    expect(h.updates).toHaveLength(3);
-    expect(await keyColumn(id, "last_used_at")).toBe(Math.floor(now / 1000));
-  });
-
-  it("never moves back when an isolate writes an older time", async () => {
-    const { id } = await createKey("last-used-order");
-    await env.DB.prepare("UPDATE api_keys SET last_used_at = 2000000000 WHERE id = ?1")
-      .bind(id)
-      .run();
-    const recorder = createLastUseRecorder(
-      () => 1_990_000_000_000,
-      () => {},
-    );
-    const ctx = createExecutionContext();
-    recorder.record(id, env, (work) => ctx.waitUntil(work));
-    await waitOnExecutionContext(ctx);
-    expect(await keyColumn(id, "last_used_at")).toBe(2_000_000_000);
-  });
-
-  it.each(["throws", "rejects"] as const)(
-    "a write that %s neither fails the request nor logs the key; it is retried later",
-    async (fault) => {
-      const { key, id } = await createKey(`last-used-${fault}`);
-      const h = lastUseApp(fault);
-      expect((await h.get(key)).status).toBe(200);
-      expect(h.updates).toHaveLength(1);
-      const failed = h.logs.filter((l) => l.msg === "last-use write failed");
-      const error = expect.stringMatching(/^Error: D1_ERROR/);
-      expect(failed).toMatchObject([{ level: "warn", key_id: id, error }]);
-      expect(JSON.stringify(h.logs)).not.toContain(key);
-      now += 60_000;
-      expect((await h.get(key)).status).toBe(200);
-      expect(h.updates).toHaveLength(2); // tried again a minute later, not an hour
-    },
-  );
-
-  it("a write that never finishes does not hold the answer back", async () => {
-    const { key } = await createKey("last-used-hangs");
-    const hanging = lastUseApp("hangs");
-    const logs: LogLine[] = [];
-    const app = createCheckedApp({ clock: () => now, log: (line) => logs.push(line) });
-    // The answer arrives, complete, while the write is still pending (never awaited here).
-    const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), {
-      ...env,
-      DB: hanging.db,
-    });
-    expect(response.status).toBe(200);
-    expect(Array.isArray(await response.json())).toBe(true);
-    expect(hanging.updates).toHaveLength(1);
-    expect(logs.filter((l) => l.level === "warn")).toEqual([]); // still pending
   });
 });

@@ -73,6 +73,10 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
       type: "http",
       scheme: "bearer",
+      // Where keys come from, both ways.
+      description: expect.stringMatching(
+        /developer platform \("Get a key" on the reference page\).*`npm run keys -- create`/,
+      ),
     });
   });
 

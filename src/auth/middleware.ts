@@ -8,7 +8,7 @@ import { waitUntil } from "../http/request-context.ts";
 import type { Declaration, HeaderUse } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from "../scopes.ts";
-import type { LastUseRecorder } from "./last-use.ts";
+import type { KeyUseRecorder } from "./key-use.ts";
 import type { ApiKeyVerifier } from "./verifier.ts";
 
 const REALM = 'Bearer realm="petstore"';
@@ -44,7 +44,7 @@ function unauthorized(message: string, invalidToken: boolean): ApiError {
  * The key check: 401 for a missing or invalid key, 429 for an address sending too many
  * invalid keys, 503 when the key's lookup finds the database unavailable.
  */
-export function keyCheck(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
+export function keyCheck(verifier: ApiKeyVerifier, keyUse: KeyUseRecorder) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("Authorization");
     if (header === undefined || header.trim() === "") {
@@ -92,7 +92,7 @@ export function keyCheck(verifier: ApiKeyVerifier, lastUse: LastUseRecorder) {
       // After the answer is built; this work goes to waitUntil, off the answer's path.
       afterAnswer();
     }
-    lastUse.record(verification.key.id, c.env, (work) => waitUntil(c, work));
+    keyUse.record(verification.key.id, c.res.status, c.env, (work) => waitUntil(c, work));
   });
 }
 
@@ -105,7 +105,7 @@ export function keyCheckDeclares(): Declaration {
         type: "http",
         scheme: "bearer",
         description: [
-          "API keys start with `psk_` and are issued with `npm run keys -- create`. Each key carries one or more scopes; each operation's `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.",
+          'API keys start with `psk_`. Developers get theirs on the developer platform ("Get a key" on the reference page): an account with a passkey, then keys they create, rotate and revoke themselves; the operator issues keys with `npm run keys -- create`. Each key carries one or more scopes; each operation\'s `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.',
           "",
           ...SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`),
         ].join("\n"),

@@ -21,7 +21,8 @@ interface ApiKeyRow {
 
 /**
  * The key with this hash, revoked or not (so a caller can tell a revoked key from one
- * this database does not have yet), or null. Expiry is the caller's to compare.
+ * this database does not have yet), or null. Expiry is the caller's to compare. A key of
+ * a disabled account (`npm run accounts -- disable`) is revoked while the account is.
  */
 export async function findApiKeyByHash(
   db: Queryable,
@@ -30,7 +31,8 @@ export async function findApiKeyByHash(
   const row = await d1(() =>
     db
       .prepare(
-        "SELECT id, scopes, expires_at, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = ?1",
+        `SELECT k.id, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
+         FROM api_keys AS k LEFT JOIN accounts AS a ON a.id = k.account_id WHERE k.key_hash = ?1`,
       )
       .bind(keyHash)
       .first<ApiKeyRow>(),
@@ -43,6 +45,34 @@ export async function findApiKeyByHash(
         revoked: row.revoked === 1,
       }
     : null;
+}
+
+/**
+ * The classes of answers counted per key (`api_key_usage.outcome`, migration 0007), in
+ * the order the platform shows them: 2xx and 3xx, 4xx other than 429, 429, 5xx.
+ */
+export const OUTCOMES = ["success", "client_error", "rate_limited", "server_error"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** The outcome class of an answer's status. */
+export function outcomeOf(status: number): Outcome {
+  if (status === 429) return "rate_limited";
+  if (status >= 500) return "server_error";
+  if (status >= 400) return "client_error";
+  return "success";
+}
+
+/** Adds `count` answers of `outcome` to the key's hour (`hourStart`: unix seconds, a whole hour). */
+export function addUsageStatement(
+  db: Queryable,
+  usage: { keyId: number; hourStart: number; outcome: Outcome; count: number },
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO api_key_usage (api_key_id, hour_start, outcome, count) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (api_key_id, hour_start, outcome) DO UPDATE SET count = count + excluded.count`,
+    )
+    .bind(usage.keyId, usage.hourStart, usage.outcome, usage.count);
 }
 
 /**

@@ -53,15 +53,25 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-export const DOCS_PAGE = `<!doctype html>
+/**
+ * The page, with a "Get a key" link to the developer platform at `platformOrigin` (the
+ * PLATFORM_ORIGIN var of the environment): a link, not a load, so the CSP stays as it is.
+ */
+export const docsPageHtml = (platformOrigin: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Pet Store API v1 reference</title>
 <link rel="icon" href="data:,">
+<style>
+.get-key{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;justify-content:flex-end;padding:.5rem 1rem;font:14px/1.4 system-ui,sans-serif;border-bottom:1px solid #8884}
+.get-key a{font-weight:600;padding:.25rem .75rem;border-radius:6px;background:#0b5cad;color:#fff;text-decoration:none}
+.get-key a:focus-visible{outline:2px solid #f0a30a;outline-offset:2px}
+</style>
 </head>
 <body>
+<nav class="get-key" aria-label="API keys"><span>Every call needs an API key.</span><a href="${new URL(platformOrigin).origin}/">Get a key</a></nav>
 <div id="app"></div>
 <noscript>The reference needs JavaScript; the raw document is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript>
 <script src="${DOCS_ASSETS.init.path}"></script>
@@ -71,7 +81,7 @@ export const DOCS_PAGE = `<!doctype html>
 `;
 
 export function docsPage(c: Context<AppEnv>): Response {
-  return c.html(DOCS_PAGE, 200, {
+  return c.html(docsPageHtml(c.env.PLATFORM_ORIGIN), 200, {
     "Content-Security-Policy": DOCS_CSP,
     "Cache-Control": REVALIDATE,
     "X-Content-Type-Options": "nosniff",

@@ -1,6 +1,6 @@
-// The real `npm run dev` for the live tests: wrangler dev on 127.0.0.1 with a local D1 in
-// a temporary directory, in a process group of its own, so that stopping it stops npm,
-// node, wrangler and workerd together.
+// The real `npm run dev` for the live tests: the API on 127.0.0.1 and the developer
+// platform on localhost, with a local D1 in a temporary directory, in a process group of
+// its own, so that stopping it stops npm, node, both wranglers and workerd together.
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -39,12 +39,18 @@ export function npm(args: string[], env: NodeJS.ProcessEnv = scriptEnv) {
 }
 
 /**
- * Starts `npm run dev` on 127.0.0.1:`port` and waits until `GET /` answers 200.
- * `equalsForm` passes the flags as `--port=N` (both forms must work).
+ * Starts `npm run dev` on 127.0.0.1:`port` (the platform on `platformPort`, by default
+ * the next port, as npm run dev chooses) and waits until both answer. `equalsForm` passes
+ * the flags as `--port=N` (both forms must work).
  */
-export async function startDevServer(port: number, equalsForm = false) {
+export async function startDevServer(port: number, equalsForm = false, platformPort?: number) {
   const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-live-"));
-  const flags = { ip: HOST, port: String(port), "persist-to": persistTo };
+  const flags = {
+    ip: HOST,
+    port: String(port),
+    "persist-to": persistTo,
+    ...(platformPort ? { "platform-port": String(platformPort) } : {}),
+  };
   const args = Object.entries(flags).flatMap(([name, value]) =>
     equalsForm ? [`--${name}=${value}`] : [`--${name}`, value],
   );
@@ -75,11 +81,16 @@ export async function startDevServer(port: number, equalsForm = false) {
   const server = {
     /** `http://127.0.0.1:<port>` */
     base: `http://${HOST}:${port}`,
+    /** The developer platform: `http://localhost:<platform port>`. */
+    platform: `http://localhost:${platformPort ?? port + 1}`,
     /** Everything `npm run dev` printed so far. */
     output: () => output,
     /** `npm run keys -- <args>` against this server's database: its standard output. */
     keys: async (...keyArgs: string[]) =>
       (await npm(["keys", "--", ...keyArgs, "--persist-to", persistTo])).stdout,
+    /** `npm run accounts -- <args>` against this server's database: its standard output. */
+    accounts: async (...accountArgs: string[]) =>
+      (await npm(["accounts", "--", ...accountArgs, "--persist-to", persistTo])).stdout,
     /** Stops the whole process group and deletes the database. */
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -95,14 +106,15 @@ export async function startDevServer(port: number, equalsForm = false) {
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
-  // wrangler prints "Ready on <url>" once it listens; the worker must then answer GET /.
+  // npm run dev prints both addresses once both answer; the API must then answer GET /.
+  const readyLine = `npm run dev: the API on ${server.base} `;
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout.on("data", () => {
-      if (output.includes(`Ready on ${server.base}`)) resolve();
+      if (output.includes(readyLine)) resolve();
     });
     exited.then(([code]) => reject(new Error(`npm run dev exited (${code}):\n${output}`)));
     AbortSignal.timeout(120_000).onabort = () =>
-      reject(new Error(`npm run dev printed no "Ready on" within 120 s:\n${output}`));
+      reject(new Error(`npm run dev printed no "${readyLine}" within 120 s:\n${output}`));
   });
   try {
     await ready;

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ListedKey } from "../../scripts/key-statements.ts";
+import type { OwnedKey } from "../../scripts/key-statements.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
 import { type DevServer, LOCAL_DEV_KEY, npm, scriptEnv, startDevServer } from "./dev-server.ts";
 
@@ -18,9 +18,12 @@ const PORT = Number(process.env.E2E_PORT ?? 8791);
 /** A revoked (or rotated-out) key is refused at once or within 60 seconds at most. */
 const REVOCATION_BOUND_MS = 60_000;
 
+/** Not the next port (npm run dev's default): --platform-port= must be read. */
+const PLATFORM_PORT = Number(process.env.E2E_PLATFORM_PORT ?? PORT + 2);
+
 let server: DevServer;
 beforeAll(async () => {
-  server = await startDevServer(PORT, true);
+  server = await startDevServer(PORT, true, PLATFORM_PORT);
 });
 afterAll(() => server?.stop());
 
@@ -59,15 +62,35 @@ function issued(output: string): { key: string; id: string } {
 }
 
 /** `npm run keys -- list --json`: the keys of the server's database. */
-const listKeys = async () => JSON.parse(await server.keys("list", "--json")) as ListedKey[];
+const listKeys = async () => JSON.parse(await server.keys("list", "--json")) as OwnedKey[];
 
 describe("npm run dev", () => {
-  it("prints the address it serves and the migration table once", () => {
+  it("prints both addresses it serves and the migration table once", () => {
     const output = server.output();
     expect(output).toContain(
       `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${server.base}/v1/pets?limit=2&status=available' -D -`,
     );
+    expect(output).toContain(
+      `npm run dev: the API on ${server.base} (reference: ${server.base}/v1/docs), the developer platform on http://localhost:${PLATFORM_PORT} (open it at localhost`,
+    );
     expect(output.split("0001_create_pets.sql")).toHaveLength(2);
+  });
+
+  it("serves the developer platform at localhost, on the API's database, its addresses for this run", async () => {
+    const page = await fetch(`${server.platform}/`, { signal: AbortSignal.timeout(10_000) });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Security-Policy")).toMatch(/script-src 'self'/);
+    expect(await page.text()).toContain(`href="${server.base}/v1/docs"`);
+    // A state change from its own origin is accepted (PLATFORM_ORIGIN is this run's);
+    // the relying party is localhost.
+    const options = await fetch(`${server.platform}/api/sign-up/options`, {
+      method: "POST",
+      headers: { Origin: server.platform, "Content-Type": "application/json" },
+      body: JSON.stringify({ displayName: "e2e" }),
+    });
+    expect(options.status).toBe(200);
+    expect(await options.json()).toMatchObject({ rp: { id: "localhost" } });
+    expect(await server.accounts("list")).toBe("No accounts.\n");
   });
 
   it('seeds demo pets: the README\'s first curl shows a page with Link: rel="next"', async () => {
@@ -146,6 +169,7 @@ describe("npm run keys against the server's database", () => {
       scopes: ["pets:read"],
       expiresAt: expect.any(String),
       lastUsedAt: expect.any(String),
+      account: "operator",
     });
     expect(listed.find((k) => String(k.id) === rotated.id)).toMatchObject({
       label: "web",
@@ -154,7 +178,7 @@ describe("npm run keys against the server's database", () => {
     });
     const table = await server.keys("list");
     expect(table).toMatch(/last used/);
-    expect(table).toMatch(/pets:read/);
+    expect(table).toMatch(/pets:read +operator /);
   });
 
   it("rotate --grace 0s of a key not yet verified here: the old key is refused at once", async () => {
@@ -180,6 +204,15 @@ describe("npm run keys against the server's database", () => {
     expect((late.json as { message: string }).message).toMatch(/expired/);
     expect((await listKeys()).find((k) => String(k.id) === temp.id)).toMatchObject({
       expiresAt: expect.any(String),
+    });
+  });
+
+  it("npm run accounts lists the platform's accounts, and says so when an id has none", async () => {
+    expect(await server.accounts("list")).toBe("No accounts.\n");
+    expect(JSON.parse(await server.accounts("list", "--json"))).toEqual([]);
+    await expect(server.accounts("disable", "acct_AAAAAAAAAAAAAAAAAAAAAA")).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error: no account with id acct_A{22} in local/),
     });
   });
 
@@ -245,7 +278,7 @@ describe("npm run keys without a running server", () => {
     const migrate = ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir];
     await promisify(execFile)("npx", migrate, { env: scriptEnv });
     const { id } = issued((await keys("create", "--label", "offline")).stdout);
-    const listed = JSON.parse((await keys("list", "--json")).stdout) as ListedKey[];
+    const listed = JSON.parse((await keys("list", "--json")).stdout) as OwnedKey[];
     expect(listed).toMatchObject([{ id: Number(id), label: "offline", revokedAt: null }]);
   });
 });

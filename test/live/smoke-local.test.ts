@@ -1,10 +1,11 @@
 // npm run smoke:local: `npm run smoke` itself, as the deploy workflows run it, against the
 // real `npm run dev` on 127.0.0.1 (local-dev-key through SMOKE_API_KEY; its demo pets
-// give the list a next page to follow): --write twice, then read-only, which changes no
-// pet; and its refusals: no SMOKE_API_KEY, and a port where nothing answers. No output
-// holds the key.
+// give the list a next page to follow) and its developer platform on localhost: --write
+// twice, then read-only, which changes no pet; and its refusals: no SMOKE_API_KEY, and a
+// port where nothing answers. No output holds the key.
 import { once } from "node:events";
 import { type AddressInfo, createServer } from "node:net";
+import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   allPets,
@@ -36,15 +37,18 @@ async function smoke(args: string[], env: NodeJS.ProcessEnv = withKey) {
 
 const petCount = async () => (await allPets(server.base, LOCAL_DEV_KEY)).length;
 
-it("--write passes twice, then read-only passes, skipping nothing and changing no pet", async () => {
-  expect((await smoke(["--base", server.base, "--write"])).code).toBe(0);
+it("--write passes twice, then read-only passes, skipping nothing and changing no pet; the platform's checks pass", async () => {
+  const platform = ["--platform", server.platform];
+  expect((await smoke(["--base", server.base, "--write", ...platform])).code).toBe(0);
   const first = await petCount();
-  const write = await smoke(["--base", server.base, "--write"]);
+  const write = await smoke(["--base", server.base, "--write", ...platform]);
   expect(write, write.output).toMatchObject({ code: 0 });
   expect(write.output).not.toMatch(/skipped/);
+  // Nine checks of the API (with --write) and three of the platform ran, and passed.
+  expect(stripVTControlCharacters(write.output)).toMatch(/Tests +12 passed/);
   expect(await petCount(), "--write creates exactly one pet").toBe(first + 1);
   const before = await petCount();
-  const read = await smoke(["--base", server.base]);
+  const read = await smoke(["--base", server.base, ...platform]);
   expect(read, read.output).toMatchObject({ code: 0 });
   expect(read.output, "a check was skipped (the next page?)").not.toMatch(/skipped/);
   expect(await petCount()).toBe(before);

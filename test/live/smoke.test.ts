@@ -1,7 +1,8 @@
 // The smoke test: a running deployment answers the way a client expects, in a few
 // requests (read-only unless --write). Run through `npm run smoke -- --base URL`
 // (scripts/smoke.ts), which checks the options and provides them here; the key comes
-// from SMOKE_API_KEY. Every request goes to --base and nowhere else (smoke-client.ts).
+// from SMOKE_API_KEY. Every request goes to --base and nowhere else (smoke-client.ts),
+// but those to the developer platform (--platform), which never carry the key.
 import LinkHeader from "http-link-header";
 import { parse as parseHtml } from "node-html-parser";
 import { beforeAll, describe, expect, inject, it } from "vitest";
@@ -154,3 +155,56 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
     expect(links(answer).rel("deprecation")).toHaveLength(1);
   });
 });
+
+if (options.platform) {
+  const platform = options.platform;
+  const sendToPlatform = smokeClient({ ...options, base: platform, pin: undefined }, "");
+
+  describe(`the developer platform at ${platform}`, () => {
+    it("GET / is its start page, under a policy that runs this origin's scripts only", async () => {
+      const page = await sendToPlatform("GET", "/");
+      expect(page.status, page.text.slice(0, 300)).toBe(200);
+      expect(page.headers.get("Content-Type")).toMatch(/^text\/html\b/);
+      expect(page.headers.get("X-Request-Id")).toBeTruthy();
+      expect(page.headers.get("Cache-Control")).toBe("no-store");
+      const policy = page.headers.get("Content-Security-Policy") ?? "";
+      const scriptSrc = /(?:^|;)\s*script-src ([^;]*)/.exec(policy)?.[1]?.trim();
+      expect(scriptSrc, policy).toBe("'self'");
+      expect(policy).toMatch(/(?:^|;)\s*default-src 'none'/);
+      const html = parseHtml(page.text);
+      const at = (href: string | undefined) => new URL(href ?? "", `${platform}/`);
+      const files = [
+        ...html.querySelectorAll("script[src]").map((s) => at(s.getAttribute("src"))),
+        ...html.querySelectorAll("link[href]").map((l) => at(l.getAttribute("href"))),
+      ];
+      expect(files.length, "the page loads no file").toBeGreaterThan(0);
+      for (const file of files) {
+        expect(file.origin, file.href).toBe(platform);
+        expect((await sendToPlatform("GET", file.href)).status, file.href).toBe(200);
+      }
+    });
+
+    it("answers its JSON endpoints with the Error object", async () => {
+      const signedOut = await sendToPlatform("GET", "/api/keys");
+      expect(json(signedOut, 401)).toEqual({
+        code: "unauthorized",
+        message: expect.any(String),
+        status: 401,
+      });
+      const unknown = await sendToPlatform("GET", "/api/no-such-endpoint");
+      expect(json(unknown, 404)).toMatchObject({ code: "not_found", status: 404 });
+      // A change from another origin is refused before anything is read (nothing changes).
+      const forged = await sendToPlatform("POST", "/api/sign-out", {
+        headers: { Origin: "https://attacker.example", "Content-Type": "application/json" },
+        body: "{}",
+      });
+      expect(json(forged, 403)).toMatchObject({ code: "cross_origin_request", status: 403 });
+    });
+
+    it('the API\'s reference page leads to it ("Get a key")', async () => {
+      const page = parseHtml((await send("GET", "/v1/docs")).text);
+      const link = page.querySelectorAll("a").find((a) => a.text.trim() === "Get a key");
+      expect(link?.getAttribute("href")).toBe(`${platform}/`);
+    });
+  });
+}

@@ -11,7 +11,7 @@ import {
   USAGE,
   UsageError,
 } from "../../scripts/key-cli.ts";
-import type { ListedKey } from "../../scripts/key-statements.ts";
+import type { OwnedKey } from "../../scripts/key-statements.ts";
 import { LOCAL_KEY_TAG_SECRET } from "../../src/auth/keys.ts";
 import { SCOPES } from "../../src/scopes.ts";
 import { usageErrorOf } from "../support/usage-error.ts";
@@ -163,7 +163,7 @@ it(`any order of create's flags gives the same command (fast-check, seed ${seed}
   );
 });
 
-const key = (over: Partial<ListedKey>): ListedKey => ({
+const key = (over: Partial<OwnedKey>): OwnedKey => ({
   id: 1,
   prefix: "psk_abcdef",
   label: "web",
@@ -172,10 +172,11 @@ const key = (over: Partial<ListedKey>): ListedKey => ({
   expiresAt: null,
   lastUsedAt: null,
   revokedAt: null,
+  account: "operator",
   ...over,
 });
 
-it("list for people aligns one row per key with every column, and marks expired keys", () => {
+it("list for people aligns one row per key with every column, its account or the operator, and marks expired keys", () => {
   const now = new Date("2026-11-22T12:00:00Z");
   const table = formatKeyTable(
     [
@@ -187,16 +188,17 @@ it("list for people aligns one row per key with every column, and marks expired 
         expiresAt: "2026-11-22T11:00:00.000Z",
         lastUsedAt: "2026-11-22T10:30:00.000Z",
         revokedAt: "2026-11-22T11:30:00.000Z",
+        account: "acct_AAAAAAAAAAAAAAAAAAAAAA",
       }),
     ],
     now,
   );
   // Every column, aligned; expired keys marked.
   expect(table).toMatchInlineSnapshot(`
-    "id  prefix       label         scopes                created               expires                         last used             revoked
-    --  -----------  ------------  --------------------  --------------------  ------------------------------  --------------------  --------------------
-    1   psk_abcdef…  web           pets:read             2026-11-22T10:00:00Z  never                           never                 -
-    12  psk_abcdef…  partner-acme  pets:read pets:write  2026-11-22T10:00:00Z  2026-11-22T11:00:00Z (expired)  2026-11-22T10:30:00Z  2026-11-22T11:30:00Z"
+    "id  prefix       label         scopes                account                      created               expires                         last used             revoked
+    --  -----------  ------------  --------------------  ---------------------------  --------------------  ------------------------------  --------------------  --------------------
+    1   psk_abcdef…  web           pets:read             operator                     2026-11-22T10:00:00Z  never                           never                 -
+    12  psk_abcdef…  partner-acme  pets:read pets:write  acct_AAAAAAAAAAAAAAAAAAAAAA  2026-11-22T10:00:00Z  2026-11-22T11:00:00Z (expired)  2026-11-22T10:30:00Z  2026-11-22T11:30:00Z"
   `);
   expect(formatKeyTable([], now)).toBe("No keys.");
 });

@@ -1,12 +1,14 @@
 // `npm run rollout` as the release workflows run it: on standard input, what wrangler
-// wrote for programs. A real record: `npm run preview -- --dry-run` (wrangler versions
-// upload --dry-run, which needs no account) with WRANGLER_OUTPUT_FILE_PATH set.
+// wrote for programs. A real record: the pull-request workflow's `wrangler versions upload
+// --env staging --preview-alias` with --dry-run (which needs no account) and
+// WRANGLER_OUTPUT_FILE_PATH set.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, expect, it } from "vitest";
-import { npm, scriptEnv } from "../live/dev-server.ts";
+import { scriptEnv } from "../live/dev-server.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "petstore-rollout-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,9 +31,9 @@ it("a dry-run upload's real record: rollout uploaded says no version was uploade
   timeout: 120_000,
 }, async () => {
   const file = path.join(dir, "wrangler-output.ndjson");
-  await npm(["preview", "--", "ci", "--dry-run"], {
-    ...scriptEnv,
-    WRANGLER_OUTPUT_FILE_PATH: file,
+  const upload = ["versions", "upload", "--env", "staging", "--preview-alias", "ci", "--dry-run"];
+  await promisify(execFile)("npx", ["wrangler", ...upload, "--outdir", path.join(dir, "out")], {
+    env: { ...scriptEnv, WRANGLER_OUTPUT_FILE_PATH: file },
   });
   const record = readFileSync(file, "utf8");
   expect(record).toMatch(/"type":"version-upload"/);

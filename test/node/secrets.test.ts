@@ -14,3 +14,40 @@ it("wrangler.toml requires the key tag secret and the cursor secret in every dep
   }
   expect(required(rawConfig)).toEqual([]);
 });
+
+it("the developer platform, in each environment, is where the API's reference page leads, on the API's database, and needs the API's key tag secret", () => {
+  const api = experimental_readRawConfig({ config: "wrangler.toml" }).rawConfig;
+  const platform = experimental_readRawConfig({ config: "platform/wrangler.toml" }).rawConfig;
+  type Config = typeof api;
+  const environments = (config: Config): Array<[string, Config]> => [
+    ["local", config],
+    ...Object.entries(config.env ?? {}).map(
+      ([name, env]) => [name, env as Config] as [string, Config],
+    ),
+  ];
+  expect(environments(platform).map(([name]) => name)).toEqual(
+    environments(api).map(([name]) => name),
+  );
+  for (const [name, apiEnv] of environments(api)) {
+    const platformEnv = (name === "local" ? platform : platform.env?.[name]) as Config;
+    const vars = (config: Config) => (config.vars ?? {}) as Record<string, string>;
+    expect(vars(apiEnv).PLATFORM_ORIGIN, name).toBe(vars(platformEnv).PLATFORM_ORIGIN);
+    const apiRoute = (apiEnv.routes as Array<{ pattern: string }> | undefined)?.[0]?.pattern;
+    expect(vars(platformEnv).API_ORIGIN, name).toBe(
+      apiRoute ? `https://${apiRoute}` : "http://localhost:8787",
+    );
+    const database = (config: Config) =>
+      config.d1_databases?.map(
+        (db: { binding: string; database_name?: string; database_id?: string }) => [
+          db.binding,
+          db.database_name,
+          db.database_id,
+        ],
+      );
+    expect(database(platformEnv), name).toEqual(database(apiEnv));
+    // Keys the platform issues must pass the API's tag check: the same secret, by name.
+    if (name !== "local") {
+      expect(platformEnv.secrets?.required, name).toContain("API_KEY_TAG_SECRET");
+    }
+  }
+});

@@ -15,6 +15,7 @@ describe("npm run smoke -- <flags>", () => {
     const argv = ["--base", "https://api.example.com/v1", "--write", "--timeout=5", "--pin", pin];
     expect(smokeOptions([...argv, "--cors-origin", "https://shop.example"], KEY)).toEqual({
       base: "https://api.example.com",
+      platform: undefined,
       write: true,
       timeoutMs: 5_000,
       pin: `petstore-api-production="${VERSION}"`,
@@ -27,6 +28,10 @@ describe("npm run smoke -- <flags>", () => {
       pin: undefined,
     });
     expect(smokeOptions(["--help"], {})).toBe("help");
+    expect(smokeOptions(["--base", X, "--platform", "http://localhost:8788/"], KEY)).toMatchObject({
+      base: X,
+      platform: "http://localhost:8788",
+    });
   });
 
   it.each([
@@ -43,6 +48,9 @@ describe("npm run smoke -- <flags>", () => {
     [["--base", X, "--pin", "production=latest"], KEY, /expected <worker name>=<version id>$/],
     [["--base", X, "--cors-origin", `${X}/`], KEY, /is not an origin such as/],
     [["--base", X], { SMOKE_API_KEY: "psk_secret value" }, /^SMOKE_API_KEY holds spaces[^\n]*$/],
+    [["--base", X, "--platform", "http://d.example"], KEY, /^--platform: plain http only for/],
+    [["--base", X, "--platform", `${X}/keys`], KEY, /^--platform is the deployment's origin/],
+    [["--base", X, "--platform", X], KEY, /^--platform is the developer platform's origin/],
   ])("refuses %j in one line", (argv, env, message) => {
     expect(() => smokeOptions(argv, env)).toThrow(message);
     expect(() => smokeOptions(argv, env)).not.toThrow(/\n|psk_secret/);
@@ -52,6 +60,7 @@ describe("npm run smoke -- <flags>", () => {
 describe("the smoke test's requests", () => {
   const options: SmokeOptions = {
     base: "https://api.example.com",
+    platform: undefined,
     write: false,
     timeoutMs: 1_000,
     pin: `petstore-api-production="${VERSION}"`,
@@ -91,5 +100,21 @@ describe("the smoke test's requests", () => {
     expect((await echo.send("GET", "/v1/pets/1", { key: true })).text).toBe(
       "bad Bearer [SMOKE_API_KEY]",
     );
+  });
+
+  it("the developer platform's client has no key to send, and keeps bodies as they are", async () => {
+    const sent: Request[] = [];
+    const fetchImpl = (async (input: URL, init?: RequestInit) => {
+      sent.push(new Request(input, init));
+      return new Response("a page");
+    }) as typeof fetch;
+    const platform = "https://developers.example.com";
+    const send = smokeClient({ ...options, base: platform, pin: undefined }, "", fetchImpl);
+    expect((await send("GET", "/")).text).toBe("a page");
+    await expect(send("GET", "/api/keys", { key: true })).rejects.toThrow(/sends no key/);
+    await expect(send("GET", `${options.base}/v1/pets`)).rejects.toThrow(/refused to send/);
+    expect(sent.map((r) => [r.url, r.headers.get("Authorization")])).toEqual([
+      [`${platform}/`, null],
+    ]);
   });
 });

@@ -117,6 +117,8 @@ describe("every deploy is followed by a smoke test", () => {
     expectProblems(STAGING, (w) => {
       remove(w, "deploy", "roll staging back");
       remove(w, "deploy", "smoke test staging after the rollback");
+      remove(w, "deploy", "roll the developer platform on staging back");
+      remove(w, "deploy", "smoke test staging and its platform after the rollback");
     }).toEqual([
       `${STAGING}: job deploy deploys without a rollback step (wrangler rollback, if: failure())`,
     ]);

@@ -3,6 +3,11 @@
 // verification, a counter that goes back).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import {
+  disableAccountStatements,
+  enableAccountStatement,
+  parseAccountId,
+} from "../../scripts/account-statements.ts";
 import { SoftwareAuthenticator } from "./authenticator.ts";
 import {
   count,
@@ -298,13 +303,24 @@ describe("passkeys of an account", () => {
   });
 });
 
-describe("a disabled account", () => {
+describe("a disabled account (npm run accounts -- disable, enable)", () => {
+  /** The batch of `npm run accounts -- disable`: its rows per statement. */
+  const disable = async (id: string) =>
+    (
+      await env.DB.batch(
+        disableAccountStatements(id, Math.floor(Date.now() / 1000)).map((sql) =>
+          env.DB.prepare(sql),
+        ),
+      )
+    ).map((result) => result.results);
+
   it("cannot sign in, and its sessions stop working at once", async () => {
     const { authenticator, session, account } = await signUp();
     expect((await send("/api/account", { session })).status).toBe(200);
-    await env.DB.prepare("UPDATE accounts SET disabled_at = unixepoch() WHERE id = ?1")
-      .bind(account.id)
-      .run();
+    const [disabled, ended] = await disable(account.id);
+    expect(disabled).toHaveLength(1);
+    expect(ended).toHaveLength(1); // the session of the sign-up, ended by the command itself
+    expect(await count("sessions", "account_id = ?1", account.id)).toBe(0);
     await expectError(await send("/api/account", { session }), 401, "unauthorized");
     const page = await send("/keys", { session });
     expect(page.status).toBe(303);
@@ -313,5 +329,23 @@ describe("a disabled account", () => {
     await expectError(refused, 403, "account_disabled");
     expect(setSession(refused).header).toBe("");
     expect(await count("sessions", "account_id = ?1", account.id)).toBe(0);
+  });
+
+  it("enabled again, signs in with its passkey; an id no account has changes nothing", async () => {
+    const { authenticator, account } = await signUp();
+    await disable(account.id);
+    await expectError(await signIn(authenticator), 403, "account_disabled");
+    const [enabled] = (await env.DB.prepare(enableAccountStatement(account.id)).all()).results;
+    expect(enabled).toMatchObject({ id: account.id, disabled_at: null });
+    const signedIn = await signIn(authenticator);
+    expect(signedIn.status).toBe(200);
+    const { token } = setSession(signedIn);
+    expect((await send("/api/account", { session: token })).status).toBe(200);
+    expect(await disable("acct_AAAAAAAAAAAAAAAAAAAAAA")).toEqual([[], []]);
+  });
+
+  it("the ids the platform makes are the ids the command reads", async () => {
+    const { account } = await signUp();
+    expect(parseAccountId(account.id)).toBe(account.id);
   });
 });

@@ -1,18 +1,23 @@
-// Usage per key: rows written straight into api_key_usage (the API worker's writer comes
-// next), read back per UTC day over the last 30 days, as JSON and on the key's page.
+// Usage per key: rows written with the API worker's own statement and recorder
+// (src/db/api-keys.ts, src/auth/key-use.ts), read back per UTC day over the last 30 days,
+// as JSON and on the key's page. test/key-use.test.ts sends the API's answers.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { parse } from "node-html-parser";
 import { describe, expect, it } from "vitest";
+import { createKeyUseRecorder } from "../../src/auth/key-use.ts";
+import { addUsageStatement, type Outcome } from "../../src/db/api-keys.ts";
 import { expectError, movableClock, platformWith, send, signUp } from "./helpers.ts";
 
-/** What the API worker will run after its answers: add to the hour's count. */
+/** What the API worker runs after its answers: add to the hour's count. */
 function addUsage(keyId: number, hourStart: string, outcome: string, n: number) {
-  return env.DB.prepare(
-    `INSERT INTO api_key_usage (api_key_id, hour_start, outcome, count) VALUES (?1, ?2, ?3, ?4)
-     ON CONFLICT DO UPDATE SET count = count + excluded.count`,
-  )
-    .bind(keyId, Date.parse(hourStart) / 1000, outcome, n)
-    .run();
+  const hour = Date.parse(hourStart) / 1000;
+  return addUsageStatement(env.DB, {
+    keyId,
+    hourStart: hour,
+    outcome: outcome as Outcome,
+    count: n,
+  }).run();
 }
 
 const NOW = Date.parse("2026-11-24T15:30:00Z");
@@ -111,6 +116,39 @@ describe("a key's usage", () => {
     expect(rows[29]).toEqual(["2026-10-26", "5", "0", "0", "0", "5"]);
   });
 
+  it("what the API's recorder writes after a burst of answers, the usage JSON shows", async () => {
+    const clock = movableClock(NOW);
+    const fetch = platformWith({ clock });
+    const { session } = await signUp({ fetch });
+    const { id } = await (
+      await fetch("/api/keys", { json: { label: "burst", scopes: ["pets:read"] }, session })
+    ).json<{ id: number }>();
+    // One isolate of the API: its first answer is written at once, the rest a minute later.
+    const recorder = createKeyUseRecorder(clock, () => {});
+    const answer = async (status: number) => {
+      const ctx = createExecutionContext();
+      recorder.record(id, status, env, (work) => ctx.waitUntil(work));
+      await waitOnExecutionContext(ctx);
+    };
+    for (const status of [200, 304, 200, 404, 403, 400, 429, 500, 503]) await answer(status);
+    const totals = async () =>
+      (await (await fetch(`/api/keys/${id}/usage`, { session })).json<{ totals: object }>()).totals;
+    expect(await totals()).toEqual({
+      success: 1,
+      client_error: 0,
+      rate_limited: 0,
+      server_error: 0,
+    });
+    clock.advance(60);
+    await answer(201);
+    expect(await totals()).toEqual({
+      success: 4,
+      client_error: 3,
+      rate_limited: 1,
+      server_error: 2,
+    });
+  });
+
   it("of a key with no calls: zeros, and a chart that says so", async () => {
     const fetch = platformWith({ clock: movableClock(NOW) });
     const { session } = await signUp({ fetch });
@@ -124,6 +162,9 @@ describe("a key's usage", () => {
     const page = parse(await (await fetch(`/keys/${id}`, { session })).text());
     expect(page.querySelector("svg.chart desc")?.text).toMatch(/^0 calls in all/);
     expect(page.querySelectorAll("svg.chart rect")).toHaveLength(0);
+    // Calls are whole: no axis line at half a call.
+    const axis = page.querySelectorAll("svg.chart.wide text.axis").map((t) => t.text);
+    expect(axis.filter((label) => /^\d/.test(label) && !/[a-z]/i.test(label))).toEqual(["0", "1"]);
   });
 
   it("is the key owner's only: a missing key and another account's key are 404, and the table refuses a time that is not an hour", async () => {

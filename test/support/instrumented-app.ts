@@ -4,9 +4,10 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createApp } from "../../src/app.ts";
+import { createKeyUseRecorder } from "../../src/auth/key-use.ts";
 import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts";
 import type { EdgeCache } from "../../src/cache/edge-cache.ts";
-import type { Clock } from "../../src/clock.ts";
+import { type Clock, systemClock } from "../../src/clock.ts";
 import type { LogLine } from "../../src/log.ts";
 import { SCOPES } from "../../src/scopes.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
@@ -41,12 +42,17 @@ export function instrumentedApp(
   const recorder = new Recorder();
   const cache = recorder.cache((options.cache ?? caches.default) as Cache);
   const keyCache = (async () => recorder.cache(await caches.open(KEY_CACHE_NAME)))();
+  const log = (line: LogLine) => logs.push(line);
+  const clock = options.clock ?? systemClock;
   const app = createApp({
-    log: (line) => logs.push(line),
+    log,
+    clock,
     edgeCache: () => cache,
     keyCache: () => keyCache,
+    // Its timers wake at once, whatever the clock says (tests move Date, not timers):
+    // usage counts are written when the clock says their minute is over, never sooner.
+    keyUse: createKeyUseRecorder(clock, log, { sleep: async () => {} }),
     ...(options.verifier ? { verifier: options.verifier } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
   });
   const appEnv: Env = { ...env, DB: recorder.d1(options.db ?? env.DB) };
   /**

@@ -3,13 +3,16 @@
 // of another account's key finds nothing, exactly like an id that does not exist.
 import type { ListedKey } from "../../../scripts/key-statements.ts";
 import { toListedKey } from "../../../scripts/key-statements.ts";
+import { OUTCOMES, type Outcome } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 
-export type { ListedKey };
+export type { ListedKey, Outcome };
+/** The outcome classes the API counts (src/db/api-keys.ts), in the order pages show them. */
+export { OUTCOMES };
 
 const KEY_COLUMNS = "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
 
@@ -155,10 +158,6 @@ export async function revokeAccountKey(
   );
   return key ?? null;
 }
-
-/** The outcome classes the API counts, in the order charts and tables show them. */
-export const OUTCOMES = ["success", "client_error", "rate_limited", "server_error"] as const;
-export type Outcome = (typeof OUTCOMES)[number];
 
 /** Answers of one UTC day (`date`: YYYY-MM-DD) by outcome. */
 export type DailyUsage = { date: string } & Record<Outcome, number>;

@@ -53,7 +53,9 @@ function draw(days: readonly DailyUsage[], size: keyof typeof SIZES): Html {
   const y = (n: number) => plotTop + plotHeight - (n / top) * plotHeight;
   const fixed = (n: number) => Number(n.toFixed(2));
 
-  const grid = [0, top / 2, top].map(
+  // Calls are whole: a middle line only where it falls on a whole number.
+  const lines = Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top];
+  const grid = lines.map(
     (
       n,
     ) => html`<line class="grid" x1="${left}" x2="${width - right}" y1="${fixed(y(n))}" y2="${fixed(y(n))}"></line>

@@ -194,7 +194,7 @@ ${NEW_KEY_PANEL}
 </section>
 <section aria-labelledby="usage-title">
   <h2 id="usage-title">Calls in the last ${USAGE_DAYS} days</h2>
-  <p class="muted">${calls(all)}, counted by the API per UTC day; the last minute may not be in yet.</p>
+  <p class="muted">${calls(all)}, counted by the API per UTC day; the latest calls can take a minute or more to appear.</p>
   ${usageChart(days)}
   <ul class="legend">${OUTCOMES.map((o) => html`<li><span class="swatch ${o}" aria-hidden="true"></span>${OUTCOME_NAMES[o].name} (${OUTCOME_NAMES[o].statuses}): <strong>${n(totals[o])}</strong></li>`)}</ul>
   <details>
@@ -252,7 +252,7 @@ pageRoutes.get("/account", async (c) => {
   <ul class="passkeys">${passkeys.map(
     (p, i) => html`<li>
     <div><strong>Passkey ${i + 1}</strong>${p.transports.length > 0 ? html` <span class="muted">(${p.transports.map((t) => TRANSPORTS[t] ?? t).join(", ")})</span>` : ""}<br>
-    <span class="muted">Added ${time(p.createdAt)} · last used ${time(p.lastUsedAt, "never")}</span></div>
+    <span class="muted">Added ${time(p.createdAt)} · last sign-in ${time(p.lastUsedAt, "none yet")}</span></div>
     <button type="button" data-action="remove-passkey" data-passkey-id="${p.id}" ${only ? html`disabled aria-describedby="only-passkey"` : ""}>Remove</button>
   </li>`,
   )}</ul>
