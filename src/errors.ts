@@ -72,29 +72,51 @@ export const ErrorSchema = z
 export type ErrorBody = z.infer<typeof ErrorSchema>;
 export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
 
-export class ApiError extends Error {
-  readonly code: ErrorCode;
-  readonly status: ErrorStatus;
+/**
+ * An error answer: the Error object's fields and the headers it carries. One shape for
+ * every worker of this repository; each has its own table of codes (ApiError is the API's).
+ */
+export class ServiceError<Code extends string = string> extends Error {
+  readonly code: Code;
+  readonly status: number;
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string>;
+
+  constructor(
+    code: Code,
+    status: number,
+    message: string,
+    options: {
+      details?: ErrorDetail[] | undefined;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.code = code;
+    this.status = status;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  body(): { code: Code; message: string; status: number; details?: ErrorDetail[] } {
+    const { code, message, status, details } = this;
+    return details && details.length > 0
+      ? { code, message, status, details }
+      : { code, message, status };
+  }
+}
+
+export class ApiError extends ServiceError<ErrorCode> {
+  declare readonly status: ErrorStatus;
 
   constructor(
     code: ErrorCode,
     message: string,
     options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
-    super(message, { cause: options.cause });
+    super(code, ERROR_STATUS[code], message, options);
     this.name = "ApiError";
-    this.code = code;
-    this.status = ERROR_STATUS[code];
-    this.details = options.details;
-    this.headers = options.headers ?? {};
-  }
-
-  body(): ErrorBody {
-    const body: ErrorBody = { code: this.code, message: this.message, status: this.status };
-    if (this.details && this.details.length > 0) body.details = this.details;
-    return body;
   }
 }
 
@@ -146,7 +168,7 @@ export function isFault(err: unknown): boolean {
   return err !== undefined && toApiError(err).status >= 500 && !(err instanceof ApiError);
 }
 
-export function errorResponse(err: ApiError, extraHeaders?: Headers): Response {
+export function errorResponse(err: ServiceError, extraHeaders?: Headers): Response {
   const headers = new Headers(extraHeaders);
   // The media type of every JSON answer, successes included (JSON is UTF-8 by definition).
   headers.set("Content-Type", "application/json");

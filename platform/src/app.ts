@@ -4,11 +4,12 @@
 import type { Handler } from "hono";
 import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Clock } from "../../src/clock.ts";
 import { systemClock } from "../../src/clock.ts";
 import { requestIdFor } from "../../src/http/request-context.ts";
 import type { Logger } from "../../src/log.ts";
-import { consoleLogger } from "../../src/log.ts";
+import { consoleLogger, errorText } from "../../src/log.ts";
 import { isPlatformFault, PlatformError, toPlatformError } from "./errors.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { accountRoutes } from "./routes/account.ts";
@@ -101,11 +102,11 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
         level: "error",
         msg: "unhandled error",
         request_id: c.var.requestId,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        error: errorText(err),
       });
     }
     // The Error object, with what the request already set (a cleared session cookie).
-    return c.body(JSON.stringify(error.body()), error.status, {
+    return c.body(JSON.stringify(error.body()), error.status as ContentfulStatusCode, {
       ...error.headers,
       "Content-Type": "application/json",
     });

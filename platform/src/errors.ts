@@ -1,7 +1,7 @@
 // The platform's errors: the API's Error object ({code, message, status, details?}), with
 // the platform's own table of codes (the API's table is the API's contract).
 import type { ErrorDetail } from "../../src/errors.ts";
-import { ApiError, toApiError } from "../../src/errors.ts";
+import { ApiError, ServiceError, toApiError } from "../../src/errors.ts";
 
 /** Machine-readable codes of the platform's JSON answers and the status each one carries. */
 export const PLATFORM_ERROR_STATUS = {
@@ -29,36 +29,14 @@ export const PLATFORM_ERROR_STATUS = {
 
 export type PlatformErrorCode = keyof typeof PLATFORM_ERROR_STATUS;
 
-export interface PlatformErrorBody {
-  code: PlatformErrorCode;
-  message: string;
-  status: number;
-  details?: ErrorDetail[];
-}
-
-export class PlatformError extends Error {
-  readonly code: PlatformErrorCode;
-  readonly status: (typeof PLATFORM_ERROR_STATUS)[PlatformErrorCode];
-  readonly details: ErrorDetail[] | undefined;
-  readonly headers: Record<string, string>;
-
+export class PlatformError extends ServiceError<PlatformErrorCode> {
   constructor(
     code: PlatformErrorCode,
     message: string,
     options: { details?: ErrorDetail[] | undefined; headers?: Record<string, string> } = {},
   ) {
-    super(message);
+    super(code, PLATFORM_ERROR_STATUS[code], message, options);
     this.name = "PlatformError";
-    this.code = code;
-    this.status = PLATFORM_ERROR_STATUS[code];
-    this.details = options.details;
-    this.headers = options.headers ?? {};
-  }
-
-  body(): PlatformErrorBody {
-    const body: PlatformErrorBody = { code: this.code, message: this.message, status: this.status };
-    if (this.details && this.details.length > 0) body.details = this.details;
-    return body;
   }
 }
 
