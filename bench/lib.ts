@@ -265,7 +265,7 @@ export type Slice = Awaited<ReturnType<typeof slice>>;
 // ---------------------------------------------------------------------- server
 /**
  * Refuses to go on while another run holds the benchmark's ports: its server's D1 and
- * rate-limiter files must not be touched (see docs/performance.md's notes).
+ * rate-limiter files must not be touched (docs/performance.md, "How to run").
  */
 export async function requireFreePorts(ports: number[]): Promise<void> {
   const inUse = (port: number) =>

@@ -40,8 +40,8 @@ export const BENCH_PET_ID = 50_000;
  * The raw baseline: a bare fetch handler on the same D1 with no validation, auth or
  * extra headers. `GET /` runs listPets' SQL (page 1). Query flags add, one by one, the
  * platform calls the API makes per request, so a comparison can match them:
- *   limiter  - the rate-limiter call (its own counter, `raw-baseline`; see the notes
- *              in docs/performance.md for why it is not the API key's `key:1`);
+ *   limiter  - the rate-limiter call (its own counter, `raw-baseline`, so a baseline
+ *              never counts against the API key's `key:1` window);
  *   session  - a D1 session ("first-unconstrained") and its bookmark;
  *   platform - both;
  *   hit=list|pet - instead of the query, a Cache API match and a read of the kept body

@@ -1,6 +1,6 @@
 // Every pointer into the documentation names a section that exists: a comment's
 // `docs/keys.md, "Managing keys"` (or `README "..."`) and a Markdown link's
-// `keys.md#the-tag-secret`, in every file git tracks.
+// `keys.md#the-tag-secret`, and a Markdown link's file, in every file git tracks.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -41,6 +41,12 @@ it("every section a file points to exists", () => {
     for (const m of content.matchAll(/\]\(([\w./-]*\.md)?#([\w-]+)\)/g)) {
       const target = m[1] ? path.join(path.dirname(file), m[1]) : file;
       if (!files.includes(target) || !sections(target).anchors.includes(m[2] as string))
+        dangling.push(`${file}: ${m[0]}`);
+    }
+    // [text](../SECURITY.md), [text](packages/client/): a tracked file or folder
+    for (const m of content.matchAll(/\]\((?![a-z]+:)([^\s#)]+)[^)]*\)/g)) {
+      const target = path.join(path.dirname(file), m[1] as string).replace(/\/$/, "");
+      if (!files.includes(target) && !files.some((f) => f.startsWith(`${target}/`)))
         dangling.push(`${file}: ${m[0]}`);
     }
   }
