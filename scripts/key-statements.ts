@@ -22,7 +22,8 @@ export function parseKeyId(text: string | undefined): number | undefined {
 }
 
 /** The columns every statement that answers keys returns, for `toListedKey`. */
-const KEY_COLUMNS = "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
+export const KEY_COLUMNS =
+  "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
 
 /**
  * "Now" in a statement: the given unix seconds, or the database's clock when the

@@ -2,7 +2,7 @@
 // with the owning account in account_id; every query is bound to the account, so an id
 // of another account's key finds nothing, exactly like an id that does not exist.
 import type { ListedKey } from "../../../scripts/key-statements.ts";
-import { toListedKey } from "../../../scripts/key-statements.ts";
+import { KEY_COLUMNS, toListedKey } from "../../../scripts/key-statements.ts";
 import { OUTCOMES, type Outcome } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
@@ -13,8 +13,6 @@ import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 export type { ListedKey, Outcome };
 /** The outcome classes the API counts (src/db/api-keys.ts), in the order pages show them. */
 export { OUTCOMES };
-
-const KEY_COLUMNS = "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
 
 /** The SQL condition "the account's key is active at ?now": neither revoked nor expired. */
 const ACTIVE = "account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)";
