@@ -3,7 +3,7 @@
 // wrangler.toml, at the URL paths they are served from:
 //   - the OpenAPI document, GET /v1/openapi.json: src/openapi/openapi.json as the worker
 //     served it when it was bundled (compact JSON);
-//   - the reference page's files (GET /v1/docs), at the paths src/openapi/docs-page.ts
+//   - the reference page's files (GET /v1/docs), at the paths src/operations/docs.ts
 //     names: @scalar/api-reference's standalone browser build (the pinned
 //     devDependency), under a name that carries its version (cached for a year), and
 //     the page's own init script, src/openapi/docs-init.js.
@@ -14,8 +14,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DOCS_ASSETS, SCALAR_VERSION } from "../src/openapi/docs-page.ts";
-import { getOpenApiDocument } from "../src/operations.ts";
+import { DOCS_ASSETS, SCALAR_VERSION } from "../src/operations/docs.ts";
+import { getOpenApiDocument } from "../src/operations/index.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outDir = path.join(root, "dist", "assets");
@@ -34,7 +34,7 @@ const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"
 };
 if (version !== SCALAR_VERSION) {
   fail(
-    `node_modules holds @scalar/api-reference ${version}, the page expects ${SCALAR_VERSION} (src/openapi/docs-page.ts): run npm install, or change both pins together.`,
+    `node_modules holds @scalar/api-reference ${version}, the page expects ${SCALAR_VERSION} (src/operations/docs.ts): run npm install, or change both pins together.`,
   );
 }
 

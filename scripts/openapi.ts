@@ -1,17 +1,16 @@
-// Writes src/openapi/openapi.json from the zod schemas and the stages' declarations, and
-// src/openapi/worker.json, what the worker takes from the same sources without bundling
-// them: the release's version (package.json) and the CORS headers the declarations add
-// up to. `--check` fails when either is stale.
+// Writes src/openapi/openapi.json from the operation table, and src/openapi/worker.json, what
+// the worker takes from it without bundling it: the version and the CORS header lists.
+// `--check` fails when either is stale.
 import { readFileSync, writeFileSync } from "node:fs";
 import packageJson from "../package.json" with { type: "json" };
-import { CORS } from "../src/openapi/declarations.ts";
-import { buildOpenApiDocument } from "../src/openapi/document.ts";
+import { buildOpenApiDocument, corsHeaders } from "../src/openapi/document.ts";
 
+const document = buildOpenApiDocument();
 const files: Array<[URL, unknown]> = [
-  [new URL("../src/openapi/openapi.json", import.meta.url), buildOpenApiDocument()],
+  [new URL("../src/openapi/openapi.json", import.meta.url), document],
   [
     new URL("../src/openapi/worker.json", import.meta.url),
-    { version: packageJson.version, cors: CORS },
+    { version: packageJson.version, cors: corsHeaders(document) },
   ],
 ];
 

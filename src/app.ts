@@ -1,11 +1,9 @@
-// The app factory: the worker and the tests build the service through it.
-// It owns the error handler, the not-found and method-not-allowed answers, and
-// registers every route under /v1 from the operation table (src/operations.ts), each
-// with its stages (src/stages.ts).
-
-import { Hono } from "hono";
+// The app factory, for the worker and the tests: every operation of the table with its
+// stages, 404 / 405 / OPTIONS around them, and the one error handler.
+import { type Context, Hono } from "hono";
 import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { createKeyUseRecorder } from "./auth/key-use.ts";
+import { access } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import { createApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
@@ -18,15 +16,13 @@ import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import { cors } from "./http/cors.ts";
 import { listMethods, refuseMethod } from "./http/methods.ts";
-import { rateLimit } from "./http/rate-limit.ts";
-import { requestContext } from "./http/request-context.ts";
+import { requestContext, waitUntil } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
 import { consoleLogger, errorText } from "./log.ts";
-import { docsAsset } from "./openapi/docs-page.ts";
 import built from "./openapi/worker.json" with { type: "json" };
-import { OPERATIONS, routePath } from "./operations.ts";
-import { type Deps, middlewareKit, stagesOf } from "./stages.ts";
+import { OPERATIONS, routePath } from "./operations/index.ts";
+import { type Deps, stagesOf } from "./stages.ts";
 
 export interface AppOptions {
   clock?: Clock;
@@ -45,6 +41,7 @@ export interface AppOptions {
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? consoleLogger;
+  const keyUse = options.keyUse ?? createKeyUseRecorder(clock, log);
   const deps: Deps = {
     log,
     verifier:
@@ -53,21 +50,19 @@ export function createApp(options: AppOptions = {}) {
         log,
         ...(options.keyCache ? { cache: options.keyCache } : {}),
       }),
-    keyUse: options.keyUse ?? createKeyUseRecorder(clock, log),
     edgeCache: options.edgeCache ?? (() => caches.default),
     openPetStore: options.openPetStore ?? openD1PetStore,
   };
-  const kit = middlewareKit(deps);
-  const requireKey = kit.keyCheck;
+  const requireKey = access(deps.verifier);
 
   const app = new Hono<AppEnv>();
 
-  // Around every answer: the request id, then CORS (what the stages declare, at build time).
-  app.use(requestContext(log), cors(built.cors));
-  app.use(async (c, next) => {
-    c.set("clock", clock);
-    await next();
-  });
+  // Around every answer: the request id and clock, the key's usage once answered, then CORS.
+  const countUse = (c: Context<AppEnv>) => {
+    if (c.var.apiKeyId === undefined) return;
+    keyUse.record(c.var.apiKeyId, c.res.status, c.env, (work) => waitUntil(c, work));
+  };
+  app.use(requestContext(log, clock, countUse), cors(built.cors));
 
   app.get("/", (c) =>
     c.json({
@@ -80,10 +75,10 @@ export function createApp(options: AppOptions = {}) {
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of OPERATIONS) {
-    const chain = stagesOf(op, kit);
+    const chain = stagesOf(op, deps);
     app.on(op.method.toUpperCase(), [routePath(op)], ...chain);
     // The files beside the operation pass the same stages but its handler.
-    if (op.files) app.on("GET", [`/v1${op.files}/*`], ...chain.slice(0, -1), docsAsset);
+    if (op.files) app.on("GET", [`/v1${op.files.path}/*`], ...chain.slice(0, -1), op.files.handler);
     if (!op.public) keyed.add(routePath(op));
   }
 
@@ -102,12 +97,11 @@ export function createApp(options: AppOptions = {}) {
   for (const [path, methods] of allowed) {
     const allow = [...methods, "OPTIONS"].join(", ");
     app.options(path, listMethods(allow));
-    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey, rateLimit] : []), refuseMethod(allow));
+    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey] : []), refuseMethod(allow));
   }
 
   // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
   app.all("/v1/*", async (c, next) => (c.req.method === "OPTIONS" ? next() : requireKey(c, next)));
-  app.all("/v1/*", async (c, next) => (c.var.apiKeyId === undefined ? next() : rateLimit(c, next)));
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
   app.onError(async (err, c) => {

@@ -120,19 +120,6 @@ export class ApiError extends ServiceError<ErrorCode> {
   }
 }
 
-/** Seconds to wait before retrying, on a 429 and a 503: its description (src/http/stage.ts). */
-export const RETRY_AFTER = {
-  name: "Retry-After",
-  description: "Seconds to wait before retrying.",
-  schema: { type: "integer", minimum: 0 },
-};
-
-/** What a stage that reads the database declares it may answer (src/http/stage.ts). */
-export const DATABASE_UNAVAILABLE = {
-  code: "service_unavailable" as const,
-  headers: [{ header: RETRY_AFTER, always: true }],
-};
-
 /** Raised by the database layer when a retry can cure it: 503, never the driver's text. */
 export class DatabaseUnavailableError extends Error {
   constructor(cause: unknown) {

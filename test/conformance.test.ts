@@ -2,7 +2,7 @@
 // answers the OpenAPI document does not describe, or it proves nothing in call().
 import { describe, expect, it } from "vitest";
 import { deprecationHeaders } from "../src/http/deprecation.ts";
-import { getPet } from "../src/operations.ts";
+import { getPet } from "../src/operations/index.ts";
 import { BASE } from "./helpers.ts";
 import { assertConforms } from "./support/conformance.ts";
 

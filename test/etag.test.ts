@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { EDGE_CACHE_VERSION } from "../src/config.ts";
 import { cacheKey } from "../src/http/conditional-read.ts";
 import { entityTag, ifNoneMatchMatches } from "../src/http/etag.ts";
-import { getPet, listPets } from "../src/operations.ts";
+import { getPet, listPets } from "../src/operations/index.ts";
 import { ListPetsQuerySchema, PetIdParamSchema } from "../src/pets/schemas.ts";
 
 const importMetaEnv = (import.meta as { env?: Record<string, string | undefined> }).env;

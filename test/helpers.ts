@@ -8,9 +8,10 @@ import { displayPrefix, hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "..
 import type { VerifyContext } from "../src/auth/verifier.ts";
 import { base64url } from "../src/encoding.ts";
 import type { ErrorBody } from "../src/errors.ts";
+import { OPERATIONS, type Operation } from "../src/operations/index.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import type { Scope } from "../src/scopes.ts";
-import { assertConforms } from "./support/conformance.ts";
+import { assertConforms, doc, exampleBody } from "./support/conformance.ts";
 
 export const BASE = "https://petstore.test";
 
@@ -198,4 +199,32 @@ export async function createPetVia(key: string, pet: Record<string, unknown>) {
   const response = await call("/v1/pets", { method: "POST", key, json: pet });
   expect(response.status, await response.clone().text()).toBe(201);
   return (await response.json()) as Pet;
+}
+
+/** The Allow header of a path of the table (`/pets/{petId}`): its methods, HEAD after GET, OPTIONS. */
+export function allowOf(path: string): string {
+  const methods = OPERATIONS.filter((op) => op.path === path).flatMap((op) =>
+    op.method === "get" ? ["GET", "HEAD"] : [op.method.toUpperCase()],
+  );
+  return [...methods, "OPTIONS"].join(", ");
+}
+
+/**
+ * A request `op` answers with its success (501 for one that cannot succeed yet): its path
+ * with every parameter `id`, and a body from the examples its document schema gives.
+ */
+export function exampleRequest(
+  op: Operation,
+  id: number,
+): CallOptions & {
+  path: string;
+  allowed: number;
+} {
+  const documented = doc.paths[op.path]?.[op.method];
+  return {
+    method: op.method.toUpperCase(),
+    path: `/v1${op.path.replaceAll(/\{\w+\}/g, String(id))}`,
+    ...(documented?.requestBody ? { json: exampleBody(documented) } : {}),
+    allowed: op.success?.status ?? 501,
+  };
 }

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
-import { OPERATIONS } from "../src/operations.ts";
+import { OPERATIONS, type Operation } from "../src/operations/index.ts";
 import { SCOPES, type Scope } from "../src/scopes.ts";
 import {
   type CallOptions,
@@ -13,6 +13,7 @@ import {
   createCheckedApp,
   createKey,
   createPetVia,
+  exampleRequest,
   expectDeprecationHeaders,
   expectError,
   makeRequest,
@@ -29,26 +30,9 @@ beforeAll(async () => {
   petId = (await createPetVia(key, { name: "Scoped", categoryId: 1 })).id;
 });
 
-/**
- * One request per operation of the table, and what a key with its scope gets (written
- * out, so a table change fails here).
- */
-const REQUESTS: Record<string, () => CallOptions & { path: string; allowed: number }> = {
-  listPets: () => ({ path: "/v1/pets?limit=1", allowed: 200 }),
-  createPet: () => ({
-    method: "POST",
-    path: "/v1/pets",
-    json: { name: "S", categoryId: 1 },
-    allowed: 201,
-  }),
-  getPet: () => ({ path: `/v1/pets/${petId}`, allowed: 200 }),
-  listOrders: () => ({ path: "/v1/store/orders", allowed: 501 }),
-};
-
-/** Sends `operationId`'s request with `key`; answers the response and the allowed status. */
-async function send(operationId: string, key: string) {
-  const request = REQUESTS[operationId]?.();
-  if (!request) throw new Error(`no request written for ${operationId}`);
+/** Sends `op`'s request with `key`; answers the response and the status its scope allows. */
+async function send(op: Operation, key: string) {
+  const request = exampleRequest(op, petId);
   return { response: await call(request.path, { ...request, key }), allowed: request.allowed };
 }
 
@@ -62,8 +46,10 @@ async function expectInsufficientScope(response: Response, scope: Scope): Promis
   );
 }
 
-it("the operation table names one scope for every operation that needs a key, none for public ones", () => {
-  expect(Object.fromEntries(OPERATIONS.map((op) => [op.operationId, op.scope ?? null]))).toEqual({
+it("the operation table gives the contract's operations their scopes, none to public ones", () => {
+  expect(
+    Object.fromEntries(OPERATIONS.map((op) => [op.operationId, op.scope ?? null])),
+  ).toMatchObject({
     listPets: "pets:read",
     createPet: "pets:write",
     getPet: "pets:read",
@@ -86,15 +72,16 @@ it.each(SCOPE_SETS.map((set) => [set.join(" "), set] as const))(
       .bind(id)
       .first("scopes");
     expect(stored).toBe(set.join(" ")); // each scope once, in the order of SCOPES
-    for (const { operationId, scope } of SCOPED) {
-      const { response, allowed } = await send(operationId, key);
+    for (const op of SCOPED) {
+      const { operationId, scope } = op;
+      const { response, allowed } = await send(op, key);
       if (set.includes(scope as Scope)) {
         expect(response.status, operationId).toBe(allowed);
         await response.body?.cancel();
         continue;
       }
       await expectInsufficientScope(response, scope as Scope);
-      if (operationId === "getPet") expectDeprecationHeaders(response);
+      if (op.deprecation) expectDeprecationHeaders(response);
       else expect(response.headers.get("Deprecation")).toBeNull();
     }
   },

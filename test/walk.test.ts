@@ -14,10 +14,8 @@ import {
   makeRequest,
   throwingDb,
 } from "./helpers.ts";
-import { doc, type OperationObject as Operation } from "./support/conformance.ts";
+import { doc, exampleBody, type OperationObject as Operation } from "./support/conformance.ts";
 import { NO_EDGE_CACHE } from "./support/instrumented-app.ts";
-
-type Json = Record<string, unknown>;
 
 /** Statuses no walk can provoke from outside, and where they are tested instead. */
 const UNPROVOKABLE: Record<string, string> = {
@@ -35,24 +33,6 @@ beforeAll(async () => {
   const created = await call("/v1/pets", { method: "POST", key, json: exampleBody(create) });
   petId = ((await created.json()) as { id: number }).id;
 });
-
-/** The schema itself, or the component its $ref names. */
-function resolve(schema: Json): Json {
-  const ref = schema.$ref as string | undefined;
-  return ref ? (doc.components.schemas[ref.split("/").at(-1) as string] as Json) : schema;
-}
-
-/** A valid body for an operation, from the examples its schema documents. */
-function exampleBody(op: Operation): Json {
-  const schema = resolve(op.requestBody?.content["application/json"]?.schema ?? {});
-  const properties = schema.properties as Record<string, Json>;
-  return Object.fromEntries(
-    ((schema.required as string[]) ?? []).map((name) => [
-      name,
-      (resolve(properties[name] as Json).examples as unknown[])[0],
-    ]),
-  );
-}
 
 /** The path with its parameters filled: an existing pet, or `values`. */
 function concrete(template: string, values: Record<string, string> = {}): string {
@@ -95,7 +75,7 @@ async function withFailingDb(walk: Walk, message: string) {
 
 /** By status: one request that should provoke it, or undefined when it does not apply. */
 const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
-  "200": (walk) => send(walk),
+  "200": (walk) => send(walk, walk.op.requestBody ? { json: exampleBody(walk.op) } : {}),
   "201": (walk) => send(walk, { json: exampleBody(walk.op) }),
   async "304"(walk) {
     const first = await send(walk, { method: "GET" });

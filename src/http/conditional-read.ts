@@ -1,19 +1,7 @@
-// Conditional requests and edge caching for the reads that the operation table marks
-// `conditional` (docs/api.md, "Conditional requests and the edge cache"). The stage runs
-// after authentication, the rate limit, the scope check and the input checks (all before
-// it in src/stages.ts), so no 304 and no kept answer ever skips them.
-//
-// Every 200 gets a strong ETag computed from its body and `Cache-Control: private,
-// no-cache`; an If-None-Match that matches is answered 304. Answers that never change
-// once they exist (the handler says so: a pet; a page that has a next page) are kept in
-// the Workers Cache API of the data center under the normalised request, never under the
-// API key, and served from there without touching D1. An isolate that must look the key
-// up starts the kept answer's lookup side by side with the key's (`lookAhead`); the
-// answer is still released only here. The cache failing or hanging only costs the D1
-// read it would have saved.
-import type { Context } from "hono";
+// Conditional reads and the edge cache (docs/design.md, "The edge cache and conditional
+// reads"): ETag, If-None-Match and 304; answers that never change kept in the location's cache.
+import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { H } from "hono/types";
 import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import {
   EDGE_CACHE_MATCH_TIMEOUT_MS,
@@ -23,50 +11,40 @@ import {
 } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { errorText, type Logger } from "../log.ts";
-import { ETAG, ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
+import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
 import { waitUntil } from "./request-context.ts";
-import type { Declaration, HeaderSpec } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
-/** A conditional read as the app registers it: its path and sunset. */
-export interface ConditionalReadRoute {
+/** A conditional read as the stages see it. */
+export interface ConditionalRead {
   /** The operation's path template under /v1 (`/pets/{petId}`). */
   path: string;
-  /** Unix seconds from which no kept answer may be served (a deprecated operation's sunset). */
-  until?: number;
+  /** Unix seconds from which nothing kept may be served (a deprecated operation's sunset). */
+  until?: number | undefined;
+  /** Which 200s never change, so they may be kept. */
+  keep(answer: Response): boolean;
+  /** The operation's input checks, run beside the key's lookup: invalid input starts none. */
+  input: Array<MiddlewareHandler<AppEnv> | ((c: Context<AppEnv>) => unknown)>;
 }
 
-/** What the operation's validators made of the request (absent: not validated). */
+/** What the validators made of the request (absent: not validated). */
 export interface ValidatedRequest {
   param?: Readonly<Record<string, unknown>>;
   query?: Readonly<Record<string, unknown>>;
 }
 
-/** RFC 8288 links; a 304 keeps the ones its 200 has (REPRESENTATION_HEADERS). */
-export const LINK: HeaderSpec = {
-  name: "Link",
-  description: "RFC 8288 links.",
-  schema: { type: "string" },
-};
-
-export const CACHE_CONTROL: HeaderSpec = { name: "Cache-Control", schema: { type: "string" } };
-
-const IF_NONE_MATCH = "If-None-Match";
-const CLIENT_CACHE_CONTROL = "private, no-cache";
+export const IF_NONE_MATCH = "If-None-Match";
+export const CLIENT_CACHE_CONTROL = "private, no-cache";
 
 /**
- * The handler's headers that belong to the representation, and so are kept with it.
- * Everything else (the request id, the bookmark, CORS, deprecation headers) is added
- * per request by the middleware around this one, on hits and misses alike; headers
- * the Cache API adds on a hit (`CF-Cache-Status`, `Age`, ...) are dropped.
+ * The handler's headers that belong to the representation, and so are kept with it; the
+ * rest (request id, bookmark, CORS, deprecation) is added per request around this stage.
  */
 const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
 
 /**
- * The cache key, built from the validated request only: the operation's path with its
- * validated parameters, then the validated query (defaults filled in) sorted by name.
- * So every spelling of one request (percent-encoded or not, parameters in any
- * order, unknown ones added) has one entry, and nothing unvalidated reaches the key.
+ * The cache key, from the validated request only: the path with its parameters, then the
+ * query (defaults filled in) sorted by name. Every spelling of a request has one entry.
  */
 export function cacheKey(origin: string, path: string, validated: ValidatedRequest): string {
   const filled = path.replaceAll(/\{(\w+)\}/g, (_, name: string) =>
@@ -80,17 +58,14 @@ export function cacheKey(origin: string, path: string, validated: ValidatedReque
   return key.href;
 }
 
-/** An answer as this module keeps and serves it: representation headers, body, tag. */
+/** An answer as this module keeps and serves it. */
 interface Representation {
   headers: Headers;
   body: Uint8Array<ArrayBuffer>;
   etag: string;
 }
 
-/**
- * The representation of a handler's answer, or of a kept entry (`kept`): an entry
- * carries the tag computed when it was kept, so a hit does not hash the body again.
- */
+/** The representation of a handler's answer, or of a kept one (whose tag was computed then). */
 async function representationOf(response: Response, kept = false): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
   const headers = new Headers();
@@ -103,10 +78,7 @@ async function representationOf(response: Response, kept = false): Promise<Repre
   return { headers, body, etag };
 }
 
-/**
- * What the client gets, the same bytes and headers whether the answer came from D1 or
- * from the cache: 304 when If-None-Match matches, else the 200.
- */
+/** The same bytes and headers from D1 or from the cache: 304 when If-None-Match matches. */
 function answer(rep: Representation, ifNoneMatch: string | undefined): Response {
   const headers = new Headers(rep.headers);
   headers.set("ETag", rep.etag);
@@ -119,8 +91,18 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
   return new Response(rep.body, { status: 200, headers });
 }
 
-/** If-None-Match, as the read's input: longer than the contract allows is 400. */
-export const ifNoneMatch = createMiddleware<AppEnv>(async (c, next) => {
+interface EdgeDeps {
+  edgeCache: () => EdgeCache;
+  log: Logger;
+}
+
+interface KeptAnswer {
+  key: string;
+  rep: Representation | undefined;
+}
+
+/** The If-None-Match a read was sent; longer than the contract allows is 400. */
+function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
   const sent = c.req.header(IF_NONE_MATCH);
   if (sent !== undefined && sent.length > IF_NONE_MATCH_MAX_LENGTH) {
     const problem = `must be at most ${IF_NONE_MATCH_MAX_LENGTH} characters`;
@@ -128,41 +110,11 @@ export const ifNoneMatch = createMiddleware<AppEnv>(async (c, next) => {
       details: [{ field: IF_NONE_MATCH, message: problem }],
     });
   }
-  await next();
-});
-
-export const ifNoneMatchDeclares = (): Declaration => ({
-  parameters: [
-    {
-      name: IF_NONE_MATCH,
-      in: "header",
-      required: false,
-      description:
-        "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
-      schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
-    },
-  ],
-  errors: [{ code: "invalid_parameter" }],
-});
-
-/** What the conditional read and its look-ahead are made of. */
-interface EdgeDeps {
-  edgeCache: () => EdgeCache;
-  log: Logger;
+  return sent;
 }
 
-/** What a look-ahead found: the cache key it used, and the kept answer (none: a miss). */
-export interface KeptAnswer {
-  key: string;
-  rep: Representation | undefined;
-}
-
-/**
- * The cache key of the request and how long an answer kept now may live, in whole
- * seconds (never past `until`); undefined within a second of `until` or past it, when
- * nothing kept is served and nothing new is kept. Needs the validated input.
- */
-function keeping(c: Context<AppEnv>, read: ConditionalReadRoute) {
+/** The cache key and how long an answer kept now may live; none from a second before `until`. */
+function keeping(c: Context<AppEnv>, read: ConditionalRead) {
   const now = c.var.clock();
   const ttl = Math.min(
     EDGE_CACHE_TTL_SECONDS,
@@ -183,7 +135,7 @@ const warn = ({ log }: EdgeDeps, msg: string, requestId: string, err: unknown) =
   log({ level: "warn", msg, request_id: requestId, error: errorText(err) });
 
 /** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
-async function lookUp(deps: EdgeDeps, key: string, requestId: string) {
+async function match(deps: EdgeDeps, key: string, requestId: string) {
   try {
     return await withTimeout(
       Promise.resolve()
@@ -198,44 +150,41 @@ async function lookUp(deps: EdgeDeps, key: string, requestId: string) {
 }
 
 /**
- * The first stage of a conditional read: it lets the key check start the kept answer's
- * lookup side by side with the key's own (`c.var.lookAhead`), once the request's input
- * has passed `input`, the read's own checks run here on the side (invalid input starts
- * no lookup; its 400 comes in its turn). Nothing is released here.
+ * A conditional read: `alongside` starts the kept answer's lookup beside the key's (the
+ * access stage calls it when the key must be looked up); `stage`, the last before the
+ * handler, releases it, or runs the handler and keeps what never changes.
  */
-export function lookAhead(read: ConditionalReadRoute, input: H<AppEnv>[], deps: EdgeDeps) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    c.set("lookAhead", () => {
-      const ahead = async (): Promise<KeptAnswer | undefined> => {
-        for (const check of input) await check(c, async () => {});
-        const kept = keeping(c, read);
-        return kept && { key: kept.key, rep: await lookUp(deps, kept.key, c.var.requestId) };
-      };
-      c.set(
-        "keptAnswer",
-        ahead().catch(() => undefined),
-      );
-    });
-    await next();
-  });
-}
-
-/** A conditional read, its 304 and its edge cache: the last stage before the handler. */
-export function conditionalRead(read: ConditionalReadRoute, deps: EdgeDeps) {
-  return createMiddleware<AppEnv>(async (c, next) => {
+export function conditionalRead(read: ConditionalRead, deps: EdgeDeps) {
+  const started = new WeakMap<Context, Promise<KeptAnswer | undefined>>();
+  const alongside = (c: Context<AppEnv>) => {
+    const lookup = async () => {
+      // Invalid input starts no lookup; its 400 comes in its turn.
+      for (const check of read.input) await check(c, async () => {});
+      ifNoneMatchOf(c);
+      const kept = keeping(c, read);
+      return kept && { key: kept.key, rep: await match(deps, kept.key, c.var.requestId) };
+    };
+    started.set(
+      c,
+      lookup().catch(() => undefined),
+    );
+  };
+  const stage = createMiddleware<AppEnv>(async (c, next) => {
+    const sent = ifNoneMatchOf(c);
     const kept = keeping(c, read);
-    const ahead = await c.var.keptAnswer;
+    const ahead = await started.get(c);
     let rep =
       kept === undefined
         ? undefined
         : ahead?.key === kept.key
           ? ahead.rep
-          : await lookUp(deps, kept.key, c.var.requestId);
+          : await match(deps, kept.key, c.var.requestId);
     if (rep === undefined) {
       await next();
       if (c.res.status !== 200) return;
+      const keep = kept !== undefined && read.keep(c.res);
       rep = await representationOf(c.res);
-      if (kept !== undefined && c.var.immutable) {
+      if (kept !== undefined && keep) {
         const headers = new Headers(rep.headers);
         headers.set("ETag", rep.etag);
         headers.set("Cache-Control", `public, max-age=${kept.ttl}`);
@@ -247,23 +196,7 @@ export function conditionalRead(read: ConditionalReadRoute, deps: EdgeDeps) {
       }
     }
     c.res = undefined;
-    c.res = answer(rep, c.req.header(IF_NONE_MATCH));
+    c.res = answer(rep, sent);
   });
+  return { alongside, stage };
 }
-
-export const conditionalReadDeclares = (): Declaration => ({
-  answers: [
-    { header: ETAG, always: true },
-    {
-      header: CACHE_CONTROL,
-      always: true,
-      value: CLIENT_CACHE_CONTROL,
-      note: "`private, no-cache` on the 200 and 304 answers of {operations}: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
-    },
-  ],
-  notModified: {
-    description:
-      "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.",
-    headers: [{ header: LINK }],
-  },
-});

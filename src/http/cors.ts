@@ -1,47 +1,8 @@
-// CORS: browsers may call the API. No cookies are used, so `*` is safe as the default.
-// docs/api.md "Browsers and the docs page": a page on another origin reads every header the
-// stages declare and sends every request header they read; a preflight for a method the
-// path does not have is granted too, so the page reads the 405 Error (with Allow) instead
-// of failing with a network error.
+// CORS: browsers may call the API (no cookies are used, so `*` is a safe default), read every
+// header the document names and send every one it reads; a preflight for a method the path
+// lacks is granted too, so the page reads the 405 Error instead of a network error.
 import { createMiddleware } from "hono/factory";
-import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
-
-/** Response headers a page may read without their being exposed (Fetch: CORS-safelisted). */
-const SAFELISTED = [
-  "cache-control",
-  "content-language",
-  "content-length",
-  "content-type",
-  "expires",
-  "last-modified",
-  "pragma",
-];
-
-const byName = (a: string, b: string) => a.toLowerCase().localeCompare(b.toLowerCase());
-
-/**
- * What a page on another origin may send and read: every request header the stages read
- * and every response header they send (the CORS headers and safelisted ones aside).
- */
-export function corsHeaders(declarations: Declaration[]): CorsHeaders {
-  const sent = declarations.flatMap((d) => [
-    ...(d.wraps ?? []),
-    ...(d.answers ?? []),
-    ...(d.notModified?.headers ?? []),
-    ...(d.errors ?? []).flatMap((e) => e.headers ?? []),
-  ]);
-  const read = declarations.flatMap((d) => [
-    ...(d.requestHeaders ?? []),
-    ...(d.parameters ?? []).filter((p) => p.in === "header").map((p) => String(p.name)),
-  ]);
-  return {
-    exposed: [...new Set(sent.map((use) => use.header.name))]
-      .filter((n) => !SAFELISTED.includes(n.toLowerCase()) && !/^access-control-/i.test(n))
-      .sort(byName),
-    allowed: [...new Set(read)].sort(byName),
-  };
-}
 
 /** How long a browser may reuse a preflight answer, in seconds. */
 export const PREFLIGHT_MAX_AGE = 86400;
@@ -71,7 +32,7 @@ function allowedOrigin(setting: string | undefined, origin: string): string | un
   return allowed.includes(origin) ? origin : undefined;
 }
 
-/** What a page on another origin may read and send (`corsHeaders`, written at build time). */
+/** What a page on another origin may read and send (from the document, written at build time). */
 export interface CorsHeaders {
   exposed: string[];
   allowed: string[];
@@ -98,28 +59,4 @@ export function cors({ exposed, allowed }: CorsHeaders) {
       headers.set("Access-Control-Max-Age", String(PREFLIGHT_MAX_AGE));
     }
   });
-}
-
-export function corsDeclares({ exposed }: CorsHeaders): Declaration {
-  return {
-    wraps: [
-      {
-        header: {
-          name: "Access-Control-Allow-Origin",
-          description:
-            "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
-          schema: { type: "string", minLength: 1 },
-        },
-      },
-      {
-        header: {
-          name: "Access-Control-Expose-Headers",
-          description:
-            "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
-          schema: { type: "string" },
-        },
-        value: exposed.join(", "),
-      },
-    ],
-  };
 }

@@ -1,10 +1,5 @@
-// Deprecated operations (RFC 9745) and their sunset (RFC 8594), as the operation table
-// declares them (`deprecation` in src/operations.ts).
-import { createMiddleware } from "hono/factory";
+// Deprecated operations (RFC 9745) and their sunset (RFC 8594).
 import { ApiError } from "../errors.ts";
-import { CACHE_CONTROL, LINK } from "./conditional-read.ts";
-import type { Declaration } from "./stage.ts";
-import type { AppEnv } from "./types.ts";
 
 /** A deprecated operation (RFC 9745) and its sunset (RFC 8594). */
 export interface Deprecation {
@@ -37,78 +32,12 @@ export function deprecationHeaders(deprecation: Deprecation) {
   } as const;
 }
 
-/**
- * Wraps what follows it (the rate limit, the scope check, the operation), so every
- * answer past the key check (200, 400, 403, 404, 410, 429) carries the headers.
- */
-export function announceDeprecation(deprecation: Deprecation) {
-  const headers = deprecationHeaders(deprecation);
-  return createMiddleware<AppEnv>(async (c, next) => {
-    await next();
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
-  });
+/** A 410's `Cache-Control`: a 410 is cacheable by default. */
+export const NO_STORE = "no-store";
+
+/** From the sunset instant on, the operation answers 410 `gone` naming its replacement. */
+export function enforceSunset(deprecation: Deprecation, now: number): void {
+  if (now >= deprecation.sunset * 1000) {
+    throw new ApiError("gone", deprecation.gone, { headers: { "Cache-Control": NO_STORE } });
+  }
 }
-
-export function announceDeprecationDeclares(deprecation: Deprecation): Declaration {
-  const headers = deprecationHeaders(deprecation);
-  return {
-    operation: { deprecated: true },
-    wraps: [
-      {
-        header: {
-          name: "Deprecation",
-          description: "RFC 9745: when the operation was deprecated, as `@<unix seconds>`",
-          schema: { type: "string" },
-        },
-        always: true,
-        value: headers.Deprecation,
-        note: `(${headers.Deprecation}: ${deprecatedSince(deprecation)}).`,
-      },
-      {
-        header: {
-          name: "Sunset",
-          description: "RFC 8594: when the operation stops answering.",
-          schema: { type: "string" },
-        },
-        always: true,
-        value: headers.Sunset,
-      },
-      {
-        header: LINK,
-        always: true,
-        note: '{operations}: `rel="successor-version"` and `rel="deprecation"`.',
-      },
-    ],
-  };
-}
-
-const NO_STORE = "no-store";
-
-/**
- * From the sunset instant on, the operation answers 410 `gone` naming its replacement,
- * not cacheable (a 410 is cacheable by default).
- */
-export function enforceSunset(deprecation: Deprecation) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    if (c.var.clock() >= deprecation.sunset * 1000) {
-      throw new ApiError("gone", deprecation.gone, { headers: { "Cache-Control": NO_STORE } });
-    }
-    await next();
-  });
-}
-
-export const enforceSunsetDeclares = (): Declaration => ({
-  errors: [
-    {
-      code: "gone",
-      headers: [
-        {
-          header: CACHE_CONTROL,
-          always: true,
-          value: NO_STORE,
-          note: "`no-store` on 410 answers.",
-        },
-      ],
-    },
-  ],
-});

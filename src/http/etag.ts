@@ -1,16 +1,15 @@
 // Entity tags and If-None-Match (RFC 9110 sections 8.8.3 and 13.1.2).
 import { base64url } from "../encoding.ts";
-import type { HeaderSpec } from "./stage.ts";
 
 /** What entityTag makes: 128 bits of SHA-256, base64url, quoted (22 characters). */
 export const ETAG_FORMAT = /^"[A-Za-z0-9_-]{22}"$/;
 
-/** The header of every answer that has one: entityTag's, or the static asset store's. */
-export const ETAG: HeaderSpec = {
-  name: "ETag",
+/** The header of every answer that has one (entityTag's, or the asset store's), documented. */
+export const ETAG = {
   description:
     "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
   schema: { type: "string", pattern: '^"[!#-~]*"$' },
+  required: true,
 };
 
 /** A strong entity tag computed from the body: equal bodies, equal tags. */

@@ -3,7 +3,6 @@
 import { createMiddleware } from "hono/factory";
 import { MAX_BODY_BYTES } from "../config.ts";
 import { ApiError } from "../errors.ts";
-import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Deeper JSON than this is refused: no valid NewPet nests at all. */
@@ -161,15 +160,4 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
   c.req.bodyCache.json = Promise.resolve(value);
   c.set("jsonBody", value);
   await next();
-});
-
-/** What a body must be, and its refusals. */
-export const jsonBodyDeclares = (): Declaration => ({
-  requestHeaders: ["Content-Type"],
-  body: `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`,
-  errors: [
-    { code: "payload_too_large" },
-    { code: "unsupported_media_type" },
-    { code: "invalid_json" },
-  ],
 });

@@ -1,21 +1,7 @@
-// The methods of a path: OPTIONS lists them in `Allow` without a key, and any other method
-// is 405 with `Allow`. The app factory (src/app.ts) registers both for every path.
+// The methods of a path: OPTIONS lists them in `Allow` without a key; any other is 405.
 import type { Handler } from "hono";
 import { ApiError } from "../errors.ts";
-import type { Declaration, HeaderSpec } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
-
-const ALLOW: HeaderSpec = {
-  name: "Allow",
-  description: "Methods the path allows.",
-  schema: { type: "string" },
-};
-
-/** What the answers of every path add: no operation of the path answers them. */
-export const methodsDeclares = (): Declaration => ({
-  answers: [{ header: ALLOW, always: true }],
-  errors: [{ code: "method_not_allowed", headers: [{ header: ALLOW, always: true }] }],
-});
 
 /** OPTIONS: 204 with the path's methods. */
 export const listMethods =

@@ -1,10 +1,10 @@
-// X-Request-Id on every answer and one structured JSON log line per request; work a
-// request hands on past its answer.
+// The outermost stage: the request id, the clock, one structured JSON log line per request,
+// and work a request hands on past its answer.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { Clock } from "../clock.ts";
 import { isFault } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
@@ -14,16 +14,18 @@ export function requestIdFor(request: Request): string {
   return ray && RAY_ID.test(ray) ? ray : crypto.randomUUID();
 }
 
-const REQUEST_ID = "X-Request-Id";
+export const REQUEST_ID = "X-Request-Id";
 
-/** The outermost stage: every answer gets its request id, and a fault anywhere is a 500. */
-export function requestContext(log: Logger) {
+/** Every answer gets its request id; `answered` sees each answer once it is built. */
+export function requestContext(log: Logger, clock: Clock, answered: (c: Context<AppEnv>) => void) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const started = performance.now();
     const requestId = requestIdFor(c.req.raw);
     c.set("requestId", requestId);
+    c.set("clock", clock);
     await next();
     c.res.headers.set(REQUEST_ID, requestId);
+    answered(c);
     log({
       level: isFault(c.error) ? "error" : "info",
       msg: "request",
@@ -35,21 +37,6 @@ export function requestContext(log: Logger) {
     });
   });
 }
-
-export const requestContextDeclares = (): Declaration => ({
-  wraps: [
-    {
-      header: {
-        name: REQUEST_ID,
-        description:
-          "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
-        schema: { type: "string", minLength: 1 },
-      },
-      always: true,
-    },
-  ],
-  errors: [{ code: "internal_error", anywhere: true }],
-});
 
 /**
  * Hands `work` (which handles its own errors) to the request's waitUntil, so it runs past

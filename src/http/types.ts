@@ -1,11 +1,12 @@
 import type { Clock } from "../clock.ts";
 import type { PetStore } from "../db/pet-store.ts";
 import type { Scope } from "../scopes.ts";
-import type { KeptAnswer } from "./conditional-read.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
 export interface AppVariables {
   requestId: string;
+  /** The operation answering (its operationId), set by its first stage. */
+  operationId?: string;
   /** Set by the auth middleware on every authenticated request. */
   apiKeyId: number;
   /** The scopes of that key (set with apiKeyId). */
@@ -15,12 +16,6 @@ export interface AppVariables {
   /** The request body as parsed by `jsonBody`, before validation. */
   jsonBody: unknown;
   clock: Clock;
-  /** Starts a conditional read's kept answer lookup; the key check calls it beside its own. */
-  lookAhead?: () => void;
-  /** What `lookAhead` found, once started; only the conditional read releases it. */
-  keptAnswer?: Promise<KeptAnswer | undefined>;
-  /** Set by a conditional read's handler: this answer never changes, so it may be kept. */
-  immutable?: boolean;
 }
 
 export interface AppEnv {

@@ -6,7 +6,6 @@ import type * as z from "zod/mini";
 import type { $ZodIssue } from "zod/v4/core";
 import type { ErrorDetail } from "../errors.ts";
 import { ApiError } from "../errors.ts";
-import type { Declaration } from "./stage.ts";
 import type { AppEnv } from "./types.ts";
 
 export type Target = "json" | "query" | "param";
@@ -68,11 +67,4 @@ export function validationHook(
 /** Validates one target of the request with `schema`; `c.req.valid(target)` is the result. */
 export function validator(target: Target, schema: z.ZodMiniType) {
   return zValidator(target, schema, validationHook) as unknown as MiddlewareHandler<AppEnv>;
-}
-
-export function validatorDeclares(target: Target, schema: z.ZodMiniType): Declaration {
-  return {
-    validates: { in: TARGETS[target].in, schema },
-    errors: [{ code: TARGETS[target].code }],
-  };
 }

@@ -1,321 +1,321 @@
-// Builds the OpenAPI 3.1 document: the operation table (src/operations.ts) merged with
-// what each stage of each operation declares (src/openapi/declarations.ts: the
-// parameters, headers and errors that the key check, the validators, the session, the
-// conditional read, the handler and the others add), and the schemas that validate
-// requests (src/pets/schemas.ts, src/errors.ts). Run at build time by scripts/openapi.ts;
-// the worker serves the JSON it writes from its static assets, so no isolate parses or
-// generates it. A test rebuilds it and compares.
-import * as z from "zod/mini";
+// The OpenAPI 3.1 document, written at build time (scripts/openapi.ts) by zod-openapi from the
+// operation table: each operation's schemas and own answers, and ANSWERS, what each field adds.
+import type * as z from "zod/mini";
+import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
 import packageJson from "../../package.json" with { type: "json" };
-import { MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
-import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from "../errors.ts";
-import { PREFLIGHT_MAX_AGE } from "../http/cors.ts";
-import { deprecatedSince, deprecationHeaders } from "../http/deprecation.ts";
-import type { Declaration, HeaderSpec, HeaderUse } from "../http/stage.ts";
-import { OPERATIONS, type Operation, TAGS } from "../operations.ts";
+import { REALM, WWW_AUTHENTICATE } from "../auth/middleware.ts";
+import { IF_NONE_MATCH_MAX_LENGTH, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode, ErrorSchema } from "../errors.ts";
+import { CLIENT_CACHE_CONTROL, IF_NONE_MATCH } from "../http/conditional-read.ts";
+import { type CorsHeaders, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
+import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
+import { deprecatedSince, deprecationHeaders, NO_STORE } from "../http/deprecation.ts";
+import { ETAG } from "../http/etag.ts";
+import { REQUEST_ID } from "../http/request-context.ts";
+import { OPERATIONS, type Operation, TAGS } from "../operations/index.ts";
+import type { HeaderDoc, HeaderParameter } from "../operations/operation.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
-import { APP_DECLARATIONS, CORS, declarationsOf } from "./declarations.ts";
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../scopes.ts";
 
 type Json = Record<string, unknown>;
 
-const REF = (id: string) => `#/components/schemas/${id}`;
-
-/** What every schema of the document is written with. */
-const JSON_SCHEMA_OPTIONS = {
-  target: "draft-2020-12",
-  // A name's rules as a pattern that every validator reads alike (see portableNamePattern).
-  override: ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Json }) => {
-    if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
-    // A default beside a $ref (NewPet's status) moves into an allOf member: it still says
-    // what an absent field means, and generators no longer take the field for one that
-    // is always there (openapi-typescript makes a field with a `default` required).
-    if (jsonSchema.$ref !== undefined && jsonSchema.default !== undefined) {
-      const { $ref, default: value } = jsonSchema;
-      delete jsonSchema.$ref;
-      delete jsonSchema.default;
-      jsonSchema.allOf = [{ $ref }, { default: value }];
-    }
+/** The headers the stages set, described once. */
+const HEADERS = {
+  requestId: {
+    description:
+      "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
+    schema: { type: "string", minLength: 1 },
   },
-} as const;
+  allowOrigin: {
+    description:
+      "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
+    schema: { type: "string", minLength: 1 },
+  },
+  challenge: {
+    description:
+      'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
+    schema: { type: "string", pattern: `^${REALM}` },
+  },
+  retryAfter: {
+    description: "Seconds to wait before retrying.",
+    schema: { type: "integer", minimum: 0 },
+  },
+  bookmark: {
+    description:
+      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
+    schema: { type: "string" },
+  },
+  clientCache: {
+    description:
+      "`private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
+    schema: { type: "string", const: CLIENT_CACHE_CONTROL },
+  },
+  gone: {
+    description: "`no-store`: a 410 is cacheable by default.",
+    schema: { type: "string", const: NO_STORE },
+  },
+} satisfies Record<string, HeaderDoc>;
 
-/** Components from the global registry (every schema with a meta `id`). */
-function componentSchemas(): Json {
-  const pass = (io: "input" | "output") =>
-    z.toJSONSchema(z.globalRegistry, { ...JSON_SCHEMA_OPTIONS, io, uri: REF }).schemas as Record<
-      string,
-      Json
-    >;
-  const output = pass("output");
-  const input = pass("input");
-  const result: Json = {};
-  for (const [id, schema] of Object.entries(output)) {
-    // Request bodies are described as clients send them (defaults optional).
-    const chosen = id === "NewPet" ? input[id] : schema;
-    const { $schema: _s, $id: _i, ...rest } = chosen as Json;
-    result[id] = rest;
-  }
-  return result;
-}
+/** The header parameters the stages read. */
+const PARAMETERS = {
+  bookmark: {
+    name: BOOKMARK_HEADER,
+    description:
+      "A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
+    schema: { type: "string", pattern: BOOKMARK.source },
+  },
+  ifNoneMatch: {
+    name: IF_NONE_MATCH,
+    description:
+      "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
+    schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
+  },
+} satisfies Record<string, HeaderParameter>;
 
-/**
- * A schema as it appears inside an operation: a $ref when it is a named
- * component, else inline with its named parts pointing at the components.
- */
-function inline(schema: z.core.$ZodType): Json {
-  const id = z.globalRegistry.get(schema)?.id;
-  if (id) return { $ref: REF(id) };
-  const {
-    $schema: _s,
-    $defs: _d,
-    ...rest
-  } = z.toJSONSchema(schema, { ...JSON_SCHEMA_OPTIONS, io: "input" }) as Json;
-  // Named sub-schemas are emitted as components; point at them instead of local $defs.
-  return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
-}
-
-/** One answer of an operation: the stages that can give it, and what they say of it. */
+/** One answer of an operation: its error codes (none: a success) and headers. */
 interface Answer {
-  status: number;
-  error: boolean;
-  /** Indices, in the operation's stages, of the stages that can give it. */
-  by: number[];
-  /** Its error codes, in the order the stages declare them. */
+  description?: string;
   codes: ErrorCode[];
-  /** The headers each of those stages gives it (one list per stage and code). */
-  carries: HeaderUse[][];
-  description: string;
+  headers: Map<string, { doc: HeaderDoc; required: boolean }>;
 }
 
-/** A header of the document: its one description, and every use the stages make of it. */
-interface HeaderEntry {
-  spec: HeaderSpec;
-  /** Use notes, each with the operations that use it. */
-  notes: Map<string, string[]>;
-  values: string[];
-  /** On every answer that lists it. */
-  required: boolean;
-}
-
-/** The answers of an operation whose stages declare `declarations` (the handler last). */
-function answersOf(op: Operation, declarations: Declaration[]): Answer[] {
+/** The answers `op` can give, status by status: what each field of the table adds. */
+function answersOf(op: Operation): Map<number, Answer> {
   const answers = new Map<number, Answer>();
-  const answer = (status: number, description = "") => {
-    const found = answers.get(status);
-    if (found) return found;
-    const created: Answer = {
-      status,
-      error: status >= 400,
-      by: [],
-      codes: [],
-      carries: [],
-      description,
-    };
-    answers.set(status, created);
-    return created;
+  const answer = (status: number) => {
+    const found: Answer = answers.get(status) ?? { codes: [], headers: new Map() };
+    answers.set(status, found);
+    return found;
   };
-  const last = declarations.length - 1;
-  declarations.forEach((d, i) => {
-    for (const e of d.errors ?? []) {
-      const a = answer(ERROR_STATUS[e.code]);
-      for (let j = i; j <= (e.anywhere ? last : i); j++) a.by.push(j);
-      if (!a.codes.includes(e.code)) a.codes.push(e.code);
-      a.carries.push(e.headers ?? []);
-    }
-    if (d.notModified) {
-      const a = answer(304, d.notModified.description);
-      a.by.push(i);
-      a.carries.push(d.notModified.headers);
-    }
-  });
-  if (op.success) {
-    const a = answer(op.success.status, op.success.description);
-    a.by.push(last);
-    a.carries.push([]);
+  const error = (code: ErrorCode) => {
+    const a = answer(ERROR_STATUS[code]);
+    if (!a.codes.includes(code)) a.codes.push(code);
+  };
+  const header = (status: number, name: string, doc: HeaderDoc, required = false) =>
+    answer(status).headers.set(name, { doc, required });
+
+  const success = op.success?.status;
+  const notModified = op.conditional || op.success?.notModified ? 304 : undefined;
+  const successes = [success, notModified].filter((s) => s !== undefined);
+  if (success !== undefined && op.success) answer(success).description = op.success.description;
+  if (notModified !== undefined) {
+    answer(notModified).description = op.success?.notModified ?? NOT_MODIFIED;
   }
-  return [...answers.values()].sort((a, b) => a.status - b.status);
+  if (op.scope) {
+    error("unauthorized");
+    error("insufficient_scope");
+    error("rate_limited");
+    error("service_unavailable");
+  }
+  if (op.deprecation) error("gone");
+  if (op.params || op.query) error("invalid_parameter");
+  if (op.body) {
+    for (const code of ["invalid_json", "validation_failed", "payload_too_large"] as const)
+      error(code);
+    error("unsupported_media_type");
+  }
+  if (op.session === "read" || op.conditional) error("invalid_parameter");
+  if (op.session) error("service_unavailable");
+  for (const code of op.errors ?? []) error(code);
+  error("internal_error");
+
+  for (const status of successes) {
+    if (op.session) header(status, BOOKMARK_HEADER, HEADERS.bookmark);
+    if (op.conditional) {
+      header(status, "ETag", ETAG, true);
+      header(status, "Cache-Control", HEADERS.clientCache, true);
+    }
+    for (const [name, doc] of Object.entries(op.success?.headers ?? {})) {
+      // A 304 keeps the headers that describe the answer, none that describe a creation.
+      if (status === success || op.conditional || op.success?.notModified) {
+        header(status, name, doc, doc.required === true);
+      }
+    }
+  }
+  for (const [status, a] of answers) {
+    a.headers = new Map([
+      [REQUEST_ID, { doc: HEADERS.requestId, required: true }],
+      ["Access-Control-Allow-Origin", { doc: HEADERS.allowOrigin, required: false }],
+      ["Access-Control-Expose-Headers", { doc: EXPOSE_HEADERS, required: false }],
+      ...deprecationAnswerHeaders(op, status),
+      ...a.headers,
+    ]);
+    if (status === 401 || status === 403) header(status, WWW_AUTHENTICATE, HEADERS.challenge, true);
+    if (status === 429 || status === 503) header(status, "Retry-After", HEADERS.retryAfter, true);
+    if (status === 410) header(status, "Cache-Control", HEADERS.gone, true);
+  }
+  return new Map([...answers].sort(([a], [b]) => a - b));
 }
+
+const NOT_MODIFIED =
+  "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.";
+
+/** Replaced by the exposed list once it is known (the list is read off the document). */
+const EXPOSE_HEADERS: HeaderDoc = {
+  description:
+    "CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`.",
+  schema: { type: "string" },
+};
 
 /**
- * The headers of one answer, each with whether the answer always carries it: what every
- * stage around the stages that give it adds (on some answers when it surrounds only some
- * of them), and what those stages give it themselves (always when all of them do).
+ * A deprecated operation's headers: on every answer past the key check (all but a 401);
+ * a 429, 500 or 503 may come before it, so there they are not always present.
  */
-function headersOf(a: Answer, declarations: Declaration[]): Map<string, HeaderUse[]> {
-  const first = Math.min(...a.by);
-  const lastBy = Math.max(...a.by);
-  const headers = new Map<string, HeaderUse[]>();
-  const add = (use: HeaderUse, always: boolean) =>
-    headers.set(use.header.name, [...(headers.get(use.header.name) ?? []), { ...use, always }]);
-  declarations.forEach((d, j) => {
-    if (j > lastBy) return;
-    for (const use of [...(d.wraps ?? []), ...(a.error ? [] : (d.answers ?? []))]) {
-      add(use, j <= first && use.always === true);
-    }
-  });
-  for (const use of a.carries.flat()) {
-    const everyStage = a.carries.every((list) =>
-      list.some((u) => u.header.name === use.header.name && u.always),
-    );
-    add(use, everyStage);
-  }
-  return headers;
+function deprecationAnswerHeaders(op: Operation, status: number) {
+  const { deprecation } = op;
+  if (!deprecation || status === 401) return [];
+  const values = deprecationHeaders(deprecation);
+  const required = ![429, 500, 503].includes(status);
+  const docs: Array<[string, HeaderDoc]> = [
+    [
+      "Deprecation",
+      {
+        description: `RFC 9745: when the operation was deprecated, as \`@<unix seconds>\` (${values.Deprecation}: ${deprecatedSince(deprecation)}).`,
+        schema: { type: "string", const: values.Deprecation },
+      },
+    ],
+    [
+      "Sunset",
+      {
+        description: "RFC 8594: when the operation stops answering.",
+        schema: { type: "string", const: values.Sunset },
+      },
+    ],
+    [
+      "Link",
+      {
+        description: 'RFC 8288: `rel="successor-version"` and `rel="deprecation"`.',
+        schema: { type: "string" },
+      },
+    ],
+  ];
+  return docs.map(([name, doc]) => [name, { doc, required }] as const);
 }
 
-/** `a`, `a and b`, `a, b and c`. */
-function listed(names: string[]): string {
-  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+/** What a body must be: the body stage's rules. */
+const BODY_RULES = `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`;
+
+/** The header parameters `op` reads, by name. */
+function headerParameters(op: Operation): Json[] {
+  const read = [
+    ...(op.conditional ? [PARAMETERS.ifNoneMatch] : []),
+    ...(op.session === "read" ? [PARAMETERS.bookmark] : []),
+    ...(op.headers ?? []),
+  ];
+  return read
+    .map((p) => ({
+      name: p.name,
+      in: "header",
+      required: false,
+      description: p.description,
+      schema: p.schema,
+    }))
+    .sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
 }
 
-/** A header component from its entry: the description with each use's note, its values. */
-function headerComponent(entry: HeaderEntry): Json {
-  const notes = [...entry.notes].map(([note, ops]) => note.replace("{operations}", listed(ops)));
-  const description = [entry.spec.description, ...notes].filter(Boolean).join(" ");
-  const { values } = entry;
+function errorContent(status: number, codes: ErrorCode[]): Json {
+  const properties = {
+    code: { type: "string", enum: codes },
+    status: { type: "integer", const: status },
+  };
   return {
-    ...(description ? { description } : {}),
-    ...(entry.required ? { required: true } : {}),
-    schema: {
-      ...entry.spec.schema,
-      ...(values.length === 1 ? { const: values[0] } : {}),
-      ...(values.length > 1 ? { enum: values } : {}),
+    "application/json": {
+      schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties }] },
     },
   };
 }
 
-/** The path and query parameters a validator checks, from its zod schema. */
-function schemaParameters(where: "query" | "path", schema: z.ZodMiniType): Json[] {
-  const json = inline(schema) as { properties?: Record<string, Json>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => {
-    const { description, ...propertySchema } = property;
-    return {
-      name,
-      in: where,
-      required: where === "path" || (json.required ?? []).includes(name),
-      description,
-      schema: propertySchema,
-    };
-  });
-}
-
-/** An operation: the table's fields, its stages' declarations, its answers. */
-interface Described {
-  op: Operation;
-  declarations: Declaration[];
-  answers: Array<{ answer: Answer; headers: Map<string, HeaderUse[]> }>;
-}
-
-function describeOperation(op: Operation, entries: Map<string, HeaderEntry>): Described {
-  const declarations = [...APP_DECLARATIONS, ...declarationsOf(op)];
-  const answers = answersOf(op, declarations).map((answer) => {
-    const headers = headersOf(answer, declarations);
-    for (const [name, uses] of headers) {
-      const entry = entries.get(name) ?? {
-        spec: (uses[0] as HeaderUse).header,
-        notes: new Map<string, string[]>(),
-        values: [],
-        required: true,
-      };
-      entries.set(name, entry);
-      entry.required &&= uses.some((use) => use.always);
-      for (const use of uses) {
-        if (use.value !== undefined && !entry.values.includes(use.value)) {
-          entry.values.push(use.value);
-        }
-        if (use.note === undefined) continue;
-        const ops = entry.notes.get(use.note) ?? [];
-        if (!ops.includes(op.operationId)) ops.push(op.operationId);
-        entry.notes.set(use.note, ops);
-      }
-    }
-    return { answer, headers };
-  });
-  return { op, declarations, answers };
-}
-
 /**
- * The headers of one response: a $ref to the component, or, for a header that this
- * response always carries but the component marks conditional, the component inlined
- * with `required: true` (a Reference Object cannot carry `required`).
+ * Header components: a header whose every use shares one description is a component, marked
+ * required when every use is; the rest, and a required use of an optional one, are inline.
  */
-function headerObjects(headers: Map<string, HeaderUse[]>, components: Record<string, Json>): Json {
-  return Object.fromEntries(
-    [...headers].map(([name, uses]) => [
-      name,
-      uses.some((use) => use.always) && !components[name]?.required
-        ? { ...components[name], required: true }
-        : { $ref: `#/components/headers/${name}` },
-    ]),
-  );
-}
-
-function responseObject(
-  { answer, headers }: Described["answers"][number],
-  op: Operation,
-  components: Record<string, Json>,
-): Json {
-  const response: Json = {
-    description: answer.error
-      ? answer.codes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" ")
-      : answer.description,
-    headers: headerObjects(headers, components),
-  };
-  if (answer.error) {
-    const codes = {
-      code: { type: "string", enum: answer.codes },
-      status: { type: "integer", const: answer.status },
-    };
-    response.content = {
-      "application/json": { schema: { allOf: [{ $ref: REF("Error") }, { properties: codes }] } },
-    };
-  } else if (answer.status !== 304 && op.success) {
-    response.content = {
-      [op.success.mediaType ?? "application/json"]: { schema: inline(op.success.schema) },
-    };
+function headerComponents(all: Array<Map<number, Answer>>) {
+  const uses = new Map<string, Array<{ doc: HeaderDoc; required: boolean }>>();
+  for (const answers of all) {
+    for (const a of answers.values()) {
+      for (const [name, use] of a.headers) uses.set(name, [...(uses.get(name) ?? []), use]);
+    }
   }
-  return response;
+  const components: Record<string, Json> = {};
+  for (const [name, list] of uses) {
+    if (list.every((use) => use.doc === list[0]?.doc)) {
+      const { doc } = list[0] as { doc: HeaderDoc };
+      components[name] = {
+        description: doc.description,
+        ...(list.every((use) => use.required) ? { required: true } : {}),
+        schema: doc.schema,
+      };
+    }
+  }
+  const objectOf = (name: string, use: { doc: HeaderDoc; required: boolean }) => {
+    const component = components[name];
+    if (component && (component.required || !use.required)) {
+      return { $ref: `#/components/headers/${name}` };
+    }
+    return {
+      description: use.doc.description,
+      ...(use.required ? { required: true } : {}),
+      schema: use.doc.schema,
+    };
+  };
+  return { components, objectOf };
 }
 
 function operationObject(
-  { op, declarations, answers }: Described,
-  components: Record<string, Json>,
-): Json {
-  const fields = Object.assign({}, ...declarations.map((d) => d.operation ?? {})) as Json;
-  const object: Json = {
+  op: Operation,
+  answers: Map<number, Answer>,
+  headerObject: (name: string, use: { doc: HeaderDoc; required: boolean }) => Json,
+): ZodOpenApiOperationObject {
+  const parameters = headerParameters(op);
+  return {
     operationId: op.operationId,
     summary: op.summary,
     description: op.description,
     tags: [op.tag],
-    security: fields.security ?? [],
-    ...(fields.deprecated ? { deprecated: true } : {}),
+    security: op.scope ? [{ bearerAuth: [op.scope] }] : [],
+    ...(op.deprecation ? { deprecated: true } : {}),
     ...(op.stability ? { "x-stability": op.stability } : {}),
-  };
-  const validated = declarations.flatMap((d) => (d.validates ? [d.validates] : []));
-  const parameters = [
-    ...validated.flatMap((v) => (v.in === "body" ? [] : schemaParameters(v.in, v.schema))),
-    // Headers in the order of their names.
-    ...declarations
-      .flatMap((d) => d.parameters ?? [])
-      .sort((a, b) => String(a.name).toLowerCase().localeCompare(String(b.name).toLowerCase())),
-  ];
-  if (parameters.length > 0) object.parameters = parameters;
-  const body = validated.find((v) => v.in === "body");
-  if (body) {
-    object.requestBody = {
-      required: true,
-      description: declarations.find((d) => d.body)?.body,
-      content: { "application/json": { schema: inline(body.schema) } },
-    };
-  }
-  object.responses = Object.fromEntries(
-    answers.map((a) => [String(a.answer.status), responseObject(a, op, components)]),
-  );
-  return object;
+    ...(op.params || op.query
+      ? {
+          requestParams: {
+            ...(op.params ? { path: op.params as z.ZodMiniObject } : {}),
+            ...(op.query ? { query: op.query as z.ZodMiniObject } : {}),
+          },
+        }
+      : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: true,
+            description: BODY_RULES,
+            content: { "application/json": { schema: op.body } },
+          },
+        }
+      : {}),
+    responses: Object.fromEntries(
+      [...answers].map(([status, a]) => {
+        const headers = Object.fromEntries(
+          [...a.headers].map(([name, use]) => [name, headerObject(name, use)]),
+        );
+        if (a.codes.length > 0) {
+          const description = a.codes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" ");
+          return [String(status), { description, headers, content: errorContent(status, a.codes) }];
+        }
+        const content =
+          status === op.success?.status
+            ? { [op.success.mediaType ?? "application/json"]: { schema: op.success.schema } }
+            : undefined;
+        return [
+          String(status),
+          { description: a.description ?? "", headers, ...(content ? { content } : {}) },
+        ];
+      }),
+    ),
+  } as ZodOpenApiOperationObject;
 }
 
-/**
- * HEAD, which the service answers wherever it answers GET: the GET operation's
- * answers (statuses and headers) without their bodies.
- */
+/** HEAD, answered wherever GET is: the GET operation's answers without their bodies. */
 function headObject(op: Operation, get: Json): Json {
   const responses = Object.fromEntries(
     Object.entries(get.responses as Record<string, Json>).map(([status, response]) => {
@@ -332,75 +332,161 @@ function headObject(op: Operation, get: Json): Json {
   };
 }
 
-export function buildOpenApiDocument(): Json {
-  const entries = new Map<string, HeaderEntry>();
-  const described = OPERATIONS.map((op) => describeOperation(op, entries));
-  const components = Object.fromEntries(
-    [...entries].map(([name, entry]) => [name, headerComponent(entry)]),
+/** Response headers a page may read without their being exposed (Fetch: CORS-safelisted). */
+const SAFELISTED = [
+  "cache-control",
+  "content-language",
+  "content-length",
+  "content-type",
+  "expires",
+  "last-modified",
+  "pragma",
+];
+
+const byName = (a: string, b: string) => a.toLowerCase().localeCompare(b.toLowerCase());
+
+/** What a page on another origin may read and send: every header of the document. */
+export function corsHeaders(document: Json): CorsHeaders {
+  const paths = Object.values(document.paths as Record<string, Record<string, Json>>);
+  const operations = paths.flatMap((item) => Object.values(item));
+  const sent = operations.flatMap((op) =>
+    Object.values(op.responses as Record<string, Json>).flatMap((r) =>
+      Object.keys(r.headers ?? {}),
+    ),
   );
+  const read = operations.flatMap((op) =>
+    ((op.parameters ?? []) as Json[]).filter((p) => p.in === "header").map((p) => String(p.name)),
+  );
+  const bodies = operations.some((op) => op.requestBody) ? ["Content-Type"] : [];
+  return {
+    // Allow: on OPTIONS and 405 answers, which no operation gives.
+    exposed: [...new Set([...sent, "Allow"])]
+      .filter((n) => !SAFELISTED.includes(n.toLowerCase()) && !/^access-control-/i.test(n))
+      .sort(byName),
+    allowed: [...new Set(["Authorization", ...bodies, ...read])].sort(byName),
+  };
+}
+
+export function buildOpenApiDocument(): Json {
+  const table = OPERATIONS.map((op) => ({ op, answers: answersOf(op) }));
+  const headers = headerComponents(table.map((t) => t.answers));
   const paths: Record<string, Json> = {};
-  for (const operation of described) {
-    const { op } = operation;
-    const object = operationObject(operation, components);
+  for (const { op, answers } of table) {
     paths[op.path] = {
       ...paths[op.path],
-      [op.method]: object,
-      ...(op.method === "get" ? { head: headObject(op, object) } : {}),
+      [op.method]: operationObject(op, answers, headers.objectOf),
     };
   }
-  const securitySchemes = Object.assign(
-    {},
-    ...described.flatMap((d) => d.declarations.map((decl) => decl.securitySchemes ?? {})),
-  ) as Record<string, Json>;
-  return {
-    openapi: "3.1.1",
-    info: {
-      title: "Pet Store API",
-      // The release's version: package.json is the one place it is written.
-      version: packageJson.version,
-      description: [
-        "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme). From TypeScript, use the client package `@petstore/client` (Node 20+, browsers, Workers): typed calls generated from this document, pages as async iterators, the Error object as an exception, creates retried under one `Idempotency-Key`, and a 304 as a value.",
-        "",
-        `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
-        "",
-        `Rate limits apply per API key (429 with \`Retry-After\`).`,
-        "",
-        "Methods: every path of this document answers `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation answers 405, so none lists it.",
-        "",
-        `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${CORS.exposed.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${CORS.allowed.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
-        ...OPERATIONS.flatMap(({ method, path, deprecation }) =>
-          deprecation
-            ? [
-                "",
-                `Deprecation: \`${method.toUpperCase()} ${path}\` is deprecated since ${deprecatedSince(deprecation)} (\`Deprecation: ${deprecationHeaders(deprecation).Deprecation}\`) and answers 410 from ${deprecationHeaders(deprecation).Sunset} (\`Sunset\` header).`,
-              ]
-            : [],
-        ),
-      ].join("\n"),
-      contact: {
-        name: "Pet Store API team",
-        url: "https://petstore.example.com/developers",
-        email: "api@petstore.example.com",
+  const document = createDocument(
+    {
+      openapi: "3.1.1",
+      info: INFO,
+      servers: [
+        { url: "https://api.petstore.example.com/v1", description: "production" },
+        { url: "https://staging.petstore.example.com/v1", description: "staging" },
+      ],
+      security: [{ bearerAuth: [] }],
+      tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+      paths,
+      components: {
+        schemas: { Error: ErrorSchema },
+        headers: headers.components,
+        securitySchemes: { bearerAuth: BEARER_AUTH },
       },
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
-    servers: [
-      { url: "https://api.petstore.example.com/v1", description: "production" },
-      { url: "https://staging.petstore.example.com/v1", description: "staging" },
-    ],
-    security: Object.keys(securitySchemes).map((name) => ({ [name]: [] })),
-    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
-    paths,
-    components: {
-      schemas: componentSchemas(),
-      headers: components,
-      securitySchemes,
+    {
+      override: ({ zodSchema, jsonSchema }) => {
+        // A name's rules as a pattern every validator reads alike (see portableNamePattern).
+        if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+      },
     },
-    "x-error-codes": Object.fromEntries(
-      Object.entries(ERROR_STATUS).map(([code, status]) => [
-        code,
-        { status, description: ERROR_DESCRIPTIONS[code as ErrorCode] },
-      ]),
+  ) as unknown as Json;
+  for (const { op } of table) {
+    const item = (document.paths as Record<string, Json>)[op.path] as Json;
+    // A parameter's description on the parameter, where generators show it.
+    for (const parameter of ((item[op.method] as Json).parameters ?? []) as Json[]) {
+      const { description: text, ...schema } = parameter.schema as Json;
+      if (text !== undefined) Object.assign(parameter, { description: text, schema });
+    }
+  }
+  // HEAD right after every GET, once the GET is written.
+  const written = document.paths as Record<string, Json>;
+  for (const [path, item] of Object.entries(written)) {
+    const { get, ...others } = item;
+    const op = OPERATIONS.find((o) => o.path === path && o.method === "get");
+    if (get && op) written[path] = { get, head: headObject(op, get as Json), ...others };
+  }
+  defaultsBesideRefs(document.components);
+  const cors = corsHeaders(document);
+  const expose = (document.components as { headers: Record<string, Json> }).headers[
+    "Access-Control-Expose-Headers"
+  ] as Json;
+  expose.schema = { type: "string", const: cors.exposed.join(", ") };
+  (document.info as Json).description = description(cors);
+  document["x-error-codes"] = Object.fromEntries(
+    Object.entries(ERROR_STATUS).map(([code, status]) => [
+      code,
+      { status, description: ERROR_DESCRIPTIONS[code as ErrorCode] },
+    ]),
+  );
+  return document;
+}
+
+/**
+ * A default beside a $ref (NewPet's status) moves into an allOf member: it still says what an
+ * absent field means, and generators no longer take the field for one always there.
+ */
+function defaultsBesideRefs(node: unknown): void {
+  if (node === null || typeof node !== "object") return;
+  const schema = node as Json;
+  if (schema.$ref !== undefined && schema.default !== undefined) {
+    schema.allOf = [{ $ref: schema.$ref }, { default: schema.default }];
+    delete schema.$ref;
+    delete schema.default;
+  }
+  for (const value of Object.values(schema)) defaultsBesideRefs(value);
+}
+
+const INFO = {
+  title: "Pet Store API",
+  // The release's version: package.json is the one place it is written.
+  version: packageJson.version,
+  contact: {
+    name: "Pet Store API team",
+    url: "https://petstore.example.com/developers",
+    email: "api@petstore.example.com",
+  },
+  license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+};
+
+const BEARER_AUTH = {
+  type: "http",
+  scheme: "bearer",
+  description: [
+    'API keys start with `psk_`. Developers get theirs on the developer platform ("Get a key" on the reference page): an account with a passkey, then keys they create, rotate and revoke themselves; the operator issues keys with `npm run keys -- create`. Each key carries one or more scopes; each operation\'s `security` names the scope it needs, and a key without it gets 403 `insufficient_scope`. A key may also carry an expiry instant, from which it is refused with 401.',
+    "",
+    ...SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`),
+  ].join("\n"),
+} as const;
+
+function description(cors: CorsHeaders): string {
+  return [
+    "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme). From TypeScript, use the client package `@petstore/client` (Node 20+, browsers, Workers): typed calls generated from this document, pages as async iterators, the Error object as an exception, creates retried under one `Idempotency-Key`, and a 304 as a value.",
+    "",
+    `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
+    "",
+    "Rate limits apply per API key (429 with `Retry-After`).",
+    "",
+    "Methods: every path of this document answers `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation answers 405, so none lists it.",
+    "",
+    `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${cors.exposed.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${cors.allowed.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
+    ...OPERATIONS.flatMap(({ method, path, deprecation }) =>
+      deprecation
+        ? [
+            "",
+            `Deprecation: \`${method.toUpperCase()} ${path}\` is deprecated since ${deprecatedSince(deprecation)} (\`Deprecation: ${deprecationHeaders(deprecation).Deprecation}\`) and answers 410 from ${deprecationHeaders(deprecation).Sunset} (\`Sunset\` header).`,
+          ]
+        : [],
     ),
-  };
+  ].join("\n");
 }

@@ -4,7 +4,7 @@
 // Screenshots of both states: test-results/browser/docs-*/docs.png and try-it.png.
 import { expect, test } from "@playwright/test";
 import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
-import { OPERATIONS } from "../../src/operations.ts";
+import { OPERATIONS } from "../../src/operations/index.ts";
 
 test("the docs page renders offline, and its try it lists pets from this origin", async ({
   page,

@@ -8,8 +8,7 @@ import { expect, it } from "vitest";
 const LAYERS = [
   ["index.ts"],
   ["app.ts", "stages.ts", "openapi/"],
-  ["handlers/"],
-  ["operations.ts"],
+  ["operations/"],
   ["auth/"],
   ["http/"],
   ["db/"],

@@ -12,8 +12,8 @@
 //   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
 //   code stands for (`x-error-codes`) and the headers that status always carries.
 import { Validator } from "@cfworker/json-schema";
-import { DOCS_ASSETS_PATH } from "../../src/openapi/docs-page.ts";
 import openApiDocument from "../../src/openapi/openapi.json" with { type: "json" };
+import { DOCS_ASSETS_PATH } from "../../src/operations/docs.ts";
 
 type Json = Record<string, unknown>;
 
@@ -235,4 +235,22 @@ export async function assertConforms(request: Request, response: Response): Prom
       `Response ${response.status} to ${where} does not conform to the OpenAPI document:\n  - ${problems.join("\n  - ")}`,
     );
   }
+}
+
+/** The schema itself, or the component its $ref names. */
+function resolve(schema: Json): Json {
+  const ref = schema.$ref as string | undefined;
+  return ref ? (doc.components.schemas[ref.split("/").at(-1) as string] as Json) : schema;
+}
+
+/** A valid body for an operation, from the examples its schema documents (required fields). */
+export function exampleBody(op: OperationObject): Json {
+  const schema = resolve(op.requestBody?.content["application/json"]?.schema ?? {});
+  const properties = schema.properties as Record<string, Json>;
+  return Object.fromEntries(
+    ((schema.required as string[]) ?? []).map((name) => [
+      name,
+      (resolve(properties[name] as Json).examples as unknown[])[0],
+    ]),
+  );
 }

@@ -134,25 +134,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Every error answer of the service. */
-        Error: {
-            /** @enum {string} */
-            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
-            /** @description For humans; names the offending field or parameter. */
-            message: string;
-            /** @description Equals the HTTP status of the response. */
-            status: number;
-            details?: {
-                /** @description The field or parameter, as a dotted path. */
-                field: string;
-                message: string;
-            }[];
-        };
-        /**
-         * @description Availability of the animal.
-         * @enum {string}
-         */
-        PetStatus: "available" | "pending" | "sold";
         /** @description Request body of createPet. Omitting `status` means `available`. */
         NewPet: {
             /**
@@ -168,6 +149,13 @@ export interface components {
             categoryId: number;
             status?: components["schemas"]["PetStatus"] & unknown;
         };
+        /**
+         * @description Availability of the animal.
+         * @enum {string}
+         */
+        PetStatus: "available" | "pending" | "sold";
+        /** @description A page of animals in ascending id order. */
+        Pets: components["schemas"]["Pet"][];
         /** @description An animal of the store. */
         Pet: {
             /**
@@ -188,8 +176,20 @@ export interface components {
             categoryId: number;
             status: components["schemas"]["PetStatus"];
         };
-        /** @description A page of animals in ascending id order. */
-        Pets: components["schemas"]["Pet"][];
+        /** @description Every error answer of the service. */
+        Error: {
+            /** @enum {string} */
+            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
+            /** @description For humans; names the offending field or parameter. */
+            message: string;
+            /** @description Equals the HTTP status of the response. */
+            status: number;
+            details?: {
+                /** @description The field or parameter, as a dotted path. */
+                field: string;
+                message: string;
+            }[];
+        };
     };
     responses: never;
     parameters: never;
@@ -205,10 +205,6 @@ export interface components {
         "x-d1-bookmark": string;
         /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
         ETag: string;
-        /** @description `private, no-cache` on the 200 and 304 answers of listPets and getPet: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. `no-store` on 410 answers. `no-cache` on the 200 and 304 answers of getOpenApiDocument: keep the document and revalidate it. */
-        "Cache-Control": "private, no-cache" | "no-store" | "no-cache";
-        /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
-        Link: string;
         /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
@@ -217,10 +213,6 @@ export interface components {
         Location: string;
         /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
-        /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
-        Deprecation: "@1793491200";
-        /** @description RFC 8594: when the operation stops answering. */
-        Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
     };
     pathItems: never;
 }
@@ -255,8 +247,10 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    Link: components["headers"]["Link"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
+                    /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -271,8 +265,10 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    Link: components["headers"]["Link"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
+                    /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -605,8 +601,10 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    Link: components["headers"]["Link"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
+                    /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -619,8 +617,10 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    Link: components["headers"]["Link"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
+                    /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -718,11 +718,12 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -739,11 +740,12 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -758,7 +760,7 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     [name: string]: unknown;
                 };
@@ -799,7 +801,7 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
@@ -823,7 +825,7 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     [name: string]: unknown;
                 };
@@ -846,9 +848,10 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `no-store`: a 410 is cacheable by default. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -866,9 +869,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
+                    Deprecation?: "@1793491200";
+                    /** @description RFC 8594: when the operation stops answering. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -887,9 +893,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
+                    Deprecation?: "@1793491200";
+                    /** @description RFC 8594: when the operation stops answering. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -907,9 +916,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
+                    Deprecation?: "@1793491200";
+                    /** @description RFC 8594: when the operation stops answering. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -951,11 +963,12 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -970,11 +983,12 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -989,7 +1003,7 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     [name: string]: unknown;
                 };
@@ -1016,7 +1030,7 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
@@ -1033,7 +1047,7 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     [name: string]: unknown;
                 };
@@ -1049,9 +1063,10 @@ export interface operations {
                     Deprecation: "@1793491200";
                     /** @description RFC 8594: when the operation stops answering. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description RFC 8288 links. listPets: `<URL>; rel="next"` when more animals follow (absent on the last page). getPet: `rel="successor-version"` and `rel="deprecation"`. */
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `no-store`: a 410 is cacheable by default. */
+                    "Cache-Control": "no-store";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1062,9 +1077,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
+                    Deprecation?: "@1793491200";
+                    /** @description RFC 8594: when the operation stops answering. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1076,9 +1094,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
+                    Deprecation?: "@1793491200";
+                    /** @description RFC 8594: when the operation stops answering. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1089,9 +1110,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
+                    Deprecation?: "@1793491200";
+                    /** @description RFC 8594: when the operation stops answering. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
+                    Link?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1310,7 +1334,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `no-cache`: keep the document and revalidate it. */
+                    "Cache-Control": "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1337,7 +1362,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `no-cache`: keep the document and revalidate it. */
+                    "Cache-Control": "no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1380,7 +1406,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `no-cache`: keep the document and revalidate it. */
+                    "Cache-Control": "no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1392,7 +1419,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `no-cache`: keep the document and revalidate it. */
+                    "Cache-Control": "no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;

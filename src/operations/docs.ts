@@ -1,23 +1,19 @@
-// GET /v1/docs: an interactive reference over GET /v1/openapi.json, loading nothing
-// from another origin (docs/api.md "Browsers and the docs page"). The renderer is the
-// standalone browser build of @scalar/api-reference, pinned in package.json, copied
-// into dist/assets by scripts/docs-assets.ts and served from this origin through the
-// ASSETS binding: none of it is bundled into the worker script. The page's own code
-// is a same-origin file too (src/openapi/docs-init.js), so the CSP needs no inline
-// script, no 'unsafe-eval' and no other origin.
+// GET /v1/openapi.json and GET /v1/docs: this document and its reference page, public. The
+// renderer (@scalar/api-reference's standalone build) and the page's own script are files of
+// the ASSETS binding (scripts/docs-assets.ts), never bundled: the page loads nothing from
+// another origin, and its CSP needs no inline script and no 'unsafe-eval'.
 import type { Context } from "hono";
+import * as z from "zod/mini";
 import { ApiError } from "../errors.ts";
-import { CACHE_CONTROL } from "../http/conditional-read.ts";
 import { ETAG } from "../http/etag.ts";
-import type { Declaration } from "../http/stage.ts";
 import type { AppEnv } from "../http/types.ts";
-import { getDocs } from "../operations.ts";
+import { defineOperation } from "./operation.ts";
 
 /** The pinned renderer; scripts/docs-assets.ts refuses any other installed version. */
 export const SCALAR_VERSION = "1.72.1";
 
 /** Every file of the page lives under /v1/docs (nothing answers outside /v1 but GET /). */
-export const DOCS_ASSETS_PATH = `/v1${getDocs.files}`;
+export const DOCS_ASSETS_PATH = "/v1/docs/assets";
 
 /**
  * The files scripts/docs-assets.ts writes under dist/assets, by URL path. A versioned
@@ -113,29 +109,68 @@ export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
   return response;
 }
 
-/** What GET /v1/openapi.json, a file of the asset store, adds to the document. */
-export const documentFileDeclares = (): Declaration => ({
-  parameters: [
-    {
-      name: "If-None-Match",
-      in: "header",
-      required: false,
-      description:
-        "The `ETag` of the document the client holds: while it is current, the answer is 304 with no body.",
-      schema: { type: "string" },
-    },
-  ],
-  answers: [
-    { header: ETAG, always: true },
-    {
-      header: CACHE_CONTROL,
-      always: true,
-      value: REVALIDATE,
-      note: "`no-cache` on the 200 and 304 answers of {operations}: keep the document and revalidate it.",
-    },
-  ],
-  notModified: {
-    description: "Not modified: the `If-None-Match` of the request matches the document's `ETag`.",
-    headers: [],
-  },
+/** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
+const OpenApiDocumentSchema = z.looseObject({
+  openapi: z.string().check(z.regex(/^3\.1\.\d+$/)),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  // An object of path items (no z.record: 0.6 KiB of the bundle for the document alone).
+  paths: z.looseObject({}),
 });
+
+export const getOpenApiDocument = defineOperation(
+  {
+    operationId: "getOpenApiDocument",
+    tag: "documentation",
+    method: "get",
+    path: "/openapi.json",
+    summary: "This OpenAPI document",
+    description:
+      "The OpenAPI 3.1 description of the API, generated from the schemas that validate requests. Public: no API key needed.",
+    public: true,
+    headers: [
+      {
+        name: "If-None-Match",
+        description:
+          "The `ETag` of the document the client holds: while it is current, the answer is 304 with no body.",
+        schema: { type: "string" },
+      },
+    ],
+    success: {
+      status: 200,
+      schema: OpenApiDocumentSchema,
+      description: "The OpenAPI 3.1 document.",
+      headers: {
+        ETag: ETAG,
+        "Cache-Control": {
+          description: "`no-cache`: keep the document and revalidate it.",
+          schema: { type: "string", const: REVALIDATE },
+          required: true,
+        },
+      },
+      notModified:
+        "Not modified: the `If-None-Match` of the request matches the document's `ETag`.",
+    },
+  },
+  docsAsset,
+);
+
+export const getDocs = defineOperation(
+  {
+    operationId: "getDocs",
+    tag: "documentation",
+    method: "get",
+    path: "/docs",
+    summary: "Interactive API reference",
+    description:
+      "An HTML page that renders this document as an interactive reference. Public: no API key needed.",
+    public: true,
+    success: {
+      status: 200,
+      schema: z.string(),
+      description: "The reference page.",
+      mediaType: "text/html",
+    },
+    files: { path: DOCS_ASSETS_PATH.replace(/^\/v1/, ""), handler: docsAsset },
+  },
+  docsPage,
+);

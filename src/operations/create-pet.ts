@@ -1,0 +1,75 @@
+// POST /v1/pets: adds an animal; an Idempotency-Key makes retries safe.
+import type { Context } from "hono";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "../http/types.ts";
+import {
+  bodyFingerprint,
+  IDEMPOTENCY_KEY_HEADER,
+  idempotencyKeyParameter,
+  parseIdempotencyKey,
+} from "../pets/idempotency.ts";
+import { NewPetSchema, type Pet, PetSchema } from "../pets/schemas.ts";
+import { defineOperation } from "./operation.ts";
+
+/** The 201 of a create, first answer or replay alike: the pet, and where it lives. */
+function created(c: Context<AppEnv>, pet: Pet, replayed = false) {
+  return c.json(pet, 201, {
+    Location: `/v1/pets/${pet.id}`,
+    ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
+  });
+}
+
+export const createPet = defineOperation(
+  {
+    operationId: "createPet",
+    tag: "animals",
+    method: "post",
+    path: "/pets",
+    scope: "pets:write",
+    summary: "Add an animal",
+    description:
+      "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
+    body: NewPetSchema,
+    session: "write",
+    headers: [idempotencyKeyParameter()],
+    success: {
+      status: 201,
+      schema: PetSchema,
+      description: "The created animal.",
+      headers: {
+        Location: {
+          description: "Path of the created animal, `/v1/pets/{id}`.",
+          schema: { type: "string", pattern: "^/v1/pets/[1-9][0-9]*$" },
+          required: true,
+        },
+        "Idempotent-Replayed": {
+          description:
+            "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.",
+          schema: { type: "string", enum: ["true"] },
+        },
+      },
+    },
+    errors: ["invalid_idempotency_key", "idempotency_key_reused"],
+  },
+  async (c) => {
+    const pet = c.req.valid("json");
+    const idempotencyKey = parseIdempotencyKey(c.req.header(IDEMPOTENCY_KEY_HEADER));
+    const now = Math.floor(c.var.clock() / 1000);
+    if (idempotencyKey === undefined) return created(c, await c.var.pets.create(pet, now));
+
+    const outcome = await c.var.pets.createIdempotent({
+      apiKeyId: c.var.apiKeyId,
+      key: idempotencyKey,
+      fingerprint: await bodyFingerprint(c.var.jsonBody),
+      pet,
+      now,
+    });
+    if (outcome.kind === "reused") {
+      throw new ApiError(
+        "idempotency_key_reused",
+        'This "Idempotency-Key" was already used with a different request body.',
+      );
+    }
+    return created(c, outcome.pet, outcome.kind === "replayed");
+  },
+);

@@ -1,0 +1,24 @@
+// GET /v1/store/orders: its contract is not published, so it answers 501 rather than invent one.
+import { ApiError } from "../errors.ts";
+import { defineOperation } from "./operation.ts";
+
+export const listOrders = defineOperation(
+  {
+    operationId: "listOrders",
+    tag: "store",
+    method: "get",
+    path: "/store/orders",
+    scope: "orders:read",
+    summary: "List store orders (experimental, not implemented)",
+    description:
+      "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
+    stability: "experimental",
+    errors: ["not_implemented"],
+  },
+  () => {
+    throw new ApiError(
+      "not_implemented",
+      "GET /v1/store/orders is not available yet: its contract has not been published.",
+    );
+  },
+);

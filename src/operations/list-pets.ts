@@ -1,0 +1,53 @@
+// GET /v1/pets: a keyset page of animals, the next page in `Link`.
+import { cursorSecret, decodeCursor, encodeCursor } from "../pets/cursor.ts";
+import { ListPetsQuerySchema, PetsSchema } from "../pets/schemas.ts";
+import { defineOperation } from "./operation.ts";
+
+export const listPets = defineOperation(
+  {
+    operationId: "listPets",
+    tag: "animals",
+    method: "get",
+    path: "/pets",
+    scope: "pets:read",
+    summary: "List animals",
+    description:
+      'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
+    query: ListPetsQuerySchema,
+    session: "read",
+    // A page that has a next page never changes (ids are assigned in commit order).
+    conditional: { keep: (answer) => answer.headers.has("Link") },
+    success: {
+      status: 200,
+      schema: PetsSchema,
+      description: "A page of animals.",
+      headers: {
+        Link: {
+          description:
+            'RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page).',
+          schema: { type: "string" },
+        },
+      },
+    },
+    errors: ["invalid_cursor"],
+  },
+  async (c) => {
+    const query = c.req.valid("query");
+    const { limit } = query;
+    const secret = cursorSecret(c.env);
+    const afterId =
+      query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status, secret);
+    const page = await c.var.pets.list({ afterId, limit, status: query.status });
+    const last = page.pets.at(-1);
+    if (page.hasMore && last) {
+      // From the validated query alone (limit, status, cursor, in that order): every
+      // spelling of one request gets the same answer, and one edge-cache entry.
+      const next = new URL("/v1/pets", c.req.url);
+      next.searchParams.set("limit", String(limit));
+      if (query.status) next.searchParams.set("status", query.status);
+      next.searchParams.set("cursor", await encodeCursor(last.id, query.status, secret));
+      c.header("Link", `<${next.href}>; rel="next"`);
+    }
+    return c.json(page.pets, 200);
+  },
+);
