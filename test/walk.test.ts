@@ -50,9 +50,16 @@ interface Walk {
   op: Operation;
 }
 
-/** Sends a request through the worker (call) with the walk's path and method. */
+/** Sends a request through the worker (call) with the walk's path and method (and example body). */
 const send = (walk: Walk, options: CallOptions & { path?: string } = {}) =>
-  call(options.path ?? concrete(walk.template), { method: walk.method, key, ...options });
+  call(options.path ?? concrete(walk.template), {
+    method: walk.method,
+    key,
+    ...(walk.op.requestBody && options.json === undefined && options.body === undefined
+      ? { json: exampleBody(walk.op) }
+      : {}),
+    ...options,
+  });
 
 /** Sends it through the app factory with other bindings or another clock. */
 function sendVia(walk: Walk, appOptions: Parameters<typeof createCheckedApp>[0], appEnv: Env) {
@@ -75,8 +82,8 @@ async function withFailingDb(walk: Walk, message: string) {
 
 /** By status: one request that should provoke it, or undefined when it does not apply. */
 const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
-  "200": (walk) => send(walk, walk.op.requestBody ? { json: exampleBody(walk.op) } : {}),
-  "201": (walk) => send(walk, { json: exampleBody(walk.op) }),
+  "200": (walk) => send(walk),
+  "201": (walk) => send(walk),
   async "304"(walk) {
     const first = await send(walk, { method: "GET" });
     const etag = first.headers.get("ETag");
