@@ -3,11 +3,7 @@
 // every listing query is served by an index: no table scan, no temp B-tree sort.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  getPet as getPetOperation,
-  LIST_PETS_BY_STATUS_SQL,
-  LIST_PETS_SQL,
-} from "../src/db/pets.ts";
+import { LIST_PETS_BY_STATUS_SQL, LIST_PETS_SQL, selectPet } from "../src/db/pets.ts";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet, PetStatus } from "../src/pets/schemas.ts";
 import { BASE, createCheckedApp, createKey, makeRequest } from "./helpers.ts";
@@ -134,7 +130,7 @@ describe("rows read per listing page (meta.rows_read)", () => {
 
   it("getPet runs one statement and finds the pet", async () => {
     recorder.reset();
-    const pet = await getPetOperation(recorder.d1(env.DB), 12_345);
+    const pet = await selectPet(recorder.d1(env.DB), 12_345);
     expect(pet).toEqual({
       id: 12_345,
       name: "pet-12345",

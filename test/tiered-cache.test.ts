@@ -6,10 +6,10 @@
 import { expect, it } from "vitest";
 import * as z from "zod/mini";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
-import { createTieredCache, type Place } from "../src/cache/tiered.ts";
+import { type CacheContext, createTieredCache } from "../src/cache/tiered.ts";
 import type { LogLine } from "../src/log.ts";
 
-const place: Place = { origin: "https://tiers.test", afterAnswer: (work) => void work() };
+const place: CacheContext = { origin: "https://tiers.test", afterAnswer: (work) => void work() };
 
 /** A cache over `location` with a clock the test moves, and what it logged. */
 function tiered(location: () => EdgeCache | Promise<EdgeCache>, start = 1_000_000) {

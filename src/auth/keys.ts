@@ -1,13 +1,5 @@
-// API keys: their format, issuing, hashing and the tag secret, in one module for every
-// program that makes or checks keys: the worker, the `npm run keys` CLI (Node 24) and the
-// developer platform's worker. Web Crypto only, which workerd and Node 24 both provide.
-//
-// A key is `psk_` + 43 base64url characters (32 random bytes) + a 22-character tag: the
-// first 16 bytes of HMAC-SHA-256 over the key's first 47 characters, keyed by the
-// environment's tag secret (API_KEY_TAG_SECRET). Only the holder of the secret can make a
-// key that passes the tag, so the worker refuses any other token without a lookup, and may
-// look a key with a valid tag up on the D1 primary when a lagging replica does not have it
-// yet (a key created seconds ago). docs/keys.md has the whole story.
+// API keys for every program that makes or checks them (the worker, the CLI, the platform):
+// `psk_` + 32 random bytes + a tag keyed by API_KEY_TAG_SECRET (docs/keys.md "The key format").
 import { base64url, hmacBase64url, sameMac, sha256Hex } from "../encoding.ts";
 
 /** Every issued key starts with this, so leaked keys are easy to recognise and scan for. */

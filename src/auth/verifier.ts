@@ -7,7 +7,7 @@
 // invalid-key limiter, which answers 429 before any lookup once it is exceeded.
 import * as z from "zod/mini";
 import type { EdgeCache } from "../cache/edge-cache.ts";
-import { createTieredCache, type Place } from "../cache/tiered.ts";
+import { type CacheContext, createTieredCache } from "../cache/tiered.ts";
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../config.ts";
 import { findApiKeyByHash } from "../db/api-keys.ts";
@@ -30,8 +30,8 @@ export type Verification =
    */
   | { ok: false; reason: "unknown" | "expired" | "rate_limited" };
 
-/** What verification needs of the request; its place says where cache entries live. */
-export interface VerifyContext extends Place {
+/** What verification needs of the request; its origin says where cache entries live. */
+export interface VerifyContext extends CacheContext {
   env: Env;
   /** CF-Connecting-IP: whose invalid keys are counted ("" when absent). */
   clientAddress: string;
@@ -77,7 +77,7 @@ async function lookUp(env: Env, keyHash: string, mayBeNew: boolean): Promise<Act
 }
 
 /** What D1's word on a key (null: no active key) means at `now`. */
-function verdict(key: ActiveKey | null, now: number): Verification {
+function verificationOf(key: ActiveKey | null, now: number): Verification {
   if (key === null) return UNKNOWN;
   if (key.expiresAt !== null && now >= key.expiresAt) return { ok: false, reason: "expired" };
   return { ok: true, key: { id: key.id, scopes: key.scopes } };
@@ -145,7 +145,7 @@ export function createApiKeyVerifier(
           key = await keys.load(keyHash, ctx, () => lookUp(ctx.env, keyHash, format === "tagged"));
         }
       }
-      const verification = verdict(key, clock());
+      const verification = verificationOf(key, clock());
       return verification.ok || counted ? verification : refuse(verification, ctx);
     },
   };

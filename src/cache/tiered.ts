@@ -1,9 +1,5 @@
-// A small tiered cache of what an origin (a database) says about a key: isolate memory,
-// then the location's Cache API (shared by the location's isolates), then the origin.
-// An entry keeps the instant the origin answered, and every tier uses it for the same
-// time from that instant (`ttlMs` for a value, `missTtlMs` for "the origin has none",
-// null): a copy taken from another tier keeps its age, so no tier extends another's.
-// Concurrent loads of one key in an isolate share one call to the origin.
+// A tiered cache of what an origin says about a key: isolate memory, then the location's Cache
+// API, then the origin; every tier counts an entry's age from the origin's answer.
 import * as z from "zod/mini";
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../encoding.ts";
@@ -34,7 +30,7 @@ export interface TieredCacheOptions<V> {
 }
 
 /** Where a request is answered: its origin names the location's entries. */
-export interface Place {
+export interface CacheContext {
   origin: string;
   /** Runs work once the answer is built, so it never competes with the answer's own trips. */
   afterAnswer(work: () => Promise<unknown>): void;
@@ -88,7 +84,7 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
     }
   };
 
-  const keepInLocation = async (url: string, entry: Entry<V>, place: Place) => {
+  const keepInLocation = async (url: string, entry: Entry<V>, context: CacheContext) => {
     const seconds = Math.ceil((expiry(entry) - clock()) / 1000);
     if (seconds <= 0) return;
     const response = new Response(JSON.stringify(entry), {
@@ -100,7 +96,7 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
         timeoutMs,
       ).catch((err: unknown) => warn(`${name} cache put failed`, err));
     if (entry.value === null) await put();
-    else place.afterAnswer(put);
+    else context.afterAnswer(put);
   };
 
   return {
@@ -108,10 +104,10 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
     peek: (key: string): V | null | undefined => inMemory(key)?.value,
 
     /** Isolate memory, then the location's cache (a hit is copied into memory). */
-    async read(key: string, place: Place): Promise<V | null | undefined> {
+    async read(key: string, context: CacheContext): Promise<V | null | undefined> {
       const known = inMemory(key);
       if (known) return known.value;
-      const kept = fresh(await fromLocation(await entryUrl(place.origin, key)));
+      const kept = fresh(await fromLocation(await entryUrl(context.origin, key)));
       if (kept) remember(key, kept);
       return kept?.value;
     },
@@ -123,7 +119,7 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
      * it, and a load that finished is in memory before it stops being shared, so a
      * latecomer never starts a second one.
      */
-    load(key: string, place: Place, origin: () => Promise<V | null>): Promise<V | null> {
+    load(key: string, context: CacheContext, origin: () => Promise<V | null>): Promise<V | null> {
       const known = inMemory(key);
       if (known) return Promise.resolve(known.value);
       let shared = loading.get(key);
@@ -131,7 +127,7 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
         shared = (async () => {
           const entry: Entry<V> = { readAt: clock(), value: await origin() };
           remember(key, entry);
-          await keepInLocation(await entryUrl(place.origin, key), entry, place);
+          await keepInLocation(await entryUrl(context.origin, key), entry, context);
           return entry.value;
         })().finally(() => loading.delete(key));
         loading.set(key, shared);

@@ -1,11 +1,9 @@
-// What the handlers need from storage, and its implementation on one D1 database through
-// one session of the Sessions API. A sharded store is another implementation of PetStore,
-// chosen by the app factory (src/app.ts, `openPetStore`); docs/scaling.md says what it
-// must provide.
+// PetStore, what the handlers need from storage, on one D1 database through one session of
+// the Sessions API; a sharded store would be another implementation (docs/scaling.md).
 import type { NewPet, Pet, PetStatus } from "../pets/schemas.ts";
 import { openSession } from "./database.ts";
 import { createPetIdempotently } from "./idempotency.ts";
-import { createPet, getPet, listPets } from "./pets.ts";
+import { insertPet, selectPage, selectPet } from "./pets.ts";
 
 /** One keyset page: the pets after `afterId` in ascending id order. */
 export interface PetPageResult {
@@ -65,9 +63,9 @@ export type OpenPetStore = (
 
 export function d1PetStore(session: D1DatabaseSession): PetStore {
   return {
-    list: (page) => listPets(session, page),
-    get: (id) => getPet(session, id),
-    create: (pet, createdAt) => createPet(session, pet, createdAt),
+    list: (page) => selectPage(session, page),
+    get: (id) => selectPet(session, id),
+    create: (pet, createdAt) => insertPet(session, pet, createdAt),
     createIdempotent: (request) => createPetIdempotently(session, request),
     bookmark: () => session.getBookmark(),
   };

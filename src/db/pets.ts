@@ -32,7 +32,7 @@ export interface PetPage {
   rowsRead: number;
 }
 
-export async function listPets(
+export async function selectPage(
   db: Queryable,
   page: { afterId: number; limit: number; status: PetStatus | undefined },
 ): Promise<PetPage> {
@@ -48,12 +48,12 @@ export async function listPets(
   };
 }
 
-export async function getPet(db: Queryable, id: number): Promise<Pet | null> {
+export async function selectPet(db: Queryable, id: number): Promise<Pet | null> {
   const row = await d1(() => db.prepare(GET_PET_SQL).bind(id).first<PetRow>());
   return row ? toPet(row) : null;
 }
 
-export async function createPet(db: Queryable, pet: NewPet, createdAt: number): Promise<Pet> {
+export async function insertPet(db: Queryable, pet: NewPet, createdAt: number): Promise<Pet> {
   const row = await d1(() =>
     db
       .prepare(

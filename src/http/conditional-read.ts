@@ -96,7 +96,7 @@ interface EdgeDeps {
   log: Logger;
 }
 
-interface KeptAnswer {
+interface CachedAnswer {
   key: string;
   rep: Representation | undefined;
 }
@@ -114,7 +114,7 @@ function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
 }
 
 /** The cache key and how long an answer kept now may live; none from a second before `until`. */
-function keeping(c: Context<AppEnv>, read: ConditionalRead) {
+function cacheEntry(c: Context<AppEnv>, read: ConditionalRead) {
   const now = c.var.clock();
   const ttl = Math.min(
     EDGE_CACHE_TTL_SECONDS,
@@ -150,18 +150,18 @@ async function match(deps: EdgeDeps, key: string, requestId: string) {
 }
 
 /**
- * A conditional read: `alongside` starts the kept answer's lookup beside the key's (the
+ * A conditional read: `alongside` starts the cached answer's lookup beside the key's (the
  * access stage calls it when the key must be looked up); `stage`, the last before the
  * handler, releases it, or runs the handler and keeps what never changes.
  */
 export function conditionalRead(read: ConditionalRead, deps: EdgeDeps) {
-  const started = new WeakMap<Context, Promise<KeptAnswer | undefined>>();
+  const started = new WeakMap<Context, Promise<CachedAnswer | undefined>>();
   const alongside = (c: Context<AppEnv>) => {
     const lookup = async () => {
       // Invalid input starts no lookup; its 400 comes in its turn.
       for (const check of read.input) await check(c, async () => {});
       ifNoneMatchOf(c);
-      const kept = keeping(c, read);
+      const kept = cacheEntry(c, read);
       return kept && { key: kept.key, rep: await match(deps, kept.key, c.var.requestId) };
     };
     started.set(
@@ -171,7 +171,7 @@ export function conditionalRead(read: ConditionalRead, deps: EdgeDeps) {
   };
   const stage = createMiddleware<AppEnv>(async (c, next) => {
     const sent = ifNoneMatchOf(c);
-    const kept = keeping(c, read);
+    const kept = cacheEntry(c, read);
     const ahead = await started.get(c);
     let rep =
       kept === undefined

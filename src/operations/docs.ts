@@ -1,7 +1,5 @@
-// GET /v1/openapi.json and GET /v1/docs: this document and its reference page, public. The
-// renderer (@scalar/api-reference's standalone build) and the page's own script are files of
-// the ASSETS binding (scripts/docs-assets.ts), never bundled: the page loads nothing from
-// another origin, and its CSP needs no inline script and no 'unsafe-eval'.
+// GET /v1/openapi.json and GET /v1/docs (public): the document, and a reference page whose
+// renderer and script are static assets (docs/api.md "Browsers and the docs page").
 import type { Context } from "hono";
 import * as z from "zod/mini";
 import { ApiError } from "../errors.ts";

@@ -1,9 +1,5 @@
-// Keyset cursors for GET /v1/pets: opaque to clients, tamper-evident. A cursor is the
-// base64url of `c1.<last id of the page>.<status filter>.<MAC>`, the MAC being 16 bytes
-// of HMAC-SHA-256 over the rest keyed by the environment's CURSOR_SECRET: only the service
-// can make a cursor that passes, for one position and one filter. It holds nothing secret
-// (every key sees every pet). Each cursor has exactly one spelling, so no page is kept
-// twice in the edge cache under two spellings of one cursor.
+// Keyset cursors for GET /v1/pets: `c1.<last id>.<status>.<MAC>` in base64url, one spelling
+// each, tamper-evident under CURSOR_SECRET (docs/design.md "Pages and cursors").
 import { CURSOR_MAX_LENGTH, MAX_ID } from "../config.ts";
 import { base64url, fromBase64url, hmacBase64url, sameMac } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
