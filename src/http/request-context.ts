@@ -15,6 +15,8 @@ export function requestIdFor(request: Request): string {
 }
 
 const REQUEST_ID = "X-Request-Id";
+/** The calling application, as a client names it (`@petstore/client`'s `appName`): logged. */
+const CLIENT_NAME = "X-Client-Name";
 
 /** The outermost stage: every answer gets its request id, and a fault anywhere is a 500. */
 export function requestContext(log: Logger) {
@@ -31,12 +33,14 @@ export function requestContext(log: Logger) {
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
+      client: c.req.header(CLIENT_NAME)?.slice(0, 200),
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
     });
   });
 }
 
 export const requestContextDeclares = (): Declaration => ({
+  requestHeaders: [CLIENT_NAME],
   wraps: [
     {
       header: {
