@@ -189,6 +189,24 @@ describe("createPet", () => {
     expect(await named(api, body.name)).toEqual([created.pet]);
   });
 
+  it("a success that is not the API's (a captive portal's page): unexpected_response, the key", async () => {
+    const portal: Fault = () =>
+      new Response("<html>Sign in to the hotel's wifi</html>", {
+        status: 200,
+        headers: { "Content-Type": "text/html" },
+      });
+    const { api } = await client({ fault: portal, times: 2 });
+    const page = await refusal(api.listPets());
+    expect(page).toMatchObject({ kind: "answer", code: "unexpected_response", status: 200 });
+    expect(page.headers.get("Content-Type")).toBe("text/html");
+    const body = { name: uniqueName(), categoryId: 5 };
+    const error = await refusal(api.createPet(body));
+    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", attempts: 1 });
+    const again = await api.createPet(body, { idempotencyKey: error.idempotencyKey });
+    expect(again.replayed).toBe(true);
+    expect(await named(api, body.name)).toEqual([again.pet]);
+  });
+
   it("a create the caller aborts: kind abort, the signal's reason, the key", async () => {
     const { api, sent } = await client();
     const signal = AbortSignal.abort(new Error("the user left the page"));

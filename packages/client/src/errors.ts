@@ -74,7 +74,7 @@ export class PetStoreError extends Error {
     super(
       failure.message ??
         error?.message ??
-        `HTTP ${response?.status}: the answer is not the API's Error object`,
+        `HTTP ${response?.status}: the answer is not what the API sends`,
       failure.cause === undefined ? undefined : { cause: failure.cause },
     );
     this.kind = kind;

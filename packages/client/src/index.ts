@@ -148,8 +148,11 @@ export class PetStoreClient {
     return this.#bookmark;
   }
 
-  /** Sends a request with the client's settings and `limits`, and notes what it answered. */
-  #sender(limits: TimeLimits = {}) {
+  /**
+   * Sends a request with the client's settings and `limits`, and notes what it answered.
+   * With `json`, a success whose body is not JSON (a captive portal's page) is a failure.
+   */
+  #sender(limits: TimeLimits = {}, json = false) {
     const options = { ...this.#options, ...defined(limits) };
     const fetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
     return async (request: Request) => {
@@ -158,6 +161,16 @@ export class PetStoreClient {
       // Bookmarks compare as strings: a later one sorts after an earlier one.
       if (bookmark > (this.#bookmark ?? "")) this.#bookmark = bookmark;
       noticeDeprecation(request, response);
+      if (json && response.ok && response.body) {
+        await response
+          .clone()
+          .json()
+          .catch((cause: unknown) => {
+            const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
+            const attempts = attemptsOf(response);
+            throw new PetStoreError({ kind: "answer", response, attempts, idempotencyKey, cause });
+          });
+      }
       return response;
     };
   }
@@ -169,7 +182,7 @@ export class PetStoreClient {
       options.bookmark ?? (read && this.#options.consistent ? this.#bookmark : undefined);
     return {
       signal,
-      fetch: this.#sender({ timeoutMs, attemptTimeoutMs }),
+      fetch: this.#sender({ timeoutMs, attemptTimeoutMs }, true),
       header: { "If-None-Match": ifNoneMatch, [BOOKMARK]: bookmark },
     };
   }
@@ -191,7 +204,7 @@ export class PetStoreClient {
   }
 
   /** Every page from `query.cursor` (or the first) to the last, following `Link: rel="next"`. */
-  async *pages(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Page> {
+  async *pages(query: ListPetsQuery = {}, options: NoCondition = {}): AsyncGenerator<Page> {
     let cursor = query.cursor;
     do {
       const page = await this.listPets({ ...query, cursor }, options);
@@ -201,7 +214,7 @@ export class PetStoreClient {
   }
 
   /** Every animal of the listing, page after page (`limit` sets the page size). */
-  async *pets(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Pet> {
+  async *pets(query: ListPetsQuery = {}, options: NoCondition = {}): AsyncGenerator<Pet> {
     for await (const page of this.pages(query, options)) yield* page.pets;
   }
 
@@ -258,7 +271,12 @@ export class PetStoreClient {
   async listOrders(options: CallOptions = {}): Promise<never> {
     const { signal, fetch } = this.#call(options);
     const { error, response } = await this.raw.GET("/store/orders", { signal, fetch });
-    throw new PetStoreError({ kind: "answer", response, body: error, attempts: 1 });
+    throw new PetStoreError({
+      kind: "answer",
+      response,
+      body: error,
+      attempts: attemptsOf(response),
+    });
   }
 }
 

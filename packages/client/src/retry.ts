@@ -145,13 +145,18 @@ async function attemptOnce(
   const stopped = new Promise<never>((_, reject) => {
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
   });
+  stopped.catch(() => {});
   try {
     const sent = fetch(new Request(request.clone(), { signal: controller.signal }));
     sent.catch(() => {});
     const answer = await Promise.race([sent, stopped]);
     const body = answer.body && (await Promise.race([answer.arrayBuffer(), stopped]));
     const empty = [204, 205, 304].includes(answer.status);
-    return { kind: "answer", response: new Response(empty ? null : body, answer) };
+    const { status, statusText, headers } = answer;
+    return {
+      kind: "answer",
+      response: new Response(empty ? null : body, { status, statusText, headers }),
+    };
   } catch (cause) {
     if (caller.aborted) return { kind: "abort", cause: caller.reason, message: "Aborted" };
     if (controller.signal.aborted)
