@@ -1,29 +1,39 @@
 // npm run client:outside: the client package as a project outside this repository meets it.
-// 1. Packs packages/client (its prepack builds it): JavaScript, declarations, README.
-// 2. Installs the tarball and typescript alone into a project in a temporary folder, with
-//    the machine's own Node and npm (not this repository's Node 24), and checks that no
-//    server dependency came along.
-// 3. Type-checks test/outside/program.ts there with --strict and runs it against a real
-//    `npm run dev` (an API key with every scope, and a read-only one).
-// 4. Generates types from the served document with openapi-typescript and
+// 1. Builds and packs packages/client; checks what the tarball holds and its metadata,
+//    and prints its size and its runtime JavaScript's (gzip).
+// 2. Installs the tarball, the newest typescript and the oldest the package supports into
+//    a project in a temporary folder, with the machine's npm; no server package may come.
+// 3. test/outside/consumer.ts compiled by both TypeScripts under node10 (the oldest only:
+//    7 has no node10), node16 from CommonJS and from ES modules, and bundler; then run as
+//    CommonJS and as an ES module on Node 20 and on Node 24.
+// 4. test/outside/program.ts, --strict, run on Node 20 and 24 against a real `npm run dev`,
+//    directly and through test/outside/fault-proxy.ts: it prints the fault table.
+// 5. Generates types from the served document with openapi-typescript and
 //    @hey-api/openapi-ts, as integrators do; fails on any warning they print and on a
 //    --strict error in a two-line create with each.
 // CLIENT_OUTSIDE_PORT (default 8796) is the dev server's port.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import {
   copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { gzipSync } from "node:zlib";
 import { LOCAL_DEV_KEY, startDevServer } from "../test/live/dev-server.ts";
+import { startFaultProxy } from "../test/outside/fault-proxy.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const PORT = Number(process.env.CLIENT_OUTSIDE_PORT ?? 8796);
+/** The oldest TypeScript the package supports, as its README states (older: openapi-fetch's types fail). */
+const MIN_TYPESCRIPT = "5.4";
 /**
  * The generators integrators reach for, pinned so that a new release is a deliberate
  * change, each in a project of its own with a two-line create. Both drive TypeScript's
@@ -52,6 +62,17 @@ const GENERATORS = [
 ];
 /** Packages of the server side that the client must never bring into a project. */
 const SERVER_PACKAGES = ["hono", "wrangler", "miniflare", "workerd", "zod"];
+/** What the tarball must hold: both module systems, the licence, nothing of the build. */
+const PACKED_FILES = [
+  "LICENSE",
+  "README.md",
+  "package.json",
+  "dist/index.js",
+  "dist/index.d.ts",
+  "dist/cjs/index.js",
+  "dist/cjs/index.d.ts",
+  "dist/cjs/package.json",
+];
 
 /**
  * The environment of a project outside the repository: no `npm run` variables, and a PATH
@@ -66,15 +87,27 @@ const outsideEnv: NodeJS.ProcessEnv = {
 };
 for (const name of Object.keys(outsideEnv)) if (/^npm_/i.test(name)) delete outsideEnv[name];
 
+interface RunOptions {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+}
+
 /** Runs `command`, prints what it printed, and fails when it fails: its output and error. */
-function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
+function run(command: string, args: string[], { cwd, env = outsideEnv }: RunOptions) {
   console.log(`$ ${command} ${args.join(" ")}`);
-  const { env = outsideEnv, cwd } = options;
   const result = spawnSync(command, args, { cwd, env, encoding: "utf8" });
   const printed = `${result.stdout ?? ""}${result.stderr ?? ""}`.trimEnd();
   if (printed) console.log(printed);
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")}: exit ${result.status}`);
   return { stdout: result.stdout, printed };
+}
+
+/** `run` without blocking this process (the fault proxy runs in it), output as it comes. */
+async function runAsync(command: string, args: string[], { cwd, env = outsideEnv }: RunOptions) {
+  console.log(`$ ${command} ${args.join(" ")}`);
+  const child = spawn(command, args, { cwd, env, stdio: "inherit" });
+  const [code] = await once(child, "exit");
+  if (code !== 0) throw new Error(`${command} ${args.join(" ")}: exit ${code}`);
 }
 
 /** A project in a temporary folder: package.json, a strict tsconfig.json, `files`. */
@@ -92,8 +125,12 @@ function project(name: string, files: Record<string, string>): string {
 
 const failures: string[] = [];
 const scratch: string[] = [];
+const check = (ok: boolean, failure: string) => {
+  if (!ok) failures.push(failure);
+};
 
-// 1. The tarball.
+// 1. The tarball: what it holds, its metadata, its size.
+run("npm", ["run", "-s", "client:build"], { cwd: ROOT, env: process.env });
 const packDir = mkdtempSync(path.join(tmpdir(), "petstore-client-pack-"));
 scratch.push(packDir);
 const [packed] = JSON.parse(
@@ -105,66 +142,156 @@ const [packed] = JSON.parse(
 if (!packed) throw new Error("npm pack made no tarball");
 const tarball = path.join(packDir, packed.filename);
 const packedFiles = packed.files.map((file) => file.path);
-for (const file of ["dist/index.js", "dist/index.d.ts", "package.json", "README.md"]) {
-  if (!packedFiles.includes(file)) failures.push(`the tarball lacks ${file}`);
-}
-console.log(`tarball: ${packed.size} bytes, ${packedFiles.length} files`);
+for (const file of PACKED_FILES) check(packedFiles.includes(file), `the tarball lacks ${file}`);
+const manifest = JSON.parse(readFileSync(path.join(ROOT, "packages/client/package.json"), "utf8"));
+check(manifest.license === "MIT", `the licence is ${manifest.license}, not the README's MIT`);
+check(Boolean(manifest.repository?.url && manifest.engines?.node), "no repository or engines");
+check(!manifest.scripts && !manifest["//"], "package.json ships scripts or a build comment");
+const readme = readFileSync(path.join(ROOT, "packages/client/README.md"), "utf8");
+check(
+  readme.includes(`TypeScript ${MIN_TYPESCRIPT} `),
+  `the README states no TypeScript ${MIN_TYPESCRIPT}`,
+);
 
-// 2. A project outside the repository: the tarball and typescript.
+// 2. A project outside the repository: the tarball and the two TypeScripts.
 const app = project("client-outside", {});
 scratch.push(app);
-copyFileSync(path.join(ROOT, "test/outside/program.ts"), path.join(app, "program.ts"));
+const appConfig = JSON.parse(readFileSync(path.join(app, "tsconfig.json"), "utf8"));
+writeFileSync(
+  path.join(app, "tsconfig.json"),
+  JSON.stringify({ ...appConfig, files: ["program.ts"] }),
+);
 const nodeVersion = run("node", ["--version"], { cwd: app }).stdout.trim();
 const nodePath = run("sh", ["-c", "command -v node"], { cwd: app }).stdout.trim();
-if (nodePath.startsWith(ROOT)) failures.push(`node is the repository's own: ${nodePath}`);
+check(!nodePath.startsWith(ROOT), `node is the repository's own: ${nodePath}`);
 console.log(`the machine's Node: ${nodeVersion} (${nodePath})`);
-run("npm", ["install", "--no-audit", "--no-fund", tarball, "typescript"], { cwd: app });
+const minTypescript = `typescript-min@npm:typescript@${MIN_TYPESCRIPT}`;
+run("npm", ["install", "--no-audit", "--no-fund", tarball, "typescript", minTypescript], {
+  cwd: app,
+});
 const lock = JSON.parse(readFileSync(path.join(app, "package-lock.json"), "utf8"));
 const installed = Object.keys(lock.packages)
   .filter((at) => at && existsSync(path.join(app, at)))
   .map((at) => at.split("node_modules/").at(-1));
 console.log(`installed: ${installed.join(", ")}`);
 for (const name of SERVER_PACKAGES) {
-  if (installed.includes(name)) failures.push(`the package brought ${name} into the project`);
+  check(!installed.includes(name), `the package brought ${name} into the project`);
+}
+const NODES = { "20": node20(nodePath, nodeVersion), "24": process.execPath };
+
+// The runtime JavaScript a browser app ships, bundled and minified as its bundler would.
+const dist = path.join(app, "node_modules/@petstore/client/dist");
+const own = readdirSync(dist)
+  .filter((file) => file.endsWith(".js"))
+  .map((file) => readFileSync(path.join(dist, file)));
+const entry = path.join(dist, "index.js");
+const bundle = spawnSync(
+  "esbuild",
+  [entry, "--bundle", "--minify", "--format=esm", "--platform=browser"],
+  { encoding: "buffer" },
+).stdout;
+check(bundle.length > 0, "esbuild made no bundle of the package");
+const gzip = (bytes: Buffer) => gzipSync(bytes, { level: 9 }).length;
+const sizes = `tarball ${packed.size} bytes; runtime JavaScript, gzip: ${gzip(Buffer.concat(own))} bytes of the package's own, ${gzip(bundle)} bytes bundled with openapi-fetch (esbuild --minify)`;
+console.log(sizes);
+
+// 3. The types under each module resolution, and the code in each module system.
+const TSC = {
+  min: "node_modules/typescript-min/bin/tsc",
+  newest: "node_modules/typescript/bin/tsc",
+};
+const RESOLUTIONS = [
+  { folder: "cjs", module: "commonjs", resolution: "node10", newest: false },
+  { folder: "cjs", module: "node16", resolution: "node16", newest: true },
+  { folder: "esm", module: "node16", resolution: "node16", newest: true },
+  { folder: "esm", module: "esnext", resolution: "bundler", newest: true },
+];
+for (const [folder, type] of [
+  ["cjs", "commonjs"],
+  ["esm", "module"],
+]) {
+  mkdirSync(path.join(app, folder as string));
+  writeFileSync(path.join(app, `${folder}/package.json`), JSON.stringify({ type }));
+  writeFileSync(
+    path.join(app, `${folder}/tsconfig.json`),
+    JSON.stringify({ files: ["consumer.ts"] }),
+  );
+  copyFileSync(
+    path.join(ROOT, "test/outside/consumer.ts"),
+    path.join(app, `${folder}/consumer.ts`),
+  );
+}
+for (const [typescript, tsc] of Object.entries(TSC)) {
+  for (const { folder, module, resolution, newest } of RESOLUTIONS) {
+    if (typescript === "newest" && !newest) continue;
+    const emit = typescript === "min" && module === "node16";
+    const options = [
+      ...["--strict", "--skipLibCheck", "false", "--target", "es2022", "--lib", "es2022,dom"],
+      ...["--module", module, "--moduleResolution", resolution],
+      ...(emit ? ["--outDir", folder] : ["--noEmit"]),
+    ];
+    try {
+      run(NODES["24"], [tsc, "-p", folder, ...options], { cwd: app });
+    } catch {
+      failures.push(`TypeScript ${typescript}, ${resolution} from ${folder}: the types fail`);
+    }
+  }
+}
+for (const [major, node] of Object.entries(NODES)) {
+  for (const folder of ["cjs", "esm"]) {
+    const { stdout } = run(node, [`${folder}/consumer.js`], { cwd: app });
+    check(/^consumer: network_error/.test(stdout), `Node ${major}, ${folder}: ${stdout}`);
+  }
 }
 
-// 3. The program: --strict, then against a real `npm run dev`.
-run("npx", ["tsc", "-p", ".", "--strict"], { cwd: app });
+// 4. The program: --strict with both TypeScripts, then on Node 20 and 24 against a real
+// `npm run dev`, directly and through the fault proxy.
+copyFileSync(path.join(ROOT, "test/outside/program.ts"), path.join(app, "program.ts"));
+run(NODES["24"], [TSC.newest, "-p", ".", "--strict"], { cwd: app });
+run(NODES["24"], [TSC.min, "-p", ".", "--strict", "--skipLibCheck", "false", "--noEmit"], {
+  cwd: app,
+});
 const server = await startDevServer(PORT);
+const proxy = await startFaultProxy(server.base);
 try {
   const keyOutput = await server.keys("create", "--label", "ci", "--scope", "pets:read");
   const readOnlyKey = keyOutput.trim().split("\n").at(-1) ?? "";
-  run("node", ["out/program.js"], {
-    cwd: app,
-    env: {
-      ...outsideEnv,
-      PETSTORE_BASE_URL: `${server.base}/v1`,
-      PETSTORE_API_KEY: LOCAL_DEV_KEY,
-      PETSTORE_READ_ONLY_KEY: readOnlyKey,
-    },
-  });
+  const env = {
+    ...outsideEnv,
+    PETSTORE_BASE_URL: `${server.base}/v1`,
+    PETSTORE_API_KEY: LOCAL_DEV_KEY,
+    PETSTORE_READ_ONLY_KEY: readOnlyKey,
+    PETSTORE_PROXY_URL: proxy.url,
+  };
+  for (const [major, node] of Object.entries(NODES)) {
+    await runAsync(node, ["out/program.js"], { cwd: app, env }).catch((err: Error) => {
+      failures.push(`Node ${major}: ${err.message} (its output is above)`);
+    });
+  }
 
-  // 4. The generators integrators reach for, on the served document.
+  // 5. The generators integrators reach for, on the served document.
   const document = await (await fetch(`${server.base}/v1/openapi.json`)).text();
   // hey-api needs Node 22.18 or newer: the generators run on this repository's Node.
-  const env = { ...outsideEnv, PATH: process.env.PATH };
+  const generatorEnv = { ...outsideEnv, PATH: process.env.PATH };
   for (const generator of GENERATORS) {
     const dir = project(generator.name, {
       "openapi.json": document,
       "create.ts": generator.create.join("\n"),
     });
     scratch.push(dir);
-    run("npm", ["install", "--no-audit", "--no-fund", ...generator.install], { cwd: dir, env });
+    const options = { cwd: dir, env: generatorEnv };
+    run("npm", ["install", "--no-audit", "--no-fund", ...generator.install], options);
     const [bin = "", ...args] = generator.generate;
     try {
-      const { printed } = run(path.join("node_modules", ".bin", bin), args, { cwd: dir, env });
-      if (/warn|⚠/i.test(printed)) failures.push(`${bin} printed a warning (above)`);
-      run("npx", ["tsc", "-p", ".", "--strict", "--noEmit"], { cwd: dir, env });
+      const { printed } = run(path.join("node_modules", ".bin", bin), args, options);
+      check(!/warn|⚠/i.test(printed), `${bin} printed a warning (above)`);
+      run("npx", ["tsc", "-p", ".", "--strict", "--noEmit"], options);
     } catch (err) {
       failures.push(`${generator.name}: ${(err as Error).message} (its output is above)`);
     }
   }
 } finally {
+  proxy.stop();
   await server.stop();
 }
 
@@ -174,4 +301,23 @@ if (failures.length > 0) {
   process.exit(1);
 }
 for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-console.log(`\nclient:outside passed: ${packed.filename}, ${packed.size} bytes packed`);
+console.log(`\nclient:outside passed: ${packed.filename}, ${sizes}`);
+
+/**
+ * Node 20, the oldest the package supports: the machine's own Node when it is 20 (these
+ * machines'), else one installed from npm (the `node` package) into a folder of its own.
+ */
+function node20(machineNode: string, version: string): string {
+  if (version.startsWith("v20.")) return machineNode;
+  const dir = project("node20", {});
+  scratch.push(dir);
+  writeFileSync(
+    path.join(dir, "package.json"),
+    JSON.stringify({ name: "node20", private: true, allowScripts: { node: true } }),
+  );
+  run("npm", ["install", "--no-audit", "--no-fund", "node@20"], { cwd: dir });
+  const node = path.join(dir, "node_modules/.bin/node");
+  const installedVersion = run(node, ["--version"], { cwd: dir }).stdout.trim();
+  check(installedVersion.startsWith("v20."), `npm's node@20 is ${installedVersion}`);
+  return node;
+}

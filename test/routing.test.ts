@@ -64,7 +64,7 @@ describe("paths and methods", () => {
 describe("OPTIONS and CORS", () => {
   /** Every request header of the contract, sendable from another origin. */
   const ALLOWED_REQUEST =
-    "Authorization, Content-Type, Idempotency-Key, If-None-Match, x-d1-bookmark";
+    "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Client-Name, x-d1-bookmark";
   const ORIGIN = "https://app.example";
 
   function preflight(path: string, method: string, requestHeaders = "authorization") {

@@ -15,6 +15,8 @@ export function requestIdFor(request: Request): string {
 }
 
 export const REQUEST_ID = "X-Request-Id";
+/** The calling application, as a client names it (`@petstore/client`'s `appName`): logged. */
+export const CLIENT_NAME = "X-Client-Name";
 
 /** Every answer gets its request id; `answered` sees each answer once it is built. */
 export function requestContext(log: Logger, clock: Clock, answered: (c: Context<AppEnv>) => void) {
@@ -33,6 +35,7 @@ export function requestContext(log: Logger, clock: Clock, answered: (c: Context<
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
+      client: c.req.header(CLIENT_NAME)?.slice(0, 200),
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
     });
   });

@@ -11,7 +11,7 @@ import { type CorsHeaders, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
 import { deprecatedSince, deprecationHeaders, NO_STORE } from "../http/deprecation.ts";
 import { ETAG } from "../http/etag.ts";
-import { REQUEST_ID } from "../http/request-context.ts";
+import { CLIENT_NAME, REQUEST_ID } from "../http/request-context.ts";
 import { OPERATIONS, type Operation, TAGS } from "../operations/index.ts";
 import type { HeaderDoc, HeaderParameter } from "../operations/operation.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
@@ -63,6 +63,12 @@ const PARAMETERS = {
     description:
       "A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
     schema: { type: "string", pattern: BOOKMARK.source },
+  },
+  clientName: {
+    name: CLIENT_NAME,
+    description:
+      "The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept.",
+    schema: { type: "string", maxLength: 200 },
   },
   ifNoneMatch: {
     name: IF_NONE_MATCH,
@@ -198,6 +204,7 @@ const BODY_RULES = `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-T
 /** The header parameters `op` reads, by name. */
 function headerParameters(op: Operation): Json[] {
   const read = [
+    PARAMETERS.clientName,
     ...(op.conditional ? [PARAMETERS.ifNoneMatch] : []),
     ...(op.session === "read" ? [PARAMETERS.bookmark] : []),
     ...(op.headers ?? []),

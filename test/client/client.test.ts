@@ -8,6 +8,7 @@ import {
   type Pet,
   type PetRead,
   PetStoreClient,
+  type PetStoreClientOptions,
   PetStoreError,
 } from "../../packages/client/src/index.ts";
 import type { Scope } from "../../src/scopes.ts";
@@ -16,31 +17,56 @@ import { BASE, createKey, workerFetch } from "../helpers.ts";
 /** What the client sent and what the API answered, one entry per attempt. */
 type Exchange = { request: Request; response?: Response };
 
+/** What a fault does to an attempt whose request it matches, after the worker answered. */
+type Fault = (request: Request, response: Response) => Promise<Response> | Response;
+
+/** The connection is lost after the worker answered (it did the work). */
+const lost: Fault = () => {
+  throw new TypeError("fetch failed: the connection was lost after the answer");
+};
+
 /**
- * A client with a fresh key (`scopes`, default all), sending through the worker. `drop`
- * makes the first attempts whose request it matches fail like a lost connection, after
- * the worker has answered.
+ * A client with a fresh key (`scopes`, default all), sending through the worker. `fault`
+ * changes the first `times` attempts (default 1) whose request `on` matches.
  */
-async function client(options: { scopes?: Scope[]; drop?: (r: Request) => boolean } = {}) {
+async function client(
+  options: {
+    scopes?: Scope[];
+    fault?: Fault;
+    on?: (request: Request) => boolean;
+    times?: number;
+    settings?: Partial<PetStoreClientOptions>;
+  } = {},
+) {
   const { key } = await createKey("client-package", { scopes: options.scopes });
   const sent: Exchange[] = [];
-  let dropped = false;
+  let faults = options.times ?? 1;
   const api = new PetStoreClient({
     baseUrl: `${BASE}/v1`,
     apiKey: key,
     retry: { baseDelayMs: 1 },
+    ...options.settings,
     fetch: async (request) => {
       const exchange: Exchange = { request: request.clone() };
       sent.push(exchange);
       exchange.response = await workerFetch(request);
-      if (!dropped && options.drop?.(request)) {
-        dropped = true;
-        throw new TypeError("fetch failed: the connection was lost after the answer");
+      if (options.fault && faults > 0 && (options.on?.(request) ?? true)) {
+        faults--;
+        return options.fault(request, exchange.response);
       }
       return exchange.response;
     },
   });
   return { api, sent, key };
+}
+
+const isCreate = (request: Request) => request.method === "POST";
+
+/** The pets named `name`, read through `api`. */
+async function named(api: PetStoreClient, name: string): Promise<Pet[]> {
+  const pets: Pet[] = [];
+  for await (const pet of api.pets({ limit: 100 })) if (pet.name === name) pets.push(pet);
+  return pets;
 }
 
 const uniqueName = () => `client-${crypto.randomUUID()}`;
@@ -101,7 +127,7 @@ describe("pages", () => {
 
 describe("createPet", () => {
   it("retries a lost answer with the same Idempotency-Key: one animal, the replay", async () => {
-    const { api, sent } = await client({ drop: (request) => request.method === "POST" });
+    const { api, sent } = await client({ fault: lost, on: isCreate });
     const body = { name: uniqueName(), categoryId: 12 };
     const created = await api.createPet(body);
     expect(created.pet).toEqual({ id: expect.any(Number), ...body, status: "available" });
@@ -113,9 +139,82 @@ describe("createPet", () => {
     expect(sent.map(({ response }) => response?.status)).toEqual([201, 201]);
     expect(sent[0]?.response?.headers.get("Idempotent-Replayed")).toBeNull();
     expect(sent[1]?.response?.headers.get("Idempotent-Replayed")).toBe("true");
-    const named = [];
-    for await (const pet of api.pets({ limit: 100 })) if (pet.name === body.name) named.push(pet);
-    expect(named).toEqual([created.pet]);
+    expect(await named(api, body.name)).toEqual([created.pet]);
+  });
+
+  it("every answer lost: a network failure with the key, sent again by hand: one animal", async () => {
+    const { api, sent } = await client({ fault: lost, on: isCreate, times: 3 });
+    const body = { name: uniqueName(), categoryId: 2 };
+    const error = await refusal(api.createPet(body));
+    expect(error).toMatchObject({ kind: "network", code: "network_error", attempts: 3 });
+    expect(error.status).toBeUndefined();
+    expect((error.cause as Error).message).toMatch(/connection was lost/);
+    const keys = new Set(sent.map(({ request }) => request.headers.get("Idempotency-Key")));
+    expect([...keys]).toEqual([error.idempotencyKey]);
+    expect(sent.map(({ response }) => response?.status)).toEqual([201, 201, 201]);
+
+    const again = await api.createPet(body, { idempotencyKey: error.idempotencyKey });
+    expect(again.replayed).toBe(true);
+    expect(await named(api, body.name)).toEqual([again.pet]);
+  });
+
+  it("a gateway's 502 or 504 is retried under the same key: one animal", async () => {
+    for (const status of [502, 504]) {
+      const gateway: Fault = () => new Response("<html>bad gateway</html>", { status });
+      const { api, sent } = await client({ fault: gateway, on: isCreate });
+      const body = { name: uniqueName(), categoryId: 3 };
+      const created = await api.createPet(body);
+      expect(created.replayed).toBe(true);
+      expect(sent).toHaveLength(2);
+      expect(await named(api, body.name)).toEqual([created.pet]);
+    }
+  });
+
+  it("answers slower than attemptTimeoutMs (per call): timed out, retried under the key, one animal", async () => {
+    const slow: Fault = async (_, response) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return response;
+    };
+    const { api, sent } = await client({ fault: slow, on: isCreate, times: 2 });
+    const body = { name: uniqueName(), categoryId: 4 };
+    const created = await api.createPet(body, { attemptTimeoutMs: 400 });
+    expect(created.replayed).toBe(true);
+    expect(sent).toHaveLength(3);
+
+    const { api: impatient } = await client({ fault: slow, times: 5 });
+    const started = Date.now();
+    const error = await refusal(impatient.listPets({}, { timeoutMs: 200 }));
+    expect(error).toMatchObject({ kind: "timeout", code: "timeout", idempotencyKey: undefined });
+    expect(Date.now() - started).toBeLessThan(800);
+    expect(await named(api, body.name)).toEqual([created.pet]);
+  });
+
+  it("a success that is not the API's (a captive portal's page): unexpected_response, the key", async () => {
+    const portal: Fault = () =>
+      new Response("<html>Sign in to the hotel's wifi</html>", {
+        status: 200,
+        headers: { "Content-Type": "text/html" },
+      });
+    const { api } = await client({ fault: portal, times: 2 });
+    const page = await refusal(api.listPets());
+    expect(page).toMatchObject({ kind: "answer", code: "unexpected_response", status: 200 });
+    expect(page.headers.get("Content-Type")).toBe("text/html");
+    const body = { name: uniqueName(), categoryId: 5 };
+    const error = await refusal(api.createPet(body));
+    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", attempts: 1 });
+    const again = await api.createPet(body, { idempotencyKey: error.idempotencyKey });
+    expect(again.replayed).toBe(true);
+    expect(await named(api, body.name)).toEqual([again.pet]);
+  });
+
+  it("a create the caller aborts: kind abort, the signal's reason, the key", async () => {
+    const { api, sent } = await client();
+    const signal = AbortSignal.abort(new Error("the user left the page"));
+    const error = await refusal(api.createPet({ name: uniqueName(), categoryId: 1 }, { signal }));
+    expect(error).toMatchObject({ kind: "abort", code: "aborted", attempts: 1 });
+    expect(error.idempotencyKey).toMatch(/^[0-9a-f]{32}$/);
+    expect((error.cause as Error).message).toBe("the user left the page");
+    expect(sent).toHaveLength(0);
   });
 
   it("sends the caller's key; the same key with another body is 422, never retried", async () => {
@@ -140,11 +239,18 @@ describe("conditional reads", () => {
     const { pet } = await api.createPet({ name: uniqueName(), categoryId: 7 });
     const read = await api.getPet(pet.id);
     expectTypeOf(read).toEqualTypeOf<PetRead>();
-    expect(read).toEqual({ notModified: false, pet, etag: expect.stringMatching(/^"[^"]+"$/) });
+    expect(read).toEqual({
+      notModified: false,
+      pet,
+      etag: expect.stringMatching(/^"[^"]+"$/),
+      bookmark: expect.stringMatching(/^[0-9a-f-]+$/),
+    });
     const again = await api.getPet(pet.id, { ifNoneMatch: read.etag });
     expectTypeOf(again).toEqualTypeOf<PetRead | NotModified>();
     expect(again).toEqual({ notModified: true, etag: read.etag });
-    expect(await api.getPet(pet.id, { ifNoneMatch: '"another"' })).toEqual(read);
+    const other = await api.getPet(pet.id, { ifNoneMatch: '"another"' });
+    // From the edge cache now: no bookmark, as the API says.
+    expect(other).toEqual({ ...read, bookmark: undefined });
   });
 
   it("a page with the ETag it answered: NotModified", async () => {
@@ -168,8 +274,11 @@ describe("errors", () => {
     });
     const error = await refusal(stranger.listPets());
     expect(error).toMatchObject({ name: "PetStoreError", code: "unauthorized", status: 401 });
+    expect(error).toMatchObject({ kind: "answer", attempts: 1, idempotencyKey: undefined });
     expect(error.message).toMatch(/./);
     expect(error.requestId).toMatch(/./);
+    expect(error.headers.get("X-Request-Id")).toBe(error.requestId);
+    expect(error.headers.get("WWW-Authenticate")).toMatch(/^Bearer /);
     expect(error.requiredScope).toBeUndefined();
   });
 
@@ -180,8 +289,10 @@ describe("errors", () => {
       code: "insufficient_scope",
       status: 403,
       requiredScope: "pets:write",
+      attempts: 1,
     });
     expect(error.message).toContain("pets:write");
+    expect(error.idempotencyKey).toBe(sent[0]?.request.headers.get("Idempotency-Key"));
     expect(sent).toHaveLength(1);
   });
 

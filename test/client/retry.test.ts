@@ -1,14 +1,15 @@
 // Unit tests of the client package's logic that the worker cannot drive at will: the
-// header formats it reads, the waits between retries, and which answers are retried
-// (a scripted `send` answers 429 and 503 the way the contract says the API does).
+// header formats it reads, the failure family, the waits between retries, which failures
+// are retried and the time limits (a scripted fetch answers 429, 502, 503 and 504 the way
+// the contract and a gateway do, fails like a network, or never answers).
 import { describe, expect, it } from "vitest";
 import { PetStoreError } from "../../packages/client/src/errors.ts";
 import {
   insufficientScope,
-  nextLink,
+  linkTarget,
   retryAfterSeconds,
 } from "../../packages/client/src/headers.ts";
-import { retryDelay, retrying } from "../../packages/client/src/retry.ts";
+import { retryDelay, type SendOptions, send } from "../../packages/client/src/retry.ts";
 
 const NOW = Date.parse("2026-11-25T12:00:00Z");
 
@@ -19,16 +20,19 @@ function answer(status: number, headers: Record<string, string> = {}): Response 
 }
 
 describe("headers", () => {
-  it("nextLink: the target of rel=next, whatever else the header holds", () => {
+  it("linkTarget: the target of rel=next (or another), whatever else the header holds", () => {
     const next = "https://api.example/v1/pets?limit=2&cursor=AbC-_9";
-    expect(nextLink(`<${next}>; rel="next"`)).toBe(next);
-    expect(nextLink(`</v1/pets>; rel="successor-version", <${next}>; rel=next`)).toBe(next);
-    expect(nextLink(`<${next}>; title="a; b"; rel="prev next"`)).toBe(next);
-    expect(nextLink('</v1/pets>; rel="successor-version", </v1/docs>; rel="deprecation"')).toBe(
+    expect(linkTarget(`<${next}>; rel="next"`)).toBe(next);
+    expect(linkTarget(`</v1/pets>; rel="successor-version", <${next}>; rel=next`)).toBe(next);
+    expect(linkTarget(`<${next}>; title="a; b"; rel="prev next"`)).toBe(next);
+    expect(linkTarget('</v1/pets>; rel="successor-version", </v1/docs>; rel="deprecation"')).toBe(
       undefined,
     );
-    expect(nextLink(`<${next}>; rel="nextish"`)).toBeUndefined();
-    expect(nextLink(null)).toBeUndefined();
+    expect(linkTarget(`<${next}>; rel="nextish"`)).toBeUndefined();
+    expect(linkTarget(null)).toBeUndefined();
+    const deprecated = '</v1/pets>; rel="successor-version", </v1/docs#getpet>; rel="deprecation"';
+    expect(linkTarget(deprecated, "successor-version")).toBe("/v1/pets");
+    expect(linkTarget(deprecated, "deprecation")).toBe("/v1/docs#getpet");
   });
 
   it("retryAfterSeconds: delay-seconds or an HTTP-date", () => {
@@ -49,17 +53,52 @@ describe("headers", () => {
 });
 
 describe("PetStoreError", () => {
-  it("reads Retry-After of a 429 and a 503 only", () => {
-    expect(new PetStoreError(answer(429, { "Retry-After": "60" }), {}).retryAfter).toBe(60);
-    expect(new PetStoreError(answer(503, { "Retry-After": "5" }), {}).retryAfter).toBe(5);
-    expect(new PetStoreError(answer(400, { "Retry-After": "5" }), {}).retryAfter).toBeUndefined();
+  const answered = (response: Response) =>
+    new PetStoreError({ kind: "answer", response, body: {}, attempts: 1 });
+
+  it("reads Retry-After of the answers a retry can cure only", () => {
+    expect(answered(answer(429, { "Retry-After": "60" })).retryAfter).toBe(60);
+    expect(answered(answer(503, { "Retry-After": "5" })).retryAfter).toBe(5);
+    expect(answered(answer(502, { "Retry-After": "1" })).retryAfter).toBe(1);
+    expect(answered(answer(400, { "Retry-After": "5" })).retryAfter).toBeUndefined();
   });
 
-  it("an answer that is not an Error object (a proxy's page): unexpected_response, the status", () => {
-    const page = new Response("<html>Bad gateway</html>", { status: 502 });
-    const error = new PetStoreError(page, "<html>Bad gateway</html>");
-    expect(error).toMatchObject({ code: "unexpected_response", status: 502, details: [] });
+  it("an answer that is not an Error object (a proxy's page): unexpected_response, the status, the headers", () => {
+    const page = new Response("<html>Bad gateway</html>", {
+      status: 502,
+      headers: { "X-Request-Id": "r-1", Server: "proxy" },
+    });
+    const error = new PetStoreError({
+      kind: "answer",
+      response: page,
+      body: "<html>",
+      attempts: 3,
+    });
+    expect(error).toMatchObject({
+      kind: "answer",
+      code: "unexpected_response",
+      status: 502,
+      details: [],
+      requestId: "r-1",
+      attempts: 3,
+      idempotencyKey: undefined,
+    });
+    expect(error.headers.get("Server")).toBe("proxy");
     expect(error.message).toContain("502");
+  });
+
+  it("a failure without an answer: its kind's code, no status, empty headers, the cause", () => {
+    const cause = new TypeError("fetch failed");
+    const error = new PetStoreError({
+      kind: "network",
+      attempts: 2,
+      idempotencyKey: "k-1",
+      cause,
+      message: "No answer",
+    });
+    expect(error).toMatchObject({ code: "network_error", status: undefined, attempts: 2 });
+    expect(error).toMatchObject({ idempotencyKey: "k-1", requestId: undefined, cause });
+    expect([...error.headers]).toEqual([]);
   });
 });
 
@@ -88,7 +127,10 @@ describe("retryDelay", () => {
     }
   });
 
-  it("never retries another status, nor more than `retries` times", () => {
+  it("retries 429, 502, 503 and 504; never another status, nor more than `retries` times", () => {
+    for (const status of [429, 502, 503, 504]) {
+      expect(retryDelay(1, answer(status, { "Retry-After": "1" }), {}, NOW)).toBe(1_000);
+    }
     for (const status of [400, 401, 403, 404, 409, 422, 500, 501, 200, 201]) {
       expect(retryDelay(1, answer(status, { "Retry-After": "1" }), {}, NOW)).toBeUndefined();
     }
@@ -98,79 +140,162 @@ describe("retryDelay", () => {
   });
 });
 
-describe("retrying", () => {
-  const FAST = { baseDelayMs: 1 };
+describe("send", () => {
+  const FAST: SendOptions = { retry: { baseDelayMs: 1 } };
+  const READ = "https://api.example/v1/pets";
 
-  /** A send that answers from `script` in turn (an Error is thrown) and records each request. */
-  function scripted(...script: Array<Response | Error>) {
+  /** A fetch that answers from `script` in turn (an Error is thrown) and records each request. */
+  function scripted(...script: Array<Response | Error | "never">) {
     const sent: Request[] = [];
-    const send = async (request: Request) => {
+    const fetch = async (request: Request) => {
       sent.push(request);
       const next = script.shift();
       if (!next) throw new Error("the script has no more answers");
+      if (next === "never") return new Promise<Response>(() => {}); // ignores the signal too
       if (next instanceof Error) throw next;
       return next;
     };
-    return { sent, send };
+    return { sent, fetch };
   }
 
   const create = (headers: Record<string, string> = { "Idempotency-Key": "k-1" }) =>
-    new Request("https://api.example/v1/pets", {
+    new Request(READ, {
       method: "POST",
       headers: { "Content-Type": "application/json", ...headers },
       body: JSON.stringify({ name: "Rex", categoryId: 1 }),
     });
 
-  it("retries a create with its key after a network error, a 429 and a 503: same key, same body", async () => {
-    const { sent, send } = scripted(
+  /** The PetStoreError `call` rejects with. */
+  async function failure(call: Promise<unknown>): Promise<PetStoreError> {
+    const error = await call.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(PetStoreError);
+    return error as PetStoreError;
+  }
+
+  it("retries a create with its key after a network error, a timeout, a 429, a 502, a 503 and a 504: same key, same body", async () => {
+    const { sent, fetch } = scripted(
       new TypeError("fetch failed"),
+      "never",
       answer(429, { "Retry-After": "0" }),
+      answer(502),
       answer(503),
+      answer(504),
       answer(201),
     );
-    const response = await retrying(send, { ...FAST, retries: 3 })(create());
+    const retry = { baseDelayMs: 1, retries: 6 };
+    const response = await send(fetch, create(), { retry, attemptTimeoutMs: 50 });
     expect(response.status).toBe(201);
-    expect(sent.map((r) => r.headers.get("Idempotency-Key"))).toEqual(["k-1", "k-1", "k-1", "k-1"]);
+    expect(sent.map((r) => r.headers.get("Idempotency-Key"))).toEqual(Array(7).fill("k-1"));
     for (const request of sent)
       expect(await request.json()).toEqual({ name: "Rex", categoryId: 1 });
   });
 
-  it("returns the last transient answer once the retries are spent", async () => {
-    const { sent, send } = scripted(answer(503), answer(503), answer(503));
-    const response = await retrying(send, FAST)(create());
+  it("tells onRetry each retry: the attempt, the failure of the family, the wait", async () => {
+    const { fetch } = scripted(
+      new TypeError("reset"),
+      answer(503, { "Retry-After": "0" }),
+      answer(200),
+    );
+    const events: Array<[number, string, number | undefined, number]> = [];
+    await send(fetch, new Request(READ), {
+      ...FAST,
+      onRetry: ({ attempt, error, delayMs, request }) => {
+        expect(request.url).toBe(READ);
+        events.push([attempt, error.code, error.status, delayMs]);
+      },
+    });
+    expect(events).toEqual([
+      [1, "network_error", undefined, expect.any(Number)],
+      [2, "x", 503, 0],
+    ]);
+  });
+
+  it("returns the last transient answer once the retries are spent, with the attempts made", async () => {
+    const { sent, fetch } = scripted(answer(503), answer(503), answer(503));
+    const response = await send(fetch, create(), FAST);
     expect(response.status).toBe(503);
     expect(sent).toHaveLength(3);
   });
 
-  it("throws the network error once the retries are spent", async () => {
-    const { sent, send } = scripted(new TypeError("offline"), new TypeError("still offline"));
-    await expect(retrying(send, { ...FAST, retries: 1 })(create())).rejects.toThrow(
-      "still offline",
-    );
+  it("throws a network failure once the retries are spent: kind, attempts, key, cause", async () => {
+    const lost = new TypeError("still offline");
+    const { sent, fetch } = scripted(new TypeError("offline"), lost);
+    const error = await failure(send(fetch, create(), { retry: { baseDelayMs: 1, retries: 1 } }));
+    expect(error).toMatchObject({ kind: "network", code: "network_error", attempts: 2 });
+    expect(error).toMatchObject({ idempotencyKey: "k-1", status: undefined, cause: lost });
     expect(sent).toHaveLength(2);
   });
 
-  it("never repeats a write without an Idempotency-Key, nor a 4xx", async () => {
+  it("never repeats a write without an Idempotency-Key, nor a 4xx or a 500", async () => {
     const lost = scripted(new TypeError("fetch failed"), answer(201));
-    await expect(retrying(lost.send, FAST)(create({}))).rejects.toThrow("fetch failed");
+    const error = await failure(send(lost.fetch, create({}), FAST));
+    expect(error).toMatchObject({ kind: "network", attempts: 1, idempotencyKey: undefined });
     expect(lost.sent).toHaveLength(1);
-    const refused = scripted(answer(409, { "Retry-After": "1" }), answer(201));
-    expect((await retrying(refused.send, FAST)(create())).status).toBe(409);
-    expect(refused.sent).toHaveLength(1);
+    const gateway = scripted(answer(502), answer(201));
+    expect((await send(gateway.fetch, create({}), FAST)).status).toBe(502);
+    expect(gateway.sent).toHaveLength(1);
+    for (const status of [409, 500]) {
+      const refused = scripted(answer(status, { "Retry-After": "1" }), answer(201));
+      expect((await send(refused.fetch, create(), FAST)).status).toBe(status);
+      expect(refused.sent).toHaveLength(1);
+    }
   });
 
-  it("retries a read; an abort during the wait ends it with the abort's reason", async () => {
-    const read = scripted(answer(503), answer(200));
-    expect(
-      (await retrying(read.send, FAST)(new Request("https://api.example/v1/pets"))).status,
-    ).toBe(200);
-    expect(read.sent).toHaveLength(2);
+  it("an attempt past attemptTimeoutMs is a timeout, retried; the last one is thrown", async () => {
+    const { sent, fetch } = scripted("never", "never", "never");
+    const started = Date.now();
+    const error = await failure(send(fetch, new Request(READ), { ...FAST, attemptTimeoutMs: 30 }));
+    expect(error).toMatchObject({ kind: "timeout", code: "timeout", attempts: 3 });
+    expect(error.message).toBe("No answer within 30 ms");
+    expect(sent).toHaveLength(3);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a body that stalls is a timeout too", async () => {
+    const stalled = new Response(new ReadableStream({ start() {} }), { status: 200 });
+    const { fetch } = scripted(stalled);
+    const options = { retry: { retries: 0 }, attemptTimeoutMs: 30 };
+    const error = await failure(send(fetch, new Request(READ), options));
+    expect(error).toMatchObject({ kind: "timeout", attempts: 1 });
+  });
+
+  it("the call's timeoutMs bounds attempts and waits: a Retry-After past it is returned at once", async () => {
+    const slow = scripted("never");
+    const started = Date.now();
+    const error = await failure(send(slow.fetch, new Request(READ), { timeoutMs: 40 }));
+    expect(error).toMatchObject({ kind: "timeout", attempts: 1 });
+    expect(error.message).toMatch(/^No answer within \d+ ms \(the call's time limit\)$/);
+    expect(Date.now() - started).toBeLessThan(1_000);
+
+    const limited = scripted(answer(429, { "Retry-After": "60" }), answer(200));
+    const response = await send(limited.fetch, new Request(READ), { timeoutMs: 30_000 });
+    expect(response.status).toBe(429);
+    expect(limited.sent).toHaveLength(1);
+    const unavailable = scripted(answer(503, { "Retry-After": "5" }), answer(200));
+    const shorter = await send(unavailable.fetch, new Request(READ), { timeoutMs: 4_000 });
+    expect(shorter.status).toBe(503);
+  });
+
+  it("the caller's abort, during an attempt or a wait, is kind abort with the signal's reason", async () => {
+    const during = new AbortController();
+    const hanging = scripted("never");
+    const pending = send(hanging.fetch, new Request(READ, { signal: during.signal }));
+    setTimeout(() => during.abort(new Error("the caller gave up")), 10);
+    const error = await failure(pending);
+    expect(error).toMatchObject({ kind: "abort", code: "aborted", attempts: 1 });
+    expect((error.cause as Error).message).toBe("the caller gave up");
+
     const controller = new AbortController();
     const waiting = scripted(answer(429, { "Retry-After": "5" }), answer(200));
-    const request = new Request("https://api.example/v1/pets", { signal: controller.signal });
-    const pending = retrying(waiting.send)(request);
-    setTimeout(() => controller.abort(new Error("the caller gave up")), 10);
-    await expect(pending).rejects.toThrow("the caller gave up");
+    const request = new Request(READ, { signal: controller.signal });
+    const waited = send(waiting.fetch, request);
+    setTimeout(() => controller.abort(new Error("no more waiting")), 10);
+    const aborted = await failure(waited);
+    expect(aborted).toMatchObject({ kind: "abort", attempts: 1 });
+    expect((aborted.cause as Error).message).toBe("no more waiting");
     expect(waiting.sent).toHaveLength(1);
   });
 });

@@ -44,7 +44,10 @@ it("a dry-run upload's real record: rollout uploaded says no version was uploade
   });
 });
 
-it("serving --allow-none: no deployment yet is version-id= and a warning; wrong words exit 2", async () => {
+// Five node processes: 5 s is short on two busy cores.
+it("serving --allow-none: no deployment yet is version-id= and a warning; wrong words exit 2", {
+  timeout: 30_000,
+}, async () => {
   expect(await rollout(["serving", "--allow-none"], "")).toEqual({
     code: 0,
     stdout: "version-id=\n",

@@ -1,8 +1,14 @@
 // What an integrator writes, run by `npm run client:outside` (scripts/client-outside.ts):
 // compiled with `tsc --strict` in a project outside this repository that holds only the
-// package's tarball and typescript, and run on the machine's own Node against a real
-// `npm run dev`. It exits non-zero on the first expectation that fails.
-import { type Pet, PetStoreClient, PetStoreError } from "@petstore/client";
+// package's tarball and typescript, and run on Node 20 and 24 against a real `npm run dev`,
+// directly and through a proxy that injects faults (test/outside/fault-proxy.ts). It
+// prints the fault table and exits non-zero on the first expectation that fails.
+import {
+  type Pet,
+  PetStoreClient,
+  type PetStoreClientOptions,
+  PetStoreError,
+} from "@petstore/client";
 
 // The project has no @types/node: the little of Node this program reads, declared.
 declare const process: { env: Record<string, string | undefined>; version: string };
@@ -10,31 +16,15 @@ declare const process: { env: Record<string, string | undefined>; version: strin
 const baseUrl = setting("PETSTORE_BASE_URL");
 const apiKey = setting("PETSTORE_API_KEY");
 const readOnlyKey = setting("PETSTORE_READ_ONLY_KEY");
+const proxy = setting("PETSTORE_PROXY_URL");
 console.log(`node ${process.version}, ${baseUrl}`);
 
-// A create whose first answer is lost after the server answered: the client must retry
-// with the same Idempotency-Key and get the first answer back, replayed.
-let lost = 0;
-const replayedHeaders: Array<string | null> = [];
-const client = new PetStoreClient({
-  baseUrl,
-  apiKey,
-  retry: { baseDelayMs: 50 },
-  fetch: async (request) => {
-    const response = await fetch(request);
-    if (request.method !== "POST") return response;
-    if (lost++ === 0) {
-      await response.body?.cancel();
-      throw new TypeError("the connection was lost after the server answered");
-    }
-    replayedHeaders.push(response.headers.get("Idempotent-Replayed"));
-    return response;
-  },
-});
-const name = `outside ${Date.now()}`;
+const client = new PetStoreClient({ baseUrl, apiKey, appName: "client-outside/1" });
+const run = `${process.version}-${Date.now()}`;
+const name = `outside ${run}`;
 const created = await client.createPet({ name, categoryId: 1 });
-expect(created.replayed && replayedHeaders[0] === "true", "a lost create is retried: replayed");
 expect(created.pet.name === name && created.pet.status === "available", "the created pet");
+expect(created.bookmark !== undefined, "a create answers its bookmark");
 await client.createPet({ name: `${name} 2`, categoryId: 2, status: "pending" });
 await client.createPet({ name: `${name} 3`, categoryId: 3, status: "sold" });
 
@@ -49,34 +39,149 @@ expect(
   pets.every((pet, i) => i === 0 || (pets[i - 1] as Pet).id < pet.id),
   "in ascending id order",
 );
-expect(pets.filter((pet) => pet.name === name).length === 1, "the retried create made one pet");
+
+// Read-your-writes: a consistent client sends the newest bookmark with each read.
+const consistent = new PetStoreClient({ baseUrl, apiKey, consistent: true });
+const mine = await consistent.createPet({ name: `${name} mine`, categoryId: 4 });
+let found = 0;
+for await (const pet of consistent.pets({ limit: 100 })) if (pet.id === mine.pet.id) found++;
+const newest = consistent.bookmark ?? "";
+expect(found === 1 && newest >= (mine.bookmark ?? "~"), "a consistent client reads its write");
 
 // Conditional reads: the ETag of an answer, sent back, is "not modified".
 const read = await client.getPet(created.pet.id);
 const again = await client.getPet(created.pet.id, { ifNoneMatch: read.etag });
 expect(again.notModified && again.etag === read.etag, "getPet with its ETag: not modified");
-const page = await client.listPets({ limit: 2 });
-const samePage = await client.listPets({ limit: 2 }, { ifNoneMatch: page.etag });
+const first = await client.listPets({ limit: 2 });
+const samePage = await client.listPets({ limit: 2 }, { ifNoneMatch: first.etag });
 expect(samePage.notModified, "a page with its ETag: not modified");
 
-// Errors.
+// Error answers.
 const stranger = new PetStoreClient({ baseUrl, apiKey: "psk_not-a-key" });
-const unauthorized = await refusal(stranger.listPets());
+const unauthorized = await failure(stranger.listPets());
 expect(unauthorized.status === 401 && unauthorized.code === "unauthorized", "401 unauthorized");
 expect(unauthorized.requestId !== undefined, "the 401 names its request id");
 const reader = new PetStoreClient({ baseUrl, apiKey: readOnlyKey });
-const forbidden = await refusal(reader.createPet({ name, categoryId: 1 }));
+const forbidden = await failure(reader.createPet({ name, categoryId: 1 }));
 expect(forbidden.code === "insufficient_scope", "403 insufficient_scope");
 expect(forbidden.requiredScope === "pets:write", `it needs ${forbidden.requiredScope}`);
-const invalid = await refusal(client.createPet({ name: "", categoryId: 0 }));
+const invalid = await failure(client.createPet({ name: "", categoryId: 0 }));
 const fields = invalid.details.map((detail) => detail.field).sort();
 expect(invalid.status === 400 && fields.join() === "categoryId,name", `400 on ${fields}`);
-const orders = await refusal(client.listOrders());
+const orders = await failure(client.listOrders());
 expect(orders.status === 501 && orders.code === "not_implemented", "listOrders: 501");
 
-function setting(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`set ${name}`);
+// Faults through the proxy: what the client did, what the caller saw, the pets created.
+const table = [
+  "| fault | what the client did | what the caller saw | pets created |",
+  "| --- | --- | --- | --- |",
+];
+let faultNumber = 0;
+
+/**
+ * Runs `act` with a client whose requests meet `fault` (test/outside/fault-proxy.ts) the
+ * first `times` times; `act` returns what the caller saw, or throws a PetStoreError.
+ * A create (`creates`) must leave exactly one pet of its name.
+ */
+async function fault(
+  label: string,
+  [path, times]: [string, number],
+  act: (faulty: PetStoreClient, name: string) => Promise<string>,
+  options: { creates?: boolean; settings?: Partial<PetStoreClientOptions> } = {},
+) {
+  const retries: string[] = [];
+  const faulty = new PetStoreClient({
+    baseUrl: `${proxy}/${path}/${times}/${run}-${++faultNumber}/v1`,
+    apiKey,
+    onRetry: ({ error, delayMs }) => retries.push(`${error.code} (${seconds(delayMs)})`),
+    ...options.settings,
+  });
+  const petName = `outside fault ${run} ${faultNumber}`;
+  const started = Date.now();
+  const saw = await act(faulty, petName).catch((error: unknown) => {
+    expect(error instanceof PetStoreError, `${label}: a failure of the one family`);
+    throw error;
+  });
+  const did = `${retries.length + 1} attempt(s)${retries.length ? `, retried after ${retries.join(", ")}` : ""}`;
+  const count = options.creates ? await named(petName) : undefined;
+  if (count !== undefined) expect(count === 1, `${label}: one pet, not ${count}`);
+  table.push(
+    `| ${label} | ${did} | ${saw} in ${seconds(Date.now() - started)} | ${count ?? "-"} |`,
+  );
+}
+
+/** What a caller sees of a failure of the family, checked to be one. */
+async function caught(call: Promise<unknown>): Promise<PetStoreError> {
+  const error = await call.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(error instanceof PetStoreError, "a failure of the one family");
+  return error as PetStoreError;
+}
+
+const seen = (error: PetStoreError) =>
+  `PetStoreError kind ${error.kind}, ${error.code}${error.status ? ` ${error.status}` : ""}, ${error.attempts} attempt(s)`;
+
+/** The caller's retry by hand of a create that failed, with the key the failure carries. */
+async function byHand(error: PetStoreError, petName: string): Promise<string> {
+  expect(error.idempotencyKey !== undefined, "the failure carries the create's key");
+  const retried = await client.createPet(
+    { name: petName, categoryId: 1 },
+    { idempotencyKey: error.idempotencyKey },
+  );
+  expect(retried.replayed, "the retry by hand with that key is the first create, replayed");
+  return `${seen(error)} with its Idempotency-Key; retried by hand with it: replayed`;
+}
+
+const create = async (faulty: PetStoreClient, petName: string) => {
+  const { replayed } = await faulty.createPet({ name: petName, categoryId: 1 });
+  return `the pet${replayed ? ", replayed" : ""}`;
+};
+const list = async (faulty: PetStoreClient) =>
+  `a page of ${(await faulty.listPets({ limit: 2 })).pets.length} pets`;
+
+await fault("create: answer dropped once", ["drop", 1], create, { creates: true });
+await fault(
+  "create: every answer dropped",
+  ["drop", 9],
+  async (faulty, petName) => byHand(await caught(create(faulty, petName)), petName),
+  { creates: true },
+);
+await fault("create: 503, Retry-After: 1, once", ["503r1", 1], create, { creates: true });
+await fault("listPets: 429, Retry-After: 1, once", ["429r1", 1], list);
+await fault("listPets: 429, Retry-After: 60", ["429r60", 9], async (faulty) => {
+  const error = await caught(list(faulty));
+  expect(
+    error.retryAfter === 60 && error.attempts === 1,
+    "a wait past the time limit is not waited",
+  );
+  return `${seen(error)}, retryAfter ${error.retryAfter}`;
+});
+await fault("listPets: a gateway's 502 once", ["502", 1], list);
+await fault("create: answer delayed 5 s", ["delay", 1], create, { creates: true });
+await fault(
+  "create: every answer delayed 5 s, attemptTimeoutMs 2 s",
+  ["delay", 9],
+  async (faulty, petName) => byHand(await caught(create(faulty, petName)), petName),
+  { creates: true, settings: { attemptTimeoutMs: 2_000 } },
+);
+console.log(`\nfaults on node ${process.version}:\n${table.join("\n")}\n`);
+
+/** How many pets are named `petName`, read directly. */
+async function named(petName: string): Promise<number> {
+  let count = 0;
+  for await (const pet of client.pets({ limit: 100 })) if (pet.name === petName) count++;
+  return count;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function setting(variable: string): string {
+  const value = process.env[variable];
+  if (!value) throw new Error(`set ${variable}`);
   return value;
 }
 
@@ -85,12 +190,8 @@ function expect(ok: boolean, what: string): void {
   console.log(`ok: ${what}`);
 }
 
-async function refusal(call: Promise<unknown>): Promise<PetStoreError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof PetStoreError) return error;
-    throw error;
-  }
-  throw new Error("FAILED: expected an error answer");
+async function failure(call: Promise<unknown>): Promise<PetStoreError> {
+  const error = await caught(call);
+  expect(error.kind === "answer", `an error answer: ${error.code}`);
+  return error;
 }

@@ -1,6 +1,8 @@
 // Writes src/schema.ts, the package's types, from the API's OpenAPI document with
 // openapi-typescript; `--check` fails when it is stale. The package's version is the API's
-// (the document's info.version): both modes fail when they differ.
+// (the document's info.version): both modes fail when they differ. openapi-typescript
+// drives TypeScript 5's JavaScript API, which TypeScript 7 lacks: the package's own
+// devDependency typescript 5.9 is there for it alone (the build runs the root's 7).
 import { readFileSync, writeFileSync } from "node:fs";
 import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
 

@@ -2,12 +2,12 @@
 // contract, so a regular expression reads it: no parser library (http-link-header, the
 // one that fits, is CommonJS only and larger than all of this package's own code).
 
-/** The target of the link whose `rel` includes `next` in a `Link` header (RFC 8288). */
-export function nextLink(link: string | null): string | undefined {
+/** The target of the link whose `rel` includes `relation` in a `Link` header (RFC 8288). */
+export function linkTarget(link: string | null, relation = "next"): string | undefined {
   for (const [, target, params = ""] of (link ?? "").matchAll(/<([^>]*)>([^,]*)/g)) {
     const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^;\s]+))/i.exec(params);
     const relations = (rel?.[1] ?? rel?.[2] ?? "").toLowerCase().split(/\s+/);
-    if (relations.includes("next")) return target;
+    if (relations.includes(relation)) return target;
   }
   return undefined;
 }

@@ -1,16 +1,29 @@
 // @petstore/client: the Pet Store API from TypeScript, on Node 20+, in browsers and in
 // Workers (it needs nothing but fetch). Its types are generated from the API's OpenAPI
 // document (schema.ts, by openapi-typescript) and requests go through openapi-fetch; this
-// file adds what a document cannot say: pages by `Link`, the Error object as an exception,
-// creates retried under one `Idempotency-Key`, and a 304 as a value.
+// file adds what a document cannot say: pages by `Link`, every failure as a PetStoreError,
+// creates retried under one `Idempotency-Key`, a 304 as a value, read-your-writes.
 import createClient, { type Client } from "openapi-fetch";
 import { PetStoreError } from "./errors.ts";
-import { nextLink } from "./headers.ts";
-import { type RetryOptions, retrying } from "./retry.ts";
+import { linkTarget } from "./headers.ts";
+import { attemptsOf, type RetryEvent, type RetryOptions, send, type TimeLimits } from "./retry.ts";
 import type { components, operations, paths } from "./schema.ts";
 
-export { type ErrorBody, type ErrorCode, type ErrorDetail, PetStoreError } from "./errors.ts";
-export type { RetryOptions } from "./retry.ts";
+export {
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorDetail,
+  type FailureCode,
+  type FailureKind,
+  PetStoreError,
+} from "./errors.ts";
+export {
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  type RetryEvent,
+  type RetryOptions,
+  type TimeLimits,
+} from "./retry.ts";
 export type { components, operations, paths } from "./schema.ts";
 
 export type Pet = components["schemas"]["Pet"];
@@ -19,24 +32,45 @@ export type PetStatus = components["schemas"]["PetStatus"];
 /** listPets' query: `status`, `limit` (1..100, default 20), and a page's `cursor`. */
 export type ListPetsQuery = NonNullable<operations["listPets"]["parameters"]["query"]>;
 
-export interface PetStoreClientOptions {
+/** The header that names the calling application (`appName`) and this package. */
+export const CLIENT_NAME_HEADER = "X-Client-Name";
+/** This package, as `X-Client-Name` names it after the application. */
+export const CLIENT_NAME = "petstore-client/1.0.0";
+const BOOKMARK = "x-d1-bookmark";
+
+export interface PetStoreClientOptions extends TimeLimits {
   /** The API's server URL with its `/v1`, e.g. `https://api.petstore.example.com/v1`. */
   baseUrl: string;
   /** An API key (`psk_...`), sent as `Authorization: Bearer <key>`, to `baseUrl` only. */
   apiKey: string;
   /** The fetch to send requests with (default: the global one). */
   fetch?: (request: Request) => Promise<Response>;
-  /** Retries of network errors, 429 and 503 (reads, and creates under their key). */
+  /** Retries of reads and keyed creates: network failures, timeouts, 429, 502, 503, 504. */
   retry?: RetryOptions;
+  /** Called before each retry's wait, e.g. to log it. */
+  onRetry?: (event: RetryEvent) => void;
+  /**
+   * Your application's name, e.g. `shop-web/2.1` (printable ASCII, at most 100 characters):
+   * sent before this package's in `X-Client-Name`, so the API's logs tell callers apart.
+   */
+  appName?: string;
+  /**
+   * Read your own writes: every read carries the newest `x-d1-bookmark` this client has
+   * received (`bookmark`), so no replica answers it with older data. Default false.
+   */
+  consistent?: boolean;
 }
 
-export interface CallOptions {
+/** What every call takes: an `AbortSignal`, and time limits for this call alone. */
+export interface CallOptions extends TimeLimits {
   signal?: AbortSignal;
 }
 
 export interface ReadOptions extends CallOptions {
   /** The `etag` of an answer you hold: if it is still current, the read is `NotModified`. */
   ifNoneMatch?: string;
+  /** An answer's `bookmark` (a create's, say): the read sees data at least that fresh. */
+  bookmark?: string;
 }
 
 /** The answer of a read whose `ifNoneMatch` is still current (HTTP 304): keep what you hold. */
@@ -51,6 +85,8 @@ export interface Page {
   pets: Pet[];
   /** Pass it back as `ifNoneMatch` to read the page again only if it changed. */
   etag: string;
+  /** `x-d1-bookmark`: how fresh the data is (a page from the edge cache may have none). */
+  bookmark: string | undefined;
   /** The `cursor` of the next page (from `Link: rel="next"`); undefined on the last page. */
   nextCursor: string | undefined;
 }
@@ -60,6 +96,8 @@ export interface PetRead {
   pet: Pet;
   /** Pass it back as `ifNoneMatch` to read the animal again only if it changed. */
   etag: string;
+  /** `x-d1-bookmark`: how fresh the data is (an answer from the edge cache may have none). */
+  bookmark: string | undefined;
 }
 
 export interface Created {
@@ -71,24 +109,82 @@ export interface Created {
   replayed: boolean;
   /** The key the create was sent (and retried) with: yours, or the generated one. */
   idempotencyKey: string;
+  /** `x-d1-bookmark` of the write: pass it to a read (`bookmark`) to read it back. */
+  bookmark: string | undefined;
 }
 
-type NoCondition = CallOptions & { ifNoneMatch?: undefined };
+type NoCondition = Omit<ReadOptions, "ifNoneMatch"> & { ifNoneMatch?: undefined };
 
-/** A client of the Pet Store API. Every call throws a `PetStoreError` for an error answer. */
+/** A client of the Pet Store API. Every failure of a call is thrown as a `PetStoreError`. */
 export class PetStoreClient {
   /**
-   * The generated client (openapi-fetch) with the key and the retries: every operation of
-   * the document, typed, its answers as they come (`{ data, error, response }`).
+   * The generated client (openapi-fetch) with the key, the time limits and the retries:
+   * every operation of the document, typed, its answers as they come
+   * (`{ data, error, response }`); a failure without an answer is thrown.
    */
   readonly raw: Client<paths>;
+  readonly #options: PetStoreClientOptions;
+  #bookmark: string | undefined;
 
   constructor(options: PetStoreClientOptions) {
+    const { appName } = options;
+    if (appName !== undefined && !/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(appName)) {
+      throw new TypeError("appName: printable ASCII words, e.g. shop-web/2.1");
+    }
+    if ((appName?.length ?? 0) > 100) throw new TypeError("appName: at most 100 characters");
+    this.#options = options;
     this.raw = createClient<paths>({
       baseUrl: options.baseUrl,
-      headers: { Authorization: `Bearer ${options.apiKey}` },
-      fetch: retrying(options.fetch ?? ((request) => fetch(request)), options.retry),
+      headers: {
+        Authorization: `Bearer ${options.apiKey}`,
+        [CLIENT_NAME_HEADER]: appName ? `${appName} ${CLIENT_NAME}` : CLIENT_NAME,
+      },
+      fetch: this.#sender(),
     });
+  }
+
+  /** The newest `x-d1-bookmark` received (what a `consistent` client sends with reads). */
+  get bookmark(): string | undefined {
+    return this.#bookmark;
+  }
+
+  /**
+   * Sends a request with the client's settings and `limits`, and notes what it answered.
+   * With `json`, a success whose body is not JSON (a captive portal's page) is a failure.
+   */
+  #sender(limits: TimeLimits = {}, json = false) {
+    const options = { ...this.#options, ...defined(limits) };
+    const fetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    return async (request: Request) => {
+      const response = await send(fetch, request, options);
+      const bookmark = response.headers.get(BOOKMARK) ?? "";
+      // Bookmarks compare as strings: a later one sorts after an earlier one.
+      if (bookmark > (this.#bookmark ?? "")) this.#bookmark = bookmark;
+      noticeDeprecation(request, response);
+      if (json && response.ok && response.body) {
+        await response
+          .clone()
+          .json()
+          .catch((cause: unknown) => {
+            const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
+            const attempts = attemptsOf(response);
+            throw new PetStoreError({ kind: "answer", response, attempts, idempotencyKey, cause });
+          });
+      }
+      return response;
+    };
+  }
+
+  /** What a call passes to openapi-fetch: its signal, its limits, the bookmark for a read. */
+  #call(options: ReadOptions, read = false) {
+    const { signal, timeoutMs, attemptTimeoutMs, ifNoneMatch } = options;
+    const bookmark =
+      options.bookmark ?? (read && this.#options.consistent ? this.#bookmark : undefined);
+    return {
+      signal,
+      fetch: this.#sender({ timeoutMs, attemptTimeoutMs }, true),
+      header: { "If-None-Match": ifNoneMatch, [BOOKMARK]: bookmark },
+    };
   }
 
   /** One page of animals (listPets); with `ifNoneMatch`, `NotModified` when it is current. */
@@ -98,19 +194,17 @@ export class PetStoreClient {
     query: ListPetsQuery = {},
     options: ReadOptions = {},
   ): Promise<Page | NotModified> {
-    const result = await this.raw.GET("/pets", {
-      params: { query, header: { "If-None-Match": options.ifNoneMatch } },
-      signal: options.signal,
-    });
+    const { header, ...call } = this.#call(options, true);
+    const result = await this.raw.GET("/pets", { params: { query, header }, ...call });
     return read(result, (pets, response) => {
-      const next = nextLink(response.headers.get("Link"));
+      const next = linkTarget(response.headers.get("Link"));
       const cursor = next && new URL(next, "https://base.invalid").searchParams.get("cursor");
       return { pets, nextCursor: cursor ?? undefined };
     });
   }
 
   /** Every page from `query.cursor` (or the first) to the last, following `Link: rel="next"`. */
-  async *pages(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Page> {
+  async *pages(query: ListPetsQuery = {}, options: NoCondition = {}): AsyncGenerator<Page> {
     let cursor = query.cursor;
     do {
       const page = await this.listPets({ ...query, cursor }, options);
@@ -120,46 +214,51 @@ export class PetStoreClient {
   }
 
   /** Every animal of the listing, page after page (`limit` sets the page size). */
-  async *pets(query: ListPetsQuery = {}, options: CallOptions = {}): AsyncGenerator<Pet> {
+  async *pets(query: ListPetsQuery = {}, options: NoCondition = {}): AsyncGenerator<Pet> {
     for await (const page of this.pages(query, options)) yield* page.pets;
   }
 
   /**
    * Adds an animal (createPet) under an `Idempotency-Key`, yours or a generated one.
-   * Network errors, 429 and 503 are retried with the same key, so the API creates the
-   * animal once and answers a retry with its first answer (`replayed`).
+   * Retries send the same key, so the API creates the animal once and answers a retry
+   * with its first answer (`replayed`). Every failure carries the key, to retry by hand.
    */
   async createPet(
     pet: NewPet,
     options: CallOptions & { idempotencyKey?: string } = {},
   ): Promise<Created> {
     const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
+    const { signal, fetch } = this.#call(options);
     const result = await this.raw.POST("/pets", {
       body: pet,
       params: { header: { "Idempotency-Key": idempotencyKey } },
-      signal: options.signal,
+      signal,
+      fetch,
     });
-    const header = (name: string) => result.response.headers.get(name);
+    const header = (name: string) => result.response.headers.get(name) ?? undefined;
     return {
-      pet: body(result),
+      pet: body(result, idempotencyKey),
       location: header("Location") ?? "",
       replayed: header("Idempotent-Replayed") === "true",
       idempotencyKey,
+      bookmark: header(BOOKMARK),
     };
   }
 
   /**
    * One animal by id (getPet); with `ifNoneMatch`, `NotModified` when it is current.
    * @deprecated getPet is deprecated since Sun, 01 Nov 2026 and answers 410 `gone` from its
-   * sunset, Thu, 05 Dec 2030 00:00:00 GMT. Use `pets()` or `listPets()` instead.
+   * sunset, Thu, 05 Dec 2030 00:00:00 GMT. Use `pets()` or `listPets()` instead. The first
+   * call logs a notice naming the sunset (`console.warn`, once).
    */
   getPet(petId: number, options?: NoCondition): Promise<PetRead>;
   /** @deprecated Sunset Thu, 05 Dec 2030 00:00:00 GMT (410 `gone` from then): use `pets()`. */
   getPet(petId: number, options: ReadOptions): Promise<PetRead | NotModified>;
   async getPet(petId: number, options: ReadOptions = {}): Promise<PetRead | NotModified> {
+    const { header, ...call } = this.#call(options, true);
     const result = await this.raw.GET("/pets/{petId}", {
-      params: { path: { petId }, header: { "If-None-Match": options.ifNoneMatch } },
-      signal: options.signal,
+      params: { path: { petId }, header },
+      ...call,
     });
     return read(result, (pet) => ({ pet }));
   }
@@ -170,24 +269,57 @@ export class PetStoreClient {
    * @experimental
    */
   async listOrders(options: CallOptions = {}): Promise<never> {
-    const { error, response } = await this.raw.GET("/store/orders", { signal: options.signal });
-    throw new PetStoreError(response, error);
+    const { signal, fetch } = this.#call(options);
+    const { error, response } = await this.raw.GET("/store/orders", { signal, fetch });
+    throw new PetStoreError({
+      kind: "answer",
+      response,
+      body: error,
+      attempts: attemptsOf(response),
+    });
   }
 }
 
 type Result<T> = { data?: T; error?: unknown; response: Response };
 
 /** The body of a 2xx answer; a `PetStoreError` for any other. */
-function body<T>({ data, error, response }: Result<T>): T {
-  if (!response.ok) throw new PetStoreError(response, error);
-  return data as T;
+function body<T>({ data, error, response }: Result<T>, idempotencyKey?: string): T {
+  if (response.ok) return data as T;
+  const attempts = attemptsOf(response);
+  throw new PetStoreError({ kind: "answer", response, body: error, attempts, idempotencyKey });
 }
 
 /** A read's answer with its `etag`: a 304 as `NotModified`, a 2xx through `fields`. */
 function read<T, R>(result: Result<T>, fields: (data: T, response: Response) => R) {
   const etag = result.response.headers.get("ETag") ?? "";
   if (result.response.status === 304) return { notModified: true, etag } satisfies NotModified;
-  return { notModified: false as const, etag, ...fields(body(result), result.response) };
+  const bookmark = result.response.headers.get(BOOKMARK) ?? undefined;
+  return { notModified: false as const, etag, bookmark, ...fields(body(result), result.response) };
+}
+
+/** The options in `limits` that are set. */
+const defined = (limits: TimeLimits) =>
+  Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined));
+
+const noticed = new Set<string>();
+
+/**
+ * A notice, once per deprecated operation and process, when an answer says its operation
+ * is deprecated (`Deprecation`, RFC 9745): its sunset (RFC 8594) and its successor.
+ */
+function noticeDeprecation(request: Request, response: Response) {
+  const header = (name: string) => response.headers.get(name) ?? undefined;
+  const [deprecation, sunset] = [header("Deprecation"), header("Sunset")];
+  if (!deprecation || noticed.has(`${deprecation} ${sunset}`)) return;
+  noticed.add(`${deprecation} ${sunset}`);
+  const successor = linkTarget(header("Link") ?? null, "successor-version");
+  const docs = linkTarget(header("Link") ?? null, "deprecation");
+  console.warn(
+    `@petstore/client: ${request.method} ${new URL(request.url).pathname} is deprecated.` +
+      (sunset ? ` From its sunset, ${sunset}, the API answers it 410 gone.` : "") +
+      (successor ? ` Its successor: ${successor}.` : "") +
+      (docs ? ` See ${docs}.` : ""),
+  );
 }
 
 /** 128 random bits in hex (crypto.getRandomValues runs where randomUUID may not: http pages). */

@@ -1,3 +1,6 @@
+// How a request is sent: attempts under time limits, retries of what a retry can cure,
+// and every failure thrown as a PetStoreError.
+import { PetStoreError, TRANSIENT } from "./errors.ts";
 import { retryAfterSeconds } from "./headers.ts";
 
 export interface RetryOptions {
@@ -6,18 +9,48 @@ export interface RetryOptions {
   /** The wait before the first retry in ms, doubled before each next one (with jitter). Default 500. */
   baseDelayMs?: number;
   /**
-   * The longest wait in ms. Default 60 000, the longest `Retry-After` the API sends (a
-   * 429). An answer that asks for longer is not waited for: it is thrown at once.
+   * The longest wait in ms. Default 60 000. An answer whose `Retry-After` asks for longer,
+   * or for a wait that would end past the call's time limit, is not waited for.
    */
   maxDelayMs?: number;
 }
 
-/** Answers a retry can cure: rate limited (429), database briefly unavailable (503). */
-const TRANSIENT = [429, 503];
+/** How long a call may take, in ms. */
+export interface TimeLimits {
+  /** The whole call: every attempt and every wait between them. Default 30 000. */
+  timeoutMs?: number;
+  /** One attempt: the request sent and its whole answer read. Default 10 000. */
+  attemptTimeoutMs?: number;
+}
+
+/** A retry about to happen, as `onRetry` sees it. */
+export interface RetryEvent {
+  /** The request (its method and URL; the body was sent as given). */
+  request: Request;
+  /** The attempt that failed: 1 for the first. */
+  attempt: number;
+  /** Why: a 429, 502, 503 or 504 answer, a network failure, or the attempt's timeout. */
+  error: PetStoreError;
+  /** The wait before the next attempt, in ms. */
+  delayMs: number;
+}
+
+export interface SendOptions extends TimeLimits {
+  retry?: RetryOptions | undefined;
+  /** Called before each retry's wait: to log it, or to count it. */
+  onRetry?: ((event: RetryEvent) => void) | undefined;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** The attempts made for each answer `send` returned. */
+const attemptsMade = new WeakMap<Response, number>();
+export const attemptsOf = (response: Response) => attemptsMade.get(response) ?? 1;
 
 /**
  * The wait in ms before retry number `retry` (1 for the first) after `response`, or after
- * a network error when `response` is undefined; undefined when not to retry.
+ * a failure without an answer when `response` is undefined; undefined when not to retry.
  */
 export function retryDelay(
   retry: number,
@@ -38,44 +71,115 @@ const repeatable = (request: Request) =>
   ["GET", "HEAD"].includes(request.method) || request.headers.has("Idempotency-Key");
 
 /**
- * `send`, retried on network errors, 429 and 503 while `retryDelay` allows, for reads and
- * for writes that carry an `Idempotency-Key` (each retry sends the same key). Any other
- * answer, a 4xx above all, is returned as it came.
+ * Sends `request` through `fetch`, each attempt within `attemptTimeoutMs` and all within
+ * `timeoutMs`. Reads, and writes that carry an `Idempotency-Key` (each retry sends the same
+ * key), are retried after a network failure, an attempt's timeout, 429, 502, 503 and 504,
+ * while `retryDelay` allows and the wait ends within the time limit. Returns the answer
+ * with its body read; throws a PetStoreError when there is none.
  */
-export function retrying(
-  send: (request: Request) => Promise<Response>,
-  options?: RetryOptions,
-): (request: Request) => Promise<Response> {
-  return async (request) => {
-    for (let retry = 1; ; retry++) {
-      const [response, error] = await send(request.clone()).then(
-        (answer) => [answer, undefined] as const,
-        (failure: unknown) => [undefined, failure] as const,
-      );
-      const wait =
-        repeatable(request) && !request.signal.aborted
-          ? retryDelay(retry, response, options)
-          : undefined;
-      if (wait === undefined) {
-        if (response) return response;
-        throw error;
-      }
-      await response?.body?.cancel();
-      await sleep(wait, request.signal);
+export async function send(
+  fetch: (request: Request) => Promise<Response>,
+  request: Request,
+  options: SendOptions = {},
+): Promise<Response> {
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
+  for (let attempt = 1; ; attempt++) {
+    const perAttempt = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+    const left = deadline - Date.now();
+    const limit = left < perAttempt ? `${left} ms (the call's time limit)` : `${perAttempt} ms`;
+    const outcome = await attemptOnce(fetch, request, Math.min(perAttempt, left), limit);
+    const failure = { attempts: attempt, idempotencyKey };
+    if (outcome.kind === "abort") throw new PetStoreError({ ...outcome, ...failure });
+    const { response } = outcome;
+    if (response) attemptsMade.set(response, attempt);
+    if (response && !TRANSIENT.includes(response.status)) return response;
+    const error = new PetStoreError({
+      ...outcome,
+      ...failure,
+      body:
+        response &&
+        (await response
+          .clone()
+          .json()
+          .catch(() => undefined)),
+    });
+    const wait = repeatable(request) ? retryDelay(attempt, response, options.retry) : undefined;
+    if (wait === undefined || Date.now() + wait >= deadline) {
+      if (response) return response;
+      throw error;
     }
-  };
+    options.onRetry?.({ request, attempt, error, delayMs: wait });
+    if (!(await sleep(wait, request.signal))) {
+      const reason = request.signal.reason;
+      throw new PetStoreError({ kind: "abort", ...failure, cause: reason, message: "Aborted" });
+    }
+  }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
+type Outcome =
+  | { kind: "answer"; response: Response }
+  | {
+      kind: "network" | "timeout" | "abort";
+      response?: undefined;
+      cause: unknown;
+      message: string;
+    };
+
+/**
+ * One attempt within `limitMs`, its answer's body read (a body that stalls is a timeout
+ * too); a `fetch` that ignores the abort signal is not waited for.
+ */
+async function attemptOnce(
+  fetch: (request: Request) => Promise<Response>,
+  request: Request,
+  limitMs: number,
+  limit: string,
+): Promise<Outcome> {
+  const caller = request.signal;
+  if (caller.aborted) return { kind: "abort", cause: caller.reason, message: "Aborted" };
+  const controller = new AbortController();
+  const stop = () => controller.abort(caller.reason);
+  const timer = setTimeout(() => controller.abort(), limitMs);
+  caller.addEventListener("abort", stop);
+  const stopped = new Promise<never>((_, reject) => {
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
+  });
+  stopped.catch(() => {});
+  try {
+    const sent = fetch(new Request(request.clone(), { signal: controller.signal }));
+    sent.catch(() => {});
+    const answer = await Promise.race([sent, stopped]);
+    const body = answer.body && (await Promise.race([answer.arrayBuffer(), stopped]));
+    const empty = [204, 205, 304].includes(answer.status);
+    const { status, statusText, headers } = answer;
+    return {
+      kind: "answer",
+      response: new Response(empty ? null : body, { status, statusText, headers }),
+    };
+  } catch (cause) {
+    if (caller.aborted) return { kind: "abort", cause: caller.reason, message: "Aborted" };
+    if (controller.signal.aborted)
+      return { kind: "timeout", cause, message: `No answer within ${limit}` };
+    return { kind: "network", cause, message: `No answer: ${(cause as Error)?.message ?? cause}` };
+  } finally {
+    clearTimeout(timer);
+    caller.removeEventListener("abort", stop);
+  }
+}
+
+/** Waits `ms`; false when `signal` aborts first. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
     const abort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      resolve(false);
     };
     const timer = setTimeout(() => {
       signal.removeEventListener("abort", abort);
-      resolve();
+      resolve(true);
     }, ms);
+    if (signal.aborted) abort();
     signal.addEventListener("abort", abort, { once: true });
   });
 }

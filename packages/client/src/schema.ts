@@ -231,6 +231,8 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
@@ -387,6 +389,8 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the API key and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
                 "Idempotency-Key"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
             };
             path?: never;
             cookie?: never;
@@ -585,6 +589,8 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
@@ -697,6 +703,8 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
@@ -942,6 +950,8 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
@@ -1126,7 +1136,10 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1243,7 +1256,10 @@ export interface operations {
     listOrdersHead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1321,6 +1337,8 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
                 "If-None-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1393,6 +1411,8 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
                 "If-None-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1440,7 +1460,10 @@ export interface operations {
     getDocs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1480,7 +1503,10 @@ export interface operations {
     getDocsHead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
+            };
             path?: never;
             cookie?: never;
         };
