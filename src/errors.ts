@@ -55,17 +55,36 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds.",
 };
 
+/** The longest message and field an Error carries, and the most details (longer ones are cut). */
+export const ERROR_LIMITS = { message: 1024, field: 256, detail: 256, details: 20 } as const;
+
 export const ErrorDetailSchema = z.object({
-  field: z.string().check(z.describe("The field or parameter, as a dotted path.")),
-  message: z.string(),
+  field: z
+    .string()
+    .check(
+      z.maxLength(ERROR_LIMITS.field),
+      z.describe("The field or parameter, as a dotted path."),
+    ),
+  message: z.string().check(z.maxLength(ERROR_LIMITS.detail)),
 });
 
 export const ErrorSchema = z
   .object({
     code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-    message: z.string().check(z.describe("For humans; names the offending field or parameter.")),
-    status: z.int().check(z.describe("Equals the HTTP status of the response.")),
-    details: z.optional(z.array(ErrorDetailSchema)),
+    message: z
+      .string()
+      .check(
+        z.maxLength(ERROR_LIMITS.message),
+        z.describe("For humans; names the offending field or parameter."),
+      ),
+    status: z
+      .int()
+      .check(
+        z.gte(400),
+        z.lte(599),
+        z.meta({ description: "Equals the HTTP status of the response.", format: "int32" }),
+      ),
+    details: z.optional(z.array(ErrorDetailSchema).check(z.maxLength(ERROR_LIMITS.details))),
   })
   .check(z.meta({ id: "Error", description: "Every error answer of the service." }));
 
@@ -99,12 +118,25 @@ export class ServiceError<Code extends string = string> extends Error {
     this.headers = options.headers ?? {};
   }
 
+  /** The Error object, within the limits the document states (a longer text is cut). */
   body(): { code: Code; message: string; status: number; details?: ErrorDetail[] } {
-    const { code, message, status, details } = this;
+    const { code, status } = this;
+    const message = cut(this.message, ERROR_LIMITS.message);
+    const details = this.details?.slice(0, ERROR_LIMITS.details).map((d) => ({
+      field: cut(d.field, ERROR_LIMITS.field),
+      message: cut(d.message, ERROR_LIMITS.detail),
+    }));
     return details && details.length > 0
       ? { code, message, status, details }
       : { code, message, status };
   }
+}
+
+/** `text` within `most` UTF-16 units, ending in an ellipsis when cut (never half a pair). */
+function cut(text: string, most: number): string {
+  if (text.length <= most) return text;
+  const kept = text.slice(0, most - 1);
+  return `${/[\uD800-\uDBFF]$/.test(kept) ? kept.slice(0, -1) : kept}…`;
 }
 
 export class ApiError extends ServiceError<ErrorCode> {

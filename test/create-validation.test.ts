@@ -387,6 +387,37 @@ describe("400 validation_failed, naming the field", () => {
     },
   );
 
+  it("30 unknown fields: the Error's first 20 details, its message within the documented limits", async () => {
+    const fields = Array.from({ length: 30 }, (_, i) => `extra${String(i).padStart(2, "0")}`);
+    const text = `{"name":"Rex","categoryId":1,${fields.map((f) => `"${f}":1`).join(",")}}`;
+    const response = await call("/v1/pets", {
+      method: "POST",
+      key,
+      body: text,
+      headers: JSON_TYPE,
+    });
+    const body = await expectError(response, 400, "validation_failed", /"extra00".*29 more/);
+    expect(body.details?.map((d) => d.field)).toEqual(fields.slice(0, 20));
+  });
+
+  it("a field named by 300 emoji: named, cut to 256 UTF-16 units without splitting a pair", async () => {
+    const field = "🐕".repeat(300);
+    const text = `{"name":"Rex","categoryId":1,"${field}":1}`;
+    const response = await call("/v1/pets", {
+      method: "POST",
+      key,
+      body: text,
+      headers: JSON_TYPE,
+    });
+    const body = await expectError(response, 400, "validation_failed", /not an accepted/);
+    const named = body.details?.[0]?.field ?? "";
+    expect(named.length).toBeLessThanOrEqual(256);
+    expect(named.isWellFormed()).toBe(true);
+    expect(named).toBe(`${"🐕".repeat(127)}…`);
+    expect(body.message.length).toBeLessThanOrEqual(1024);
+    expect(body.message.isWellFormed()).toBe(true);
+  });
+
   it("a huge number as the name", async () => {
     const text = `{"name":${"9".repeat(1_000)},"categoryId":1}`;
     await invalid(text, /"name".*must be a string/);

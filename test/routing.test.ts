@@ -43,6 +43,14 @@ describe("paths and methods", () => {
     expect(response.headers.get("Allow")).toBe(allow);
   });
 
+  it("a 404 for a path of 5,000 characters names it, cut to the Error's 1,024 characters", async () => {
+    const { key } = await createKey();
+    const path = `/v1/${"a".repeat(5_000)}`;
+    const response = await call(path, { key });
+    const body = await expectError(response, 404, "not_found", /^No such path: \/v1\/a+…$/);
+    expect(body.message).toHaveLength(1024);
+  });
+
   it("answers successes and errors with one media type, application/json", async () => {
     const { key } = await createKey();
     const answers = [

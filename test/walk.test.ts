@@ -95,6 +95,12 @@ const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
       return send(walk, { headers: { "Content-Type": "application/json" }, body: "{" });
     }
     const parameter = walk.op.parameters?.find((p) => p.in !== "header");
+    // Else a header parameter longer than its documented limit.
+    const header = walk.op.parameters?.find((p) => typeof p.schema.maxLength === "number");
+    if (!parameter && header) {
+      const long = "x".repeat((header.schema.maxLength as number) + 1);
+      return send(walk, { headers: { [header.name]: long } });
+    }
     if (!parameter) return undefined;
     if (parameter.in === "path") {
       return send(walk, { path: concrete(walk.template, { [parameter.name]: "abc" }) });

@@ -102,7 +102,7 @@ interface CachedAnswer {
 }
 
 /** The If-None-Match a read was sent; longer than the contract allows is 400. */
-function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
+export function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
   const sent = c.req.header(IF_NONE_MATCH);
   if (sent !== undefined && sent.length > IF_NONE_MATCH_MAX_LENGTH) {
     const problem = `must be at most ${IF_NONE_MATCH_MAX_LENGTH} characters`;

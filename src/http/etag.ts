@@ -8,7 +8,7 @@ export const ETAG_FORMAT = /^"[A-Za-z0-9_-]{22}"$/;
 export const ETAG = {
   description:
     "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
-  schema: { type: "string", pattern: '^"[!#-~]*"$' },
+  schema: { type: "string", maxLength: 256, pattern: '^"[!#-~]*"$' },
   required: true,
 };
 

@@ -24,26 +24,26 @@ const HEADERS = {
   requestId: {
     description:
       "Identifies the request in the logs (the `cf-ray` value when present). On every response.",
-    schema: { type: "string", minLength: 1 },
+    schema: { type: "string", minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9-]+$" },
   },
   allowOrigin: {
     description:
       "CORS: on every response to a request with an `Origin` the service allows (`*` by default; else that origin, with `Vary: Origin`).",
-    schema: { type: "string", minLength: 1 },
+    schema: { type: "string", minLength: 1, maxLength: 2048 },
   },
   challenge: {
     description:
       'RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs.',
-    schema: { type: "string", pattern: `^${REALM}` },
+    schema: { type: "string", maxLength: 256, pattern: `^${REALM}` },
   },
   retryAfter: {
     description: "Seconds to wait before retrying.",
-    schema: { type: "integer", minimum: 0 },
+    schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
   },
   bookmark: {
     description:
       "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 256, pattern: BOOKMARK.source },
   },
   clientCache: {
     description:
@@ -62,13 +62,13 @@ const PARAMETERS = {
     name: BOOKMARK_HEADER,
     description:
       "A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
-    schema: { type: "string", pattern: BOOKMARK.source },
+    schema: { type: "string", maxLength: 256, pattern: BOOKMARK.source },
   },
   clientName: {
     name: CLIENT_NAME,
     description:
       "The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept.",
-    schema: { type: "string", maxLength: 200 },
+    schema: { type: "string", maxLength: 200, pattern: "^[ -~]*$" },
   },
   ifNoneMatch: {
     name: IF_NONE_MATCH,
@@ -191,7 +191,7 @@ function deprecationAnswerHeaders(op: Operation, status: number) {
       "Link",
       {
         description: 'RFC 8288: `rel="successor-version"` and `rel="deprecation"`.',
-        schema: { type: "string" },
+        schema: { type: "string", maxLength: 1024, pattern: "^<" },
       },
     ],
   ];
@@ -223,7 +223,7 @@ function headerParameters(op: Operation): Json[] {
 function errorContent(status: number, codes: ErrorCode[]): Json {
   const properties = {
     code: { type: "string", enum: codes },
-    status: { type: "integer", const: status },
+    status: { type: "integer", format: "int32", const: status, minimum: status, maximum: status },
   };
   return {
     "application/json": {
@@ -388,9 +388,18 @@ export function buildOpenApiDocument(): Json {
     {
       openapi: "3.1.1",
       info: INFO,
+      // Both are public: every client may use them (x-internal: false).
       servers: [
-        { url: "https://api.petstore.example.com/v1", description: "production" },
-        { url: "https://staging.petstore.example.com/v1", description: "staging" },
+        {
+          url: "https://api.petstore.example.com/v1",
+          description: "production",
+          "x-internal": false,
+        },
+        {
+          url: "https://staging.petstore.example.com/v1",
+          description: "staging",
+          "x-internal": false,
+        },
       ],
       security: [{ bearerAuth: [] }],
       tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

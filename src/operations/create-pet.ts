@@ -39,7 +39,7 @@ export const createPet = defineOperation(
       headers: {
         Location: {
           description: "Path of the created animal, `/v1/pets/{id}`.",
-          schema: { type: "string", pattern: "^/v1/pets/[1-9][0-9]*$" },
+          schema: { type: "string", maxLength: 25, pattern: "^/v1/pets/[1-9][0-9]{0,15}$" },
           required: true,
         },
         "Idempotent-Replayed": {

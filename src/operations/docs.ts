@@ -2,7 +2,9 @@
 // renderer and script are static assets (docs/api.md "Browsers and the docs page").
 import type { Context } from "hono";
 import * as z from "zod/mini";
+import { IF_NONE_MATCH_MAX_LENGTH } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { ifNoneMatchOf } from "../http/conditional-read.ts";
 import { ETAG } from "../http/etag.ts";
 import type { AppEnv } from "../http/types.ts";
 import { defineOperation } from "./operation.ts";
@@ -95,6 +97,7 @@ const VERSIONED = new Set<string>(
  * file is the usual 404 Error.
  */
 export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
+  ifNoneMatchOf(c);
   const stored = await c.env.ASSETS.fetch(c.req.raw);
   if (stored.status === 404) {
     await stored.body?.cancel();
@@ -109,8 +112,11 @@ export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
 
 /** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
 const OpenApiDocumentSchema = z.looseObject({
-  openapi: z.string().check(z.regex(/^3\.1\.\d+$/)),
-  info: z.looseObject({ title: z.string(), version: z.string() }),
+  openapi: z.string().check(z.maxLength(16), z.regex(/^3\.1\.\d+$/)),
+  info: z.looseObject({
+    title: z.string().check(z.maxLength(100)),
+    version: z.string().check(z.maxLength(64)),
+  }),
   // An object of path items (no z.record: 0.6 KiB of the bundle for the document alone).
   paths: z.looseObject({}),
 });
@@ -130,9 +136,10 @@ export const getOpenApiDocument = defineOperation(
         name: "If-None-Match",
         description:
           "The `ETag` of the document the client holds: while it is current, the answer is 304 with no body.",
-        schema: { type: "string" },
+        schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
       },
     ],
+    errors: ["invalid_parameter"],
     success: {
       status: 200,
       schema: OpenApiDocumentSchema,
@@ -164,7 +171,7 @@ export const getDocs = defineOperation(
     public: true,
     success: {
       status: 200,
-      schema: z.string(),
+      schema: z.string().check(z.maxLength(16_384)),
       description: "The reference page.",
       mediaType: "text/html",
     },

@@ -25,7 +25,7 @@ export const listPets = defineOperation(
         Link: {
           description:
             'RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page).',
-          schema: { type: "string" },
+          schema: { type: "string", maxLength: 1024, pattern: "^<" },
         },
       },
     },

@@ -174,6 +174,7 @@ export const ListPetsQuerySchema = z.object({
           description: `Maximum number of animals returned (${PAGE_SIZE.min}..${PAGE_SIZE.max}, default ${PAGE_SIZE.default}), written in decimal digits without a sign or a leading zero. Never clamped: out of range is 400.`,
           // The document describes the value; the check above is the server's.
           type: "integer",
+          format: "int32",
           minimum: PAGE_SIZE.min,
           maximum: PAGE_SIZE.max,
           default: PAGE_SIZE.default,
@@ -202,6 +203,7 @@ export const ListPetsQuerySchema = z.object({
           'Opaque cursor from a `Link: <...>; rel="next"` header. Bound to the `status` filter it was issued for.',
         // The document states the bound; the cursor's own check refuses what is longer.
         maxLength: CURSOR_MAX_LENGTH,
+        pattern: "^[A-Za-z0-9_-]+$",
       }),
     ),
   ),

@@ -182,7 +182,10 @@ export interface components {
             code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description For humans; names the offending field or parameter. */
             message: string;
-            /** @description Equals the HTTP status of the response. */
+            /**
+             * Format: int32
+             * @description Equals the HTTP status of the response.
+             */
             status: number;
             details?: {
                 /** @description The field or parameter, as a dotted path. */
@@ -287,7 +290,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "invalid_parameter" | "invalid_cursor";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 400;
                     };
                 };
@@ -305,7 +311,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 401;
                     };
                 };
@@ -323,7 +332,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "insufficient_scope";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 403;
                     };
                 };
@@ -341,7 +353,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "rate_limited";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 429;
                     };
                 };
@@ -358,7 +373,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "internal_error";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 500;
                     };
                 };
@@ -376,7 +394,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "service_unavailable";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 503;
                     };
                 };
@@ -429,7 +450,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "invalid_json" | "validation_failed" | "invalid_idempotency_key";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 400;
                     };
                 };
@@ -447,7 +471,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 401;
                     };
                 };
@@ -465,7 +492,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "insufficient_scope";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 403;
                     };
                 };
@@ -482,7 +512,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "payload_too_large";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 413;
                     };
                 };
@@ -499,7 +532,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "unsupported_media_type";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 415;
                     };
                 };
@@ -516,7 +552,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "idempotency_key_reused";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 422;
                     };
                 };
@@ -534,7 +573,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "rate_limited";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 429;
                     };
                 };
@@ -551,7 +593,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "internal_error";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 500;
                     };
                 };
@@ -569,7 +614,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "service_unavailable";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 503;
                     };
                 };
@@ -776,7 +824,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "invalid_parameter";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 400;
                     };
                 };
@@ -794,7 +845,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 401;
                     };
                 };
@@ -818,7 +872,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "insufficient_scope";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 403;
                     };
                 };
@@ -841,7 +898,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "not_found";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 404;
                     };
                 };
@@ -866,7 +926,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "gone";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 410;
                     };
                 };
@@ -890,7 +953,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "rate_limited";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 429;
                     };
                 };
@@ -913,7 +979,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "internal_error";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 500;
                     };
                 };
@@ -937,7 +1006,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "service_unavailable";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 503;
                     };
                 };
@@ -1158,7 +1230,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 401;
                     };
                 };
@@ -1176,7 +1251,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "insufficient_scope";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 403;
                     };
                 };
@@ -1194,7 +1272,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "rate_limited";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 429;
                     };
                 };
@@ -1211,7 +1292,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "internal_error";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 500;
                     };
                 };
@@ -1228,7 +1312,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "not_implemented";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 501;
                     };
                 };
@@ -1246,7 +1333,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "service_unavailable";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 503;
                     };
                 };
@@ -1386,6 +1476,26 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
             /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
             500: {
                 headers: {
@@ -1398,7 +1508,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "internal_error";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 500;
                     };
                 };
@@ -1441,6 +1554,16 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1493,7 +1616,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "internal_error";
-                        /** @constant */
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
                         status?: 500;
                     };
                 };
