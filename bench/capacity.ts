@@ -86,8 +86,8 @@ async function idempotencyRecords(db: D1Database, keyId: number, n: number): Pro
   await db
     .prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
-       INSERT INTO idempotency_records (api_key_id, key_hash, fingerprint, pet_id, created_at)
-       SELECT ?1, randomblob(32), randomblob(32), m.id - i, m.now - 86400 + i * 86400 / m.n
+       INSERT INTO idempotency_records (scope, key_hash, fingerprint, pet_id, created_at)
+       SELECT 'key:' || ?1, randomblob(32), randomblob(32), m.id - i, m.now - 86400 + i * 86400 / m.n
        FROM n, (SELECT CAST(?4 AS INTEGER) AS id, CAST(?3 AS INTEGER) AS now, CAST(?2 AS INTEGER) AS n) AS m`,
     )
     .bind(keyId, n, Math.floor(Date.now() / 1000), maxId)
@@ -198,6 +198,7 @@ async function rowsRead(db: D1Database, key: string) {
   const env = {
     DB: recorder.d1(db),
     RATE_LIMITER: { limit: async () => ({ success: true }) },
+    ACCOUNT_RATE_LIMITER: { limit: async () => ({ success: true }) },
     INVALID_KEY_LIMITER: { limit: async () => ({ success: true }) },
     ENVIRONMENT: "local",
     CORS_ALLOWED_ORIGINS: "*",

@@ -85,6 +85,7 @@ export function keyCheck(verifier: ApiKeyVerifier, keyUse: KeyUseRecorder) {
       );
     }
     c.set("apiKeyId", verification.key.id);
+    c.set("apiKeyOwner", verification.key.owner);
     c.set("apiKeyScopes", verification.key.scopes);
     try {
       await next();

@@ -19,6 +19,8 @@ import { hashApiKey, keyFormat, tagSecrets } from "./keys.ts";
 /** What the rest of the request knows about the caller's key. */
 export interface VerifiedKey {
   id: number;
+  /** Its account, or its rotation chain for an operator key (StoredApiKey's `owner`). */
+  owner: string;
   scopes: readonly Scope[];
 }
 
@@ -49,6 +51,7 @@ export interface ApiKeyVerifier {
 /** An active key as D1 last said it; `expiresAt` in milliseconds. */
 const ActiveKeySchema = z.object({
   id: z.number(),
+  owner: z.string(),
   scopes: z.array(z.enum(SCOPES)),
   expiresAt: z.nullable(z.number()),
 });
@@ -73,14 +76,14 @@ async function lookUp(env: Env, keyHash: string, mayBeNew: boolean): Promise<Act
     (mayBeNew ? await findApiKeyByHash(openSession(env.DB, "first-primary"), keyHash) : null);
   if (!row || row.revoked) return null;
   const expiresAt = row.expiresAt === null ? null : row.expiresAt * 1000;
-  return { id: row.id, scopes: row.scopes, expiresAt };
+  return { id: row.id, owner: row.owner, scopes: row.scopes, expiresAt };
 }
 
 /** What D1's word on a key (null: no active key) means at `now`. */
 function verdict(key: ActiveKey | null, now: number): Verification {
   if (key === null) return UNKNOWN;
   if (key.expiresAt !== null && now >= key.expiresAt) return { ok: false, reason: "expired" };
-  return { ok: true, key: { id: key.id, scopes: key.scopes } };
+  return { ok: true, key: { id: key.id, owner: key.owner, scopes: key.scopes } };
 }
 
 export function createApiKeyVerifier(

@@ -5,6 +5,11 @@ import { d1 } from "./database.ts";
 
 export interface StoredApiKey {
   id: number;
+  /**
+   * What shares the key's idempotency keys and account budget: its platform account's id,
+   * or `key:` and the id of the first key of its rotation chain for an operator key.
+   */
+  owner: string;
   scopes: Scope[];
   /** Unix seconds from which the key is refused; null when it never expires. */
   expiresAt: number | null;
@@ -14,6 +19,7 @@ export interface StoredApiKey {
 
 interface ApiKeyRow {
   id: number;
+  owner: string;
   scopes: string;
   expires_at: number | null;
   revoked: number;
@@ -31,7 +37,7 @@ export async function findApiKeyByHash(
   const row = await d1(() =>
     db
       .prepare(
-        `SELECT k.id, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
+        `SELECT k.id, coalesce(k.account_id, 'key:' || coalesce(k.rotation_root_id, k.id)) AS owner, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
          FROM api_keys AS k LEFT JOIN accounts AS a ON a.id = k.account_id WHERE k.key_hash = ?1`,
       )
       .bind(keyHash)
@@ -40,6 +46,7 @@ export async function findApiKeyByHash(
   return row
     ? {
         id: row.id,
+        owner: row.owner,
         scopes: parseScopes(row.scopes),
         expiresAt: row.expires_at,
         revoked: row.revoked === 1,

@@ -389,7 +389,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the API key and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
+                /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the key's account (all its keys, rotated ones included; a key without an account: it and the keys rotated from it) and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
                 "Idempotency-Key"?: string;
             };
             path?: never;

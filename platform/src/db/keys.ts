@@ -2,7 +2,7 @@
 // with the owning account in account_id; every query is bound to the account, so an id
 // of another account's key finds nothing, exactly like an id that does not exist.
 import type { ListedKey } from "../../../scripts/key-statements.ts";
-import { KEY_COLUMNS, toListedKey } from "../../../scripts/key-statements.ts";
+import { KEY_COLUMNS, ROTATION_ROOT, toListedKey } from "../../../scripts/key-statements.ts";
 import { OUTCOMES, type Outcome } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
@@ -116,8 +116,8 @@ export async function rotateAccountKey(
     db.batch<Record<string, unknown>>([
       db
         .prepare(
-          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at)
-           SELECT account_id, ?3, ?4, label, scopes, ?2 FROM api_keys
+          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, rotation_root_id)
+           SELECT account_id, ?3, ?4, label, scopes, ?2, ${ROTATION_ROOT} FROM api_keys
            WHERE id = ?5 AND ${ACTIVE}
              AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
            RETURNING ${KEY_COLUMNS}`,
