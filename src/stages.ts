@@ -31,6 +31,8 @@ import type { Scope } from "./scopes.ts";
 
 /** Every kind of stage, made into `S`: its middleware (the app) or its declaration (the document). */
 export interface StageKit<S> {
+  /** Names the operation for the work after its answer (usage counts); the app's kit only. */
+  operation?(operationId: OperationId): S;
   /** A conditional read's first stage: lets the key check start the kept answer's lookup. */
   lookAhead(read: ConditionalReadRoute, input: S[]): S;
   keyCheck: S;
@@ -71,6 +73,7 @@ export function stagesOf<S>(op: Operation, kit: StageKit<S>): S[] {
     ...(read ? [kit.ifNoneMatch] : []),
   ];
   return [
+    ...(kit.operation ? [kit.operation(op.operationId as OperationId)] : []),
     ...(read ? [kit.lookAhead(read, [...validated, ...headers])] : []),
     ...(op.public ? [] : [kit.keyCheck]),
     ...(op.deprecation ? [kit.announceDeprecation(op.deprecation)] : []),
@@ -105,6 +108,10 @@ const HANDLERS: Record<OperationId, H<AppEnv>> = {
 /** The stages as the app chains them: middleware made of the app's parts. */
 export function middlewareKit(deps: Deps): StageKit<H<AppEnv>> {
   return {
+    operation: (operationId) => async (c, next) => {
+      c.set("operationId", operationId);
+      await next();
+    },
     lookAhead: (read, input) => lookAhead(read, input, deps),
     keyCheck: keyCheck(deps.verifier, deps.keyUse),
     announceDeprecation,

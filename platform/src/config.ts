@@ -26,8 +26,10 @@ export const DEFAULT_GRACE_SECONDS = 24 * 3600;
 export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 export const MAX_EXPIRY_SECONDS = 366 * 24 * 3600;
 
-/** The usage chart and its JSON cover this many UTC days, today included. */
+/** The usage chart and its JSON cover this many UTC days, today included... */
 export const USAGE_DAYS = 30;
+/** ...and, hour by hour, this many hours, the current one included. */
+export const USAGE_HOURS = 24;
 
 /** A display name's length in characters (the pet-name character rules otherwise). */
 export const DISPLAY_NAME_MAX = 64;

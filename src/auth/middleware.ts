@@ -2,7 +2,7 @@
 // and the scope check that each operation declares in src/operations.ts. Each stage's
 // declaration for the document is an export of its own (src/http/stage.ts).
 import { createMiddleware } from "hono/factory";
-import { ApiError, DATABASE_UNAVAILABLE } from "../errors.ts";
+import { ApiError, DATABASE_UNAVAILABLE, toApiError } from "../errors.ts";
 import { RATE_LIMITED, rateLimited } from "../http/rate-limit.ts";
 import { waitUntil } from "../http/request-context.ts";
 import type { Declaration, HeaderUse } from "../http/stage.ts";
@@ -93,7 +93,11 @@ export function keyCheck(verifier: ApiKeyVerifier, keyUse: KeyUseRecorder) {
       // After the answer is built; this work goes to waitUntil, off the answer's path.
       afterAnswer();
     }
-    keyUse.record(verification.key.id, c.res.status, c.env, (work) => waitUntil(c, work));
+    const { status } = c.res;
+    // What was thrown; else a 404 is the not-found answer, the one the app returns unthrown.
+    const code = status < 400 ? "" : c.error ? toApiError(c.error).code : "not_found";
+    const answer = { operation: c.var.operationId ?? "", status, code };
+    keyUse.record(verification.key.id, answer, c.env, (work) => waitUntil(c, work));
   });
 }
 

@@ -12,6 +12,8 @@ export interface AppVariables {
   apiKeyOwner: string;
   /** The scopes of that key (set with apiKeyId). */
   apiKeyScopes: readonly Scope[];
+  /** The operationId of the route, when the request matched one (src/stages.ts). */
+  operationId?: string;
   /** The pets this request reads and writes: the store the app factory opened for it. */
   pets: PetStore;
   /** The request body as parsed by `jsonBody`, before validation. */

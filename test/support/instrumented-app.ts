@@ -50,7 +50,7 @@ export function instrumentedApp(
     edgeCache: () => cache,
     keyCache: () => keyCache,
     // Its timers wake at once, whatever the clock says (tests move Date, not timers):
-    // usage counts are written when the clock says their minute is over, never sooner.
+    // usage counts are written when the clock says their interval is over, never sooner.
     keyUse: createKeyUseRecorder(clock, log, { sleep: async () => {} }),
     ...(options.verifier ? { verifier: options.verifier } : {}),
   });
