@@ -95,6 +95,23 @@ it("an address over its limit of invalid keys gets 429 rate_limited with Retry-A
   expect(other.response.status).toBe(200);
 });
 
+it("an IPv6 address counts by its /64: its neighbours share its allowance, another /64 has its own", async () => {
+  const app = instrumentedApp();
+  await freshWindow();
+  const prefix = `2001:db8:${addresses + 1}:7`;
+  addresses += 1;
+  // Each invalid key from another address of the one /64, spelled every way.
+  const neighbours = Array.from({ length: LIMIT }, (_, i) => `${prefix}:${i}::${i + 1}`);
+  for (const [i, ip] of neighbours.entries()) {
+    const { response } = await app.exchange("/v1/pets", from(ip, `not-a-key-${i}`));
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+  }
+  await expectLimited(app, `${prefix}:ffff:ffff:ffff:ffff`, "not-a-key");
+  await expectLimited(app, `${prefix.toUpperCase().replace(":7", ":0007")}::42`, "not-a-key");
+  const { response } = await app.exchange("/v1/pets", from(`${prefix}1::1`, "not-a-key"));
+  await expectError(response, 401, "unauthorized", /invalid or revoked/);
+});
+
 it("counts refused tokens and D1 lookups, not a key the location has verified, which keeps working", async () => {
   const { key } = await createKey("verified-before");
   const ip = newAddress();

@@ -12,6 +12,7 @@ import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../config.ts";
 import { findApiKeyByHash } from "../db/api-keys.ts";
 import { openSession } from "../db/database.ts";
+import { addressBucket } from "../http/client-address.ts";
 import { errorText, type Logger } from "../log.ts";
 import { SCOPES, type Scope } from "../scopes.ts";
 import { hashApiKey, keyFormat, tagSecrets } from "./keys.ts";
@@ -35,7 +36,7 @@ export type Verification =
 /** What verification needs of the request; its place says where cache entries live. */
 export interface VerifyContext extends Place {
   env: Env;
-  /** CF-Connecting-IP: whose invalid keys are counted ("" when absent). */
+  /** CF-Connecting-IP: whose invalid keys are counted, an IPv6 one by its /64 ("" when absent). */
   clientAddress: string;
   /**
    * Called when the key must be looked up (isolate memory does not know it), right before
@@ -115,7 +116,7 @@ export function createApiKeyVerifier(
   const withinLimit = async (ctx: VerifyContext): Promise<boolean> => {
     try {
       const { success } = await ctx.env.INVALID_KEY_LIMITER.limit({
-        key: `ip:${ctx.clientAddress}`,
+        key: `ip:${addressBucket(ctx.clientAddress)}`,
       });
       return success;
     } catch (err) {

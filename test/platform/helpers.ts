@@ -11,10 +11,13 @@ import { SoftwareAuthenticator } from "./authenticator.ts";
 /** The platform's own origin (platform/wrangler.toml's PLATFORM_ORIGIN). */
 export const ORIGIN = env.PLATFORM_ORIGIN;
 
-/** A client address no other test uses: each address has its own sign-up budget. */
+/**
+ * A client address no other test uses: each address has its own sign-up budget, and an
+ * IPv6 address counts by its /64, so the random part is the /64's.
+ */
 export function freshAddress(): string {
-  const hex = Array.from(crypto.getRandomValues(new Uint16Array(4)), (n) => n.toString(16));
-  return `2001:db8::${hex.join(":")}`;
+  const hex = Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16));
+  return `2001:db8:${hex.slice(0, 2).join(":")}::${hex[2]}`;
 }
 
 export interface Call {
