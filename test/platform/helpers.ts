@@ -53,11 +53,11 @@ export type Send = (path: string, call?: Call) => Promise<Response>;
 /** The platform worker's own fetch. */
 export const send: Send = (path, call) => exports.default.fetch(platformRequest(path, call));
 
-/** The platform's app factory with options (a clock): what `send` reaches, built here. */
-export function platformWith(options: PlatformAppOptions): Send {
+/** The platform's app factory with options (a clock), and `bindings` over env: what `send` reaches, built here. */
+export function platformWith(options: PlatformAppOptions, bindings: Partial<Env> = {}): Send {
   const app = createPlatformApp(options);
   return async (path, call) =>
-    app.fetch(platformRequest(path, call), env, createExecutionContext());
+    app.fetch(platformRequest(path, call), { ...env, ...bindings }, createExecutionContext());
 }
 
 /** A clock the test moves: milliseconds since the epoch. */

@@ -8,7 +8,7 @@ import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes } from "../../../src/scopes.ts";
-import { MAX_ACTIVE_KEYS, USAGE_DAYS, USAGE_HOURS } from "../config.ts";
+import { MAX_ACTIVE_KEYS, MAX_KEY_CHANGES_PER_HOUR, USAGE_DAYS, USAGE_HOURS } from "../config.ts";
 
 export type { ListedKey, Outcome };
 /** The outcome classes the API counts (src/db/api-keys.ts), in the order pages show them. */
@@ -16,6 +16,10 @@ export { OUTCOMES };
 
 /** The SQL condition "the account's key is active at ?now": neither revoked nor expired. */
 const ACTIVE = "account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)";
+/** The account's keys made (created or rotated) in the hour before ?2: the index's range. */
+const MADE_IN_HOUR = "FROM api_keys WHERE account_id = ?1 AND created_at > ?2 - 3600";
+/** The SQL condition "the account (?1) may make another key at ?2 this hour". */
+const HOURLY_ROOM = `(SELECT count(*) ${MADE_IN_HOUR}) < ${MAX_KEY_CHANGES_PER_HOUR}`;
 
 export interface IssuedKey {
   keyHash: string;
@@ -33,9 +37,9 @@ async function rows(statement: D1PreparedStatement): Promise<ListedKey[]> {
 }
 
 /**
- * Stores a new key of the account, unless it already has MAX_ACTIVE_KEYS active ones:
- * the count and the insert are one statement, so concurrent creates cannot pass it.
- * Null when the account is at the limit.
+ * Stores a new key of the account, unless it already has MAX_ACTIVE_KEYS active ones or
+ * made MAX_KEY_CHANGES_PER_HOUR in the last hour: the counts and the insert are one
+ * statement, so concurrent creates cannot pass them. Null when the account is at a limit.
  */
 export async function createAccountKey(
   db: Queryable,
@@ -52,7 +56,7 @@ export async function createAccountKey(
       .prepare(
         `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at)
          SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7
-         WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS}
+         WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS} AND ${HOURLY_ROOM}
          RETURNING ${KEY_COLUMNS}`,
       )
       .bind(
@@ -76,6 +80,26 @@ export function listAccountKeys(db: Queryable, accountId: string): Promise<Liste
   );
 }
 
+/**
+ * A page of the account's keys, newest first: at most `limit` with ids below `before` (all
+ * ids when undefined), and whether older ones follow. Keyset on the primary key: a page
+ * reads at most `limit + 1` of the account's rows at any depth.
+ */
+export async function pageAccountKeys(
+  db: Queryable,
+  accountId: string,
+  page: { before: number | undefined; limit: number },
+): Promise<{ keys: ListedKey[]; more: boolean }> {
+  const keys = await rows(
+    db
+      .prepare(
+        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3`,
+      )
+      .bind(accountId, page.before ?? Number.MAX_SAFE_INTEGER, page.limit + 1),
+  );
+  return { keys: keys.slice(0, page.limit), more: keys.length > page.limit };
+}
+
 export async function findAccountKey(
   db: Queryable,
   accountId: string,
@@ -87,6 +111,20 @@ export async function findAccountKey(
       .bind(accountId, id),
   );
   return key ?? null;
+}
+
+/**
+ * When the account may make its next key, if the hourly limit holds it now (unix seconds):
+ * an hour after the oldest of the last MAX_KEY_CHANGES_PER_HOUR keys it made; null when it may.
+ */
+export async function nextKeyChangeAt(db: Queryable, accountId: string, now: number) {
+  const row = await d1(() =>
+    db
+      .prepare(`SELECT count(*) AS n, min(created_at) AS oldest ${MADE_IN_HOUR}`)
+      .bind(accountId, now)
+      .first<{ n: number; oldest: number | null }>(),
+  );
+  return row && row.n >= MAX_KEY_CHANGES_PER_HOUR && row.oldest !== null ? row.oldest + 3600 : null;
 }
 
 export async function countActiveKeys(db: Queryable, accountId: string, now: number) {
@@ -103,7 +141,8 @@ export async function countActiveKeys(db: Queryable, accountId: string, now: num
  * Rotation, as `npm run keys -- rotate` does it (docs/keys.md), in one transaction:
  * 1. a new key with the old key's label and scopes (no expiry), only if the old key is
  *    the account's and active, and the account stays within MAX_ACTIVE_KEYS active keys
- *    (the old key does not count when its grace is 0: it ends at once);
+ *    (the old key does not count when its grace is 0: it ends at once) and within
+ *    MAX_KEY_CHANGES_PER_HOUR keys made in the last hour;
  * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry.
  * Answers the new and the old key, or null when step 1 stored nothing.
  */
@@ -120,6 +159,7 @@ export async function rotateAccountKey(
            SELECT account_id, ?3, ?4, label, scopes, ?2, ${ROTATION_ROOT} FROM api_keys
            WHERE id = ?5 AND ${ACTIVE}
              AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
+             AND ${HOURLY_ROOM}
            RETURNING ${KEY_COLUMNS}`,
         )
         .bind(accountId, now, rotation.keyHash, rotation.prefix, oldId, graceSeconds),
