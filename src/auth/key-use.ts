@@ -53,11 +53,11 @@ export function createKeyUseRecorder(
 
   /** Writes what `use` holds in one batch; false when the write failed (it holds them again). */
   async function write(keyId: number, use: KeyUse, env: Env): Promise<boolean> {
+    use.timer = 0; // answers from now on start a timer of their own
+    if (use.held.size === 0) return true;
     const held = [...use.held.values()];
     use.held.clear();
     use.writtenAt = clock();
-    use.timer = 0; // answers from now on start a timer of their own
-    if (held.length === 0) return true;
     try {
       await env.DB.batch([
         recordApiKeyUseStatement(env.DB, keyId, Math.floor(use.usedAt / 1000)),
