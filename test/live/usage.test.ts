@@ -14,8 +14,8 @@ const PORT = Number(process.env.USAGE_PORT ?? 8798);
 const PLATFORM_PORT = Number(process.env.USAGE_PLATFORM_PORT ?? PORT + 1);
 /** The contract's bound: every answer on its key's page within 60 s with no further traffic. */
 const PAGE_BOUND_MS = 60_000;
-/** Time for a due write to reach D1 and for the two clocks (Node's, workerd's) to differ. */
-const WRITE_MS = 1_000;
+/** Time for a due write to reach D1 and the page to read it, on a machine shared with others. */
+const WRITE_MS = 2_000;
 
 let server: DevServer;
 let session = "";
@@ -158,8 +158,8 @@ it("an answer reaches its key's page within 60 s with no further traffic, idle a
     `${lagMs} ms (${n} answers; ${rate.toFixed(0)} answers a second)`,
   );
   // A write then waits behind the load's queries: more room than idle, far within the 60 s.
-  expect(besideMs).toBeLessThanOrEqual(USAGE_WRITE_INTERVAL_MS + 5 * WRITE_MS);
-  expect(lagMs).toBeLessThanOrEqual(USAGE_WRITE_INTERVAL_MS + 5 * WRITE_MS);
+  expect(besideMs).toBeLessThanOrEqual(USAGE_WRITE_INTERVAL_MS + 3 * WRITE_MS);
+  expect(lagMs).toBeLessThanOrEqual(USAGE_WRITE_INTERVAL_MS + 3 * WRITE_MS);
 }, 180_000);
 
 it("kill -9 loses nothing of an idle key and at most the last 10 s of a busy one", async () => {
