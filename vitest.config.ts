@@ -11,6 +11,8 @@ const LIVE_TESTS = ["test/live/**", "test/browser/**"];
 const RATE_LIMIT_TESTS = "test/rate-limit.test.ts";
 /** The low limit of that project (wrangler.toml's local limit is 10,000 a minute). */
 const TEST_RATE_LIMIT = 5;
+/** And its budget per key owner (an account's keys together), above one key's. */
+const TEST_ACCOUNT_RATE_LIMIT = 8;
 /** Runs in its own project, where INVALID_KEY_LIMITER allows only a few invalid keys a minute. */
 const INVALID_KEY_LIMIT_TESTS = "test/invalid-key-limit.test.ts";
 const TEST_INVALID_KEY_LIMIT = 5;
@@ -42,7 +44,7 @@ function wranglerRateLimits() {
 // The worker runs inside workerd exactly as wrangler.toml's top level declares it
 // (same compatibility date, flags and bindings); D1 is built from migrations/.
 // Two projects share that setup: "worker" (every workerd test file but one) and
-// "rate-limit", which overrides only the RATE_LIMITER binding with a low limit,
+// "rate-limit", which overrides only the two API rate limiters with low limits,
 // so wrangler.toml's local and production limits stay untouched. "platform" runs the
 // developer platform worker as platform/wrangler.toml declares it, on a D1 built from
 // the same migrations/, with low sign-up and failed sign-in limits per client address
@@ -86,9 +88,13 @@ export default defineConfig(async () => {
                   namespace_id: "1000",
                   simple: { limit: TEST_RATE_LIMIT, period: 60 },
                 },
+                ACCOUNT_RATE_LIMITER: {
+                  namespace_id: "1020",
+                  simple: { limit: TEST_ACCOUNT_RATE_LIMIT, period: 60 },
+                },
               },
-              // The test reads the limit it must observe from here.
-              bindings: { TEST_RATE_LIMIT },
+              // The test reads the limits it must observe from here.
+              bindings: { TEST_RATE_LIMIT, TEST_ACCOUNT_RATE_LIMIT },
             }),
           ],
           // A test may wait up to 5 s for a fresh rate-limit window (see the test file).

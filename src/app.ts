@@ -60,7 +60,11 @@ export function createApp(options: AppOptions = {}) {
   // Around every answer: the request id and clock, the key's usage once answered, then CORS.
   const countUse = (c: Context<AppEnv>) => {
     if (c.var.apiKeyId === undefined) return;
-    keyUse.record(c.var.apiKeyId, c.res.status, c.env, (work) => waitUntil(c, work));
+    const { status } = c.res;
+    // What was thrown; else a 404 is the not-found answer, the one the app returns unthrown.
+    const code = status < 400 ? "" : c.error ? toApiError(c.error).code : "not_found";
+    const answer = { operation: c.var.operationId ?? "", status, code };
+    keyUse.record(c.var.apiKeyId, answer, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, countUse), cors(built.cors));
 

@@ -36,18 +36,14 @@ export const AUTH_UNKNOWN_TTL_MS = 10_000;
 /** Entries per isolate, for valid keys and for refused ones (each its own bounded map). */
 export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 
-/** A key's last use is written at most this often per isolate (docs/keys.md: to within an hour). */
-export const LAST_USE_INTERVAL_MS = 60 * 60 * 1000;
 /**
- * A key's answers are counted in isolate memory and written at most this often per key
- * per isolate (docs/platform.md, "Usage"); a failed write is tried again after it too.
+ * A key's answers and last use wait in isolate memory at most this long, and are written
+ * at most this often per key per isolate (docs/platform.md, "Usage"): what an isolate
+ * loses when it ends is at most this much of a key's answers.
  */
-export const USAGE_WRITE_INTERVAL_MS = 60 * 1000;
-/**
- * Counts held back by that interval are written by a timer after the answer when the
- * interval ends within this long: waitUntil keeps an answer's work alive for 30 s.
- */
-export const USAGE_WAIT_MAX_MS = 25 * 1000;
+export const USAGE_WRITE_INTERVAL_MS = 10_000;
+/** Usage counts are kept this long; the hourly cron deletes older hours. */
+export const USAGE_KEEP_DAYS = 400;
 
 /** Seconds a rate-limited client is told to wait: the binding's window (both limiters). */
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;

@@ -48,7 +48,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "A request body was sent without `Content-Type: application/json`, or with a `Content-Encoding` other than `identity`.",
   idempotency_key_reused: "This `Idempotency-Key` was used with a different request body.",
   rate_limited:
-    "The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds.",
+    "The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds.",
   internal_error: "An unexpected error; the request id identifies it in the logs.",
   not_implemented: "The operation exists but its contract is not published yet.",
   service_unavailable:

@@ -6,8 +6,10 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createKeyUseRecorder } from "../src/auth/key-use.ts";
 import { hashApiKey } from "../src/auth/keys.ts";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
+import { systemClock } from "../src/clock.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import { entityTag } from "../src/http/etag.ts";
 import type { LogLine } from "../src/log.ts";
@@ -82,10 +84,13 @@ function edge(options: { clock?: () => number; cache?: EdgeCache } = {}) {
       return (await opened).put(request, response);
     },
   };
+  const log = (line: LogLine) => logs.push(line);
   const app = createCheckedApp({
-    log: (line) => logs.push(line),
+    log,
     ...(options.clock ? { clock: options.clock } : {}),
     edgeCache: () => options.cache ?? recording,
+    // Its timers wake at once, as the instrumented app's (test/support/instrumented-app.ts).
+    keyUse: createKeyUseRecorder(options.clock ?? systemClock, log, { sleep: async () => {} }),
   });
   const appEnv: Env = { ...env, DB: recorder.d1(env.DB) };
   return {

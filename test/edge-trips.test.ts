@@ -7,7 +7,14 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS, GET_PET_SUNSET_AT } from "../src/config.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import { createKey, createPetVia, expectError, revokeKey, unknownKey } from "./helpers.ts";
+import {
+  createAccount,
+  createKey,
+  createPetVia,
+  expectError,
+  revokeKey,
+  unknownKey,
+} from "./helpers.ts";
 import type { Trip } from "./support/instrumentation.ts";
 import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-app.ts";
 
@@ -94,6 +101,31 @@ describe("createPet", () => {
     expect(reused.response.status).toBe(422);
     expect(await reused.response.json()).toMatchObject({ code: "idempotency_key_reused" });
     expect(reused.counts).toEqual(ONE_PRIMARY);
+  });
+
+  it("a replay through another key of the account: the owner came with the key's record, one primary trip", async () => {
+    const [first, second] = [await createKey("owner-first"), await createKey("owner-second")];
+    await createAccount([first.id, second.id]);
+    const app = instrumentedApp();
+    for (const k of [first.key, second.key]) {
+      expect((await app.exchange("/v1/pets?limit=1&status=sold", { key: k })).response.status).toBe(
+        200,
+      );
+    }
+    const idem = `trip-owner-${crypto.randomUUID()}`;
+    const post = (k: string) =>
+      app.exchange("/v1/pets", {
+        method: "POST",
+        key: k,
+        headers: { "Idempotency-Key": idem },
+        json: { name: "trip-owner", categoryId: 1 },
+      });
+    const created = await post(first.key);
+    expect(created.response.status).toBe(201);
+    const replay = await post(second.key);
+    expect(replay.response.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await replay.response.json()).toEqual(await created.response.json());
+    expect(replay.counts).toEqual(ONE_PRIMARY);
   });
 
   it("counts what the answer waited for, not the work after it (a control)", async () => {

@@ -254,7 +254,7 @@ describe("a missing table", () => {
       }),
     );
     expect(await petsNamed(name)).toBe(0);
-    expect(await idempotencyRecords(idempotencyKey, keyId)).toEqual([]);
+    expect(await idempotencyRecords(idempotencyKey, `key:${keyId}`)).toEqual([]);
 
     // The key was not consumed: once the table is back, the same request creates the pet.
     await expectRetryCreates(name, idempotencyKey, 1);
@@ -314,12 +314,12 @@ describe("a transaction that fails half-way", () => {
     await expectServerFailure(app, response, "fault");
 
     expect(await petsNamed(name)).toBe(0);
-    expect(await idempotencyRecords(idempotencyKey, keyId)).toEqual([]);
+    expect(await idempotencyRecords(idempotencyKey, `key:${keyId}`)).toEqual([]);
     expect(await petCount()).toBe(before);
 
     const pet = await expectRetryCreates(name, idempotencyKey, 3);
-    expect(await idempotencyRecords(idempotencyKey, keyId)).toEqual([
-      expect.objectContaining({ api_key_id: keyId, pet_id: pet.id }),
+    expect(await idempotencyRecords(idempotencyKey, `key:${keyId}`)).toEqual([
+      expect.objectContaining({ scope: `key:${keyId}`, pet_id: pet.id }),
     ]);
   });
 });

@@ -2,7 +2,12 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { createKeyStatement, revokeKeyStatement } from "../scripts/key-statements.ts";
+import {
+  createKeyStatement,
+  revokeKeyStatement,
+  rotateKeyStatements,
+  toListedKey,
+} from "../scripts/key-statements.ts";
 import { type AppOptions, createApp } from "../src/app.ts";
 import { displayPrefix, hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
@@ -77,6 +82,25 @@ export async function createAccount(keyIds: number[] = []): Promise<{ accountId:
 export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000)): Promise<boolean> {
   const { results } = await env.DB.prepare(revokeKeyStatement(id, now)).all();
   return results.length === 1;
+}
+
+/** Rotates key `oldId` as `npm run keys -- rotate` does; answers the new key and both statements' rows. */
+export async function rotateKey(
+  oldId: number,
+  options: { now?: number; graceSeconds: number; expiresAt?: number },
+) {
+  const key = await unknownKey();
+  const statements = rotateKeyStatements({
+    oldId,
+    keyHash: await hashApiKey(key),
+    prefix: displayPrefix(key),
+    ...options,
+  });
+  // `wrangler d1 execute --command "A; B"` runs the two as one batch, in order.
+  const [inserted, expired] = await env.DB.batch(statements.map((sql) => env.DB.prepare(sql)));
+  const listed = (result?: D1Result) =>
+    (result?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>));
+  return { key, created: listed(inserted), old: listed(expired) };
 }
 
 /** A well-formed key (valid tag) that no database holds. */

@@ -1,6 +1,6 @@
-// Idempotency-Key on POST /v1/pets: replay, reuse with another body, scoping, validation
-// first, the fixed-size record, expiry after 24 hours and the scheduled purge, and
-// concurrent retries.
+// Idempotency-Key on POST /v1/pets: replay, reuse with another body, scoping to the key's
+// owner (its account, or an operator key's rotation chain), validation first, the
+// fixed-size record, expiry after 24 hours and the scheduled purge, concurrent retries.
 import {
   createExecutionContext,
   createScheduledController,
@@ -13,7 +13,15 @@ import { sha256Hex } from "../src/encoding.ts";
 import worker from "../src/index.ts";
 import { canonicalJson } from "../src/pets/idempotency.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import { call, createCheckedApp, createKey, expectError, makeRequest } from "./helpers.ts";
+import {
+  call,
+  createAccount,
+  createCheckedApp,
+  createKey,
+  expectError,
+  makeRequest,
+  rotateKey,
+} from "./helpers.ts";
 import {
   idempotencyRecords,
   postOptions,
@@ -63,9 +71,9 @@ async function petsNamed(name: string): Promise<Pet[]> {
   return results;
 }
 
-/** The record of `idempotencyKey` under API key `apiKeyId`, or null. */
-async function record(idempotencyKey: string, apiKeyId = keyId) {
-  return (await idempotencyRecords(idempotencyKey, apiKeyId))[0] ?? null;
+/** The record of `idempotencyKey` under key owner `scope` (by default the tests' key's), or null. */
+async function record(idempotencyKey: string, scope = `key:${keyId}`) {
+  return (await idempotencyRecords(idempotencyKey, scope))[0] ?? null;
 }
 
 /**
@@ -274,7 +282,49 @@ describe("a request refused before it is processed", () => {
 });
 
 describe("scoping", () => {
-  it("keeps keys per API key: two API keys use one Idempotency-Key independently", async () => {
+  it("a create retried with the rotated successor of its key replays: one pet, through the whole chain", async () => {
+    const { key: first, id } = await createKey("idempotency-chain");
+    const { idem, name, body } = fresh("Rotated");
+    const original = await create(idem, body, { key: first });
+    const second = await rotateKey(id, { graceSeconds: 0 });
+    const third = await rotateKey(second.created[0]?.id ?? 0, { graceSeconds: 3600 });
+    await replays(idem, body, original, { key: second.key });
+    await replays(idem, body, original, { key: third.key });
+    await expectError(
+      await post(idem, { name, categoryId: 9 }, { key: third.key }),
+      422,
+      "idempotency_key_reused",
+    );
+    expect(await petsNamed(name)).toHaveLength(1);
+    // The record is the chain's, under its first key.
+    expect(await record(idem, `key:${id}`)).toMatchObject({ pet_id: original.pet.id });
+  });
+
+  it("every key of one account shares the account's Idempotency-Keys; another account's do not", async () => {
+    const [a, b, c] = [
+      await createKey("acct-a"),
+      await createKey("acct-b"),
+      await createKey("acct-c"),
+    ];
+    const { accountId } = await createAccount([a.id, b.id]);
+    await createAccount([c.id]);
+    const { idem, name, body } = fresh("Account");
+    const original = await create(idem, body, { key: a.key });
+    await replays(idem, body, original, { key: b.key });
+    const successor = await rotateKey(b.id, { graceSeconds: 0 }); // keeps b's account
+    await replays(idem, body, original, { key: successor.key });
+    await expectError(
+      await post(idem, { name, categoryId: 2 }, { key: b.key }),
+      422,
+      "idempotency_key_reused",
+    );
+    const theirs = await create(idem, body, { key: c.key });
+    expect(theirs.pet.id).not.toBe(original.pet.id);
+    expect(await petsNamed(name)).toHaveLength(2);
+    expect(await record(idem, accountId)).toMatchObject({ pet_id: original.pet.id });
+  });
+
+  it("keeps keys per owner: two operator keys use one Idempotency-Key independently", async () => {
     const other = { key: (await createKey("idempotency-other")).key };
     const { idem, name, body } = fresh("Scoped");
     const mine = await create(idem, body);
@@ -296,7 +346,7 @@ describe("scoping", () => {
     const { pet } = await create(idem, body);
     const row = await record(idem);
     expect(row).toEqual({
-      api_key_id: keyId,
+      scope: `key:${keyId}`,
       key_hash: await sha256Hex(idem),
       fingerprint: await sha256Hex(canonicalJson(body)),
       pet_id: pet.id,
@@ -340,9 +390,9 @@ it("a create that fails releases the key: the 503 is not stored and a retry crea
 describe("expiry", () => {
   async function age(idem: string, seconds: number) {
     await env.DB.prepare(
-      "UPDATE idempotency_records SET created_at = created_at - ?3 WHERE api_key_id = ?1 AND key_hash = unhex(?2)",
+      "UPDATE idempotency_records SET created_at = created_at - ?3 WHERE scope = ?1 AND key_hash = unhex(?2)",
     )
-      .bind(keyId, await sha256Hex(idem), seconds)
+      .bind(`key:${keyId}`, await sha256Hex(idem), seconds)
       .run();
   }
 
@@ -428,7 +478,7 @@ describe("concurrent retries with one key", () => {
         expect(answer.location).toBe(`/v1/pets/${pet.id}`);
       }
       expect(await petsNamed(name)).toEqual([pet]);
-      expect(await idempotencyRecords(idem, keyId)).toHaveLength(1);
+      expect(await idempotencyRecords(idem, `key:${keyId}`)).toHaveLength(1);
       await replays(idem, body, { pet, text: JSON.stringify(pet) });
     },
   );

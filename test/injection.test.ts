@@ -138,7 +138,7 @@ describe("Idempotency-Key: stored literally, scoped exactly", () => {
     // Stored under the key's SHA-256, never as sent, so its text cannot reach any SQL.
     expect(await idempotencyRecords(idempotencyKey)).toEqual([
       expect.objectContaining({
-        api_key_id: keyId,
+        scope: `key:${keyId}`,
         key_hash: await sha256Hex(idempotencyKey),
         pet_id: pet.id,
       }),

@@ -55,7 +55,7 @@ async function exhaust(app: InstrumentedApp, ip: string, spent = 0) {
   }
 }
 
-it("wrangler.toml declares the limiter in every environment: 60 a minute deployed, at least 10,000 locally", () => {
+it("wrangler.toml declares the limiter in every environment: 60 a minute deployed, at least 10,000 locally; the owner budget above the key's", () => {
   const limits = testEnv.TEST_WRANGLER_RATELIMITS ?? {};
   expect(Object.keys(limits).sort()).toEqual(["local", "production", "staging"]);
   const ids = new Set<string>();
@@ -65,10 +65,14 @@ it("wrangler.toml declares the limiter in every environment: 60 a minute deploye
     expect(limiter?.simple.period).toBe(60);
     if (environment === "local") expect(limiter?.simple.limit).toBeGreaterThanOrEqual(10_000);
     else expect(limiter?.simple.limit, environment).toBe(60);
+    // The owner budget (src/http/rate-limit.ts) beside the per-key limit, and above it.
+    const perKey = entries.find((e) => e.name === "RATE_LIMITER");
+    const perOwner = entries.find((e) => e.name === "ACCOUNT_RATE_LIMITER");
+    expect(perOwner?.simple.limit, environment).toBeGreaterThan(perKey?.simple.limit ?? Infinity);
     for (const entry of entries) ids.add(entry.namespace_id);
   }
-  // Six counters of their own: no environment shares another's, nor the per-key limiter's.
-  expect(ids.size).toBe(6);
+  // Nine counters of their own: no environment shares another's, no limiter another's.
+  expect(ids.size).toBe(9);
 });
 
 it("an address over its limit of invalid keys gets 429 rate_limited with Retry-After before any lookup, for any token; others do not", async () => {
@@ -89,6 +93,23 @@ it("an address over its limit of invalid keys gets 429 rate_limited with Retry-A
   const { key } = await createKey("other-address");
   const other = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
   expect(other.response.status).toBe(200);
+});
+
+it("an IPv6 address counts by its /64: its neighbours share its allowance, another /64 has its own", async () => {
+  const app = instrumentedApp();
+  await freshWindow();
+  const prefix = `2001:db8:${addresses + 1}:7`;
+  addresses += 1;
+  // Each invalid key from another address of the one /64, spelled every way.
+  const neighbours = Array.from({ length: LIMIT }, (_, i) => `${prefix}:${i}::${i + 1}`);
+  for (const [i, ip] of neighbours.entries()) {
+    const { response } = await app.exchange("/v1/pets", from(ip, `not-a-key-${i}`));
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+  }
+  await expectLimited(app, `${prefix}:ffff:ffff:ffff:ffff`, "not-a-key");
+  await expectLimited(app, `${prefix.toUpperCase().replace(":7", ":0007")}::42`, "not-a-key");
+  const { response } = await app.exchange("/v1/pets", from(`${prefix}1::1`, "not-a-key"));
+  await expectError(response, 401, "unauthorized", /invalid or revoked/);
 });
 
 it("counts refused tokens and D1 lookups, not a key the location has verified, which keeps working", async () => {

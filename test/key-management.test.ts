@@ -6,17 +6,18 @@ import {
   createKeyStatement,
   LIST_KEYS_STATEMENT,
   revokeKeyStatement,
-  rotateKeyStatements,
   toListedKey,
   toOwnedKey,
 } from "../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
+import { findApiKeyByHash } from "../src/db/api-keys.ts";
 import {
   createAccount,
   createCheckedApp,
   createKey,
   expectError,
   makeRequest,
+  rotateKey as rotate,
   unknownKey,
 } from "./helpers.ts";
 
@@ -25,25 +26,6 @@ const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 /** One column of key `id`'s row. */
 async function keyColumn(id: number, column: "expires_at" | "last_used_at"): Promise<unknown> {
   return env.DB.prepare(`SELECT ${column} FROM api_keys WHERE id = ?1`).bind(id).first(column);
-}
-
-/** Rotates key `oldId` as `npm run keys -- rotate` does; answers both statements' rows. */
-async function rotate(
-  oldId: number,
-  options: { now?: number; graceSeconds: number; expiresAt?: number },
-) {
-  const key = await unknownKey();
-  const statements = rotateKeyStatements({
-    oldId,
-    keyHash: await hashApiKey(key),
-    prefix: displayPrefix(key),
-    ...options,
-  });
-  // `wrangler d1 execute --command "A; B"` runs the two as one batch, in order.
-  const [inserted, expired] = await env.DB.batch(statements.map((sql) => env.DB.prepare(sql)));
-  const listed = (result?: D1Result) =>
-    (result?.results ?? []).map((r) => toListedKey(r as Record<string, unknown>));
-  return { key, created: listed(inserted), old: listed(expired) };
 }
 
 /** GET /v1/pets with `key` through an app at a fixed instant (unix seconds). */
@@ -159,6 +141,26 @@ describe("rotate (the statements of `keys rotate`)", () => {
     });
     expect(expired[0]?.expiresAt).toBe(new Date((NOW + 60) * 1000).toISOString());
     expect(created[0]?.expiresAt).toBe(new Date((NOW + 90 * DAY) * 1000).toISOString());
+  });
+
+  it("keeps the old key's owner: its account, or for an operator key the chain's first key", async () => {
+    const owner = async (key: string) =>
+      (await findApiKeyByHash(env.DB, await hashApiKey(key)))?.owner;
+    const first = await createKey("chain");
+    const second = await rotate(first.id, { now: NOW, graceSeconds: DAY });
+    const third = await rotate(second.created[0]?.id ?? 0, { now: NOW, graceSeconds: DAY });
+    for (const k of [first.key, second.key, third.key])
+      expect(await owner(k)).toBe(`key:${first.id}`);
+    expect(await owner((await createKey("another chain")).key)).not.toBe(`key:${first.id}`);
+
+    const platform = await createKey("account key");
+    const { accountId } = await createAccount([platform.id]);
+    const successor = await rotate(platform.id, { now: NOW, graceSeconds: DAY });
+    expect(await owner(successor.key)).toBe(accountId);
+    // `keys list` shows the successor under the account, not as the operator's.
+    const { results } = await env.DB.prepare(LIST_KEYS_STATEMENT).all<Record<string, unknown>>();
+    const listed = results.map(toOwnedKey).find((k) => k.id === successor.created[0]?.id);
+    expect(listed?.account).toBe(accountId);
   });
 
   it("does nothing for a revoked, an expired or an unknown key", async () => {

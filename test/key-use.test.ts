@@ -1,11 +1,18 @@
-// What each key did, written after the answers (src/auth/key-use.ts): its answers per UTC
-// hour and outcome class (docs/platform.md, "Usage") at most once a minute per key per
-// isolate, and its last use at most once an hour; never failing or delaying a request.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+// What each key did, written after its answers (src/auth/key-use.ts; docs/platform.md,
+// "Usage"): its answers per UTC hour, operation, status and Error code, and its last use,
+// written by a timer with no further traffic, every answer within one interval of itself,
+// at most one write per key per interval per isolate, nothing dropped for other keys, and
+// never failing or delaying a request. The cron deletes counts older than 400 days.
+import {
+  createExecutionContext,
+  createScheduledController,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createKeyUseRecorder } from "../src/auth/key-use.ts";
-import { LAST_USE_INTERVAL_MS } from "../src/config.ts";
+import { USAGE_KEEP_DAYS, USAGE_WRITE_INTERVAL_MS } from "../src/config.ts";
+import worker from "../src/index.ts";
 import type { LogLine } from "../src/log.ts";
 import {
   type CallOptions,
@@ -15,62 +22,141 @@ import {
   throwingDb,
 } from "./helpers.ts";
 
-/** 2026-11-24T14:59:00Z: a minute before an hour ends. */
-const NOW = Date.UTC(2026, 10, 24, 14, 59);
+/** 2026-11-24T14:59:55Z: five seconds before an hour ends. */
+const NOW = Date.UTC(2026, 10, 24, 14, 59, 55);
 const HOUR_14 = Date.UTC(2026, 10, 24, 14) / 1000;
 const HOUR_15 = HOUR_14 + 3600;
+const INTERVAL = USAGE_WRITE_INTERVAL_MS;
+
+interface Row {
+  hour_start: number;
+  operation: string;
+  status: number;
+  code: string;
+  count: number;
+}
 
 /** The key's usage rows, as D1 holds them. */
-async function usage(keyId: number) {
+async function usage(keyId: number): Promise<Row[]> {
   const { results } = await env.DB.prepare(
-    "SELECT hour_start, outcome, count FROM api_key_usage WHERE api_key_id = ?1 ORDER BY hour_start, outcome",
+    `SELECT hour_start, operation, status, code, count FROM api_key_usage WHERE api_key_id = ?1
+     ORDER BY hour_start, operation, status, code`,
   )
     .bind(keyId)
-    .all<{ hour_start: number; outcome: string; count: number }>();
+    .all<Row>();
   return results;
 }
+const total = (rows: Row[]) => rows.reduce((n, r) => n + r.count, 0);
+/** A usage row as the API writes it. */
+const row = (operation: string, status: number, code = "", count = 1, hour_start = HOUR_14) => ({
+  hour_start,
+  operation,
+  status,
+  code,
+  count,
+});
 
 const lastUsedAt = (id: number) =>
   env.DB.prepare("SELECT last_used_at FROM api_keys WHERE id = ?1").bind(id).first("last_used_at");
 
 /**
- * One isolate of the real app with a hand-driven clock (`clock.now`, ms). A timer of the
- * recorder lets that much time pass (the clock moves) and notes its length in `waits`.
- * `send` answers once the request's waitUntil work is done; `db` replaces env.DB.
+ * One isolate of the real app on a hand-driven clock (`clock.now`, ms). The recorder's
+ * timers wait until `advance` moves the clock past them; `advance` then waits for the
+ * writes they start. `batches` notes when each D1 batch ran and for which key; `db`
+ * replaces env.DB.
  */
 function isolate(options: { db?: D1Database } = {}) {
   const clock = { now: NOW };
   const logs: LogLine[] = [];
-  const waits: number[] = [];
-  const log = (line: LogLine) => logs.push(line);
-  const keyUse = createKeyUseRecorder(() => clock.now, log, {
-    sleep: async (ms) => {
-      waits.push(ms);
-      clock.now += ms;
+  const timers: Array<{ at: number; fire: () => void }> = [];
+  let unsettled = 0;
+  /** Work whose timer was lost (`lose`): it never settles. */
+  let lost = 0;
+  const ctx = {
+    waitUntil(work: Promise<unknown>) {
+      unsettled++;
+      work.finally(() => unsettled--);
+    },
+    passThroughOnException() {},
+    props: {},
+  } as unknown as ExecutionContext;
+  const batches: Array<{ at: number }> = [];
+  const base = options.db ?? env.DB;
+  const db = new Proxy(base, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (property !== "batch") return typeof value === "function" ? value.bind(target) : value;
+      return (statements: D1PreparedStatement[]) => {
+        batches.push({ at: clock.now });
+        return (value as D1Database["batch"]).call(target, statements);
+      };
     },
   });
+  const log = (line: LogLine) => logs.push(line);
+  const keyUse = createKeyUseRecorder(() => clock.now, log, {
+    sleep: (ms) => new Promise<void>((fire) => timers.push({ at: clock.now + ms, fire })),
+  });
   const app = createCheckedApp({ clock: () => clock.now, log, keyUse });
-  const appEnv: Env = options.db ? { ...env, DB: options.db } : env;
-  const send = async (path: string, call: CallOptions, bindings: Partial<Env> = {}) => {
-    const ctx = createExecutionContext();
-    const response = await app.fetch(makeRequest(path, call), { ...appEnv, ...bindings }, ctx);
-    await waitOnExecutionContext(ctx);
-    return response;
+  const appEnv: Env = { ...env, DB: db };
+
+  /** Waits until every piece of work is done or waits for a timer. */
+  async function settle() {
+    for (let i = 0; unsettled - lost > timers.length; i++) {
+      if (i > 2000) throw new Error("the recorder's work never settled");
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+  return {
+    clock,
+    logs,
+    batches,
+    keyUse,
+    env: appEnv,
+    ctx,
+    /** The answer; its work after the answer runs until it waits for a timer. */
+    async send(path: string, call: CallOptions, bindings: Partial<Env> = {}) {
+      const response = await app.fetch(makeRequest(path, call), { ...appEnv, ...bindings }, ctx);
+      await settle();
+      return response;
+    },
+    /** Moves the clock by `ms`, firing the timers due meanwhile in order, each write done. */
+    async advance(ms: number) {
+      const until = clock.now + ms;
+      for (;;) {
+        timers.sort((a, b) => a.at - b.at);
+        const at = timers[0]?.at;
+        if (at === undefined || at > until) break;
+        clock.now = Math.max(clock.now, at);
+        // Every timer of that instant, then their writes.
+        for (const timer of timers.splice(0, timers.filter((t) => t.at === at).length))
+          timer.fire();
+        await settle();
+      }
+      clock.now = until;
+    },
+    /** Timers waiting: their instants. */
+    pending: () => timers.map((t) => t.at).sort((a, b) => a - b),
+    /** The runtime ends the work that waits for a timer: those timers never fire. */
+    lose() {
+      lost += timers.splice(0).length;
+    },
   };
-  return { clock, logs, waits, send };
 }
 
 /** A rate limiter that refuses everything: the 429 of a key over its limit. */
 const refusing = { limit: async () => ({ success: false }) } as RateLimit;
 
-describe("answers per key, per UTC hour and outcome class", () => {
-  it("a burst of every outcome: the first answer at once, the rest with the first answer after the minute, in their hours", async () => {
+describe("answers per key, per UTC hour, operation, status and Error code", () => {
+  it("the first answer is written at once after it; the next ones by a timer one interval after that write, with no further traffic", async () => {
     const { key, id } = await createKey("usage-burst", { scopes: ["pets:read"] });
     const h = isolate();
     const list = await h.send("/v1/pets?limit=1", { key });
     expect(list.status).toBe(200);
-    expect(await usage(id)).toEqual([{ hour_start: HOUR_14, outcome: "success", count: 1 }]);
+    await h.advance(0);
+    expect(await usage(id)).toEqual([row("listPets", 200)]);
+    expect(await lastUsedAt(id)).toBe(NOW / 1000);
 
+    await h.advance(2_000);
     const etag = list.headers.get("ETag") as string;
     const answers = [
       await h.send("/v1/pets?limit=1", { key, headers: { "If-None-Match": etag } }),
@@ -80,21 +166,104 @@ describe("answers per key, per UTC hour and outcome class", () => {
       await h.send("/v1/pets?limit=1", { key }, { RATE_LIMITER: refusing }),
       // The key is known to this isolate; the listing's own query meets a broken database.
       await h.send("/v1/pets?limit=1", { key }, { DB: throwingDb("D1_ERROR: no such thing") }),
+      await h.send("/v1/cats", { key }),
+      await h.send("/v1/pets", { key, method: "DELETE" }),
     ];
-    expect(answers.map((r) => r.status)).toEqual([304, 404, 400, 403, 429, 500]);
-    // Within the key's minute: held by the isolate, nothing more in D1.
-    expect(await usage(id)).toEqual([{ hour_start: HOUR_14, outcome: "success", count: 1 }]);
-    expect(h.waits).toEqual([]); // the minute ends more than 25 s from now: no timer
+    expect(answers.map((r) => r.status)).toEqual([304, 404, 400, 403, 429, 500, 404, 405]);
+    // Held by the isolate, one timer at the end of the interval, nothing more in D1 yet.
+    expect(h.pending()).toEqual([NOW + INTERVAL]);
+    await h.advance(INTERVAL - 2_001);
+    expect(total(await usage(id))).toBe(1);
 
-    h.clock.now += 61_000; // 15:00:01, the next hour
-    expect((await h.send("/v1/pets?limit=1", { key })).status).toBe(200);
+    // The interval ends in the next hour: the answers keep the hour they came in.
+    await h.advance(1);
     expect(await usage(id)).toEqual([
-      { hour_start: HOUR_14, outcome: "client_error", count: 3 },
-      { hour_start: HOUR_14, outcome: "rate_limited", count: 1 },
-      { hour_start: HOUR_14, outcome: "server_error", count: 1 },
-      { hour_start: HOUR_14, outcome: "success", count: 2 },
-      { hour_start: HOUR_15, outcome: "success", count: 1 },
+      row("", 404, "not_found"),
+      row("", 405, "method_not_allowed"),
+      row("createPet", 403, "insufficient_scope"),
+      row("getPet", 404, "not_found"),
+      row("listPets", 200),
+      row("listPets", 304),
+      row("listPets", 400, "invalid_parameter"),
+      row("listPets", 429, "rate_limited"),
+      row("listPets", 500, "internal_error"),
     ]);
+    // Last use is the latest answer's second, written with its counts.
+    expect(await lastUsedAt(id)).toBe((NOW + 2_000) / 1000);
+    expect(h.batches.map((b) => b.at)).toEqual([NOW, NOW + INTERVAL]);
+    expect(h.pending()).toEqual([]);
+
+    await h.advance(60_000);
+    await h.send("/v1/pets?limit=1", { key });
+    await h.advance(0);
+    expect((await usage(id)).filter((r) => r.hour_start === HOUR_15)).toEqual([
+      row("listPets", 200, "", 1, HOUR_15),
+    ]);
+  });
+
+  it("at most one write per key per interval per isolate, and every answer within one interval of itself", async () => {
+    const { key, id } = await createKey("usage-steady");
+    const h = isolate();
+    // 120 answers, one every 250 ms: 30 s of steady traffic, then silence.
+    const sent: number[] = [];
+    for (let i = 0; i < 120; i++) {
+      sent.push(h.clock.now);
+      expect((await h.send("/v1/pets?limit=1", { key })).status).toBe(200);
+      await h.advance(250);
+    }
+    await h.advance(INTERVAL);
+    expect(total(await usage(id))).toBe(120);
+    const writes = h.batches.map((b) => b.at);
+    for (let i = 1; i < writes.length; i++) {
+      expect((writes[i] ?? 0) - (writes[i - 1] ?? 0)).toBeGreaterThanOrEqual(INTERVAL);
+    }
+    expect(writes).toHaveLength(4); // at 0 s, 10 s, 20 s and 30 s
+    // Each answer was in the first write at or after it, at most one interval later.
+    for (const at of sent) {
+      const write = writes.find((w) => w >= at) ?? Number.POSITIVE_INFINITY;
+      expect(write - at).toBeLessThanOrEqual(INTERVAL);
+    }
+  }, 30_000);
+
+  it("answers of 1,000 other keys in the isolate drop nothing a key holds", async () => {
+    const { key, id } = await createKey("usage-crowded");
+    const h = isolate();
+    await h.send("/v1/pets?limit=1", { key });
+    await h.advance(1_000);
+    await h.send("/v1/pets?limit=1", { key }); // held for 9 s
+    // Keys no database has: their counts go to rows of their own ids.
+    const others = Array.from({ length: 1_000 }, (_, i) => 2_000_000_000 + i);
+    for (const other of others) {
+      h.keyUse.record(
+        other,
+        { operation: "listPets", status: 200, code: "" },
+        h.env,
+        h.ctx.waitUntil,
+      );
+    }
+    await h.advance(INTERVAL);
+    expect(total(await usage(id))).toBe(2);
+    const { n } = (await env.DB.prepare(
+      "SELECT sum(count) AS n FROM api_key_usage WHERE api_key_id >= ?1",
+    )
+      .bind(others[0])
+      .first<{ n: number }>()) ?? { n: 0 };
+    expect(n).toBe(1_000);
+  }, 30_000);
+
+  it("a timer lost with its request is replaced by the next answer's", async () => {
+    const { key, id } = await createKey("usage-lost-timer");
+    const h = isolate();
+    await h.send("/v1/pets?limit=1", { key });
+    await h.advance(1_000);
+    await h.send("/v1/pets?limit=1", { key });
+    expect(h.pending()).toEqual([NOW + INTERVAL]);
+    h.lose(); // the runtime ended that request's waitUntil
+    h.clock.now += 3 * INTERVAL;
+    await h.send("/v1/pets?limit=1", { key });
+    expect(h.pending()).toEqual([h.clock.now]);
+    await h.advance(0);
+    expect(total(await usage(id))).toBe(3);
   });
 
   it("refused requests are not any key's answers", async () => {
@@ -102,37 +271,9 @@ describe("answers per key, per UTC hour and outcome class", () => {
     const h = isolate();
     expect((await h.send("/v1/pets", { key })).status).toBe(401);
     expect((await h.send("/v1/pets", { key: `${key}x` })).status).toBe(401);
+    await h.advance(INTERVAL);
     expect(await usage(id)).toEqual([]);
-  });
-
-  it("answers held back are written by a timer when the key's minute ends within 25 s", async () => {
-    const { key, id } = await createKey("usage-timer");
-    const h = isolate();
-    await h.send("/v1/pets?limit=1", { key }); // written at once
-    h.clock.now += 40_000; // 20 s of the minute left
-    await h.send("/v1/pets/999999999", { key });
-    expect(h.waits).toEqual([20_000]);
-    expect(await usage(id)).toEqual([
-      { hour_start: HOUR_14, outcome: "client_error", count: 1 },
-      { hour_start: HOUR_14, outcome: "success", count: 1 },
-    ]);
-  });
-
-  it("another key's answer after the minute writes what a key held; each key at most once a minute", async () => {
-    const held = await createKey("usage-held");
-    const other = await createKey("usage-other");
-    const h = isolate();
-    await h.send("/v1/pets?limit=1", { key: held.key });
-    await h.send("/v1/pets?limit=1", { key: held.key });
-    await h.send("/v1/pets?limit=1", { key: held.key });
-    h.clock.now += 30_000;
-    await h.send("/v1/pets?limit=1", { key: other.key }); // other's first: at once
-    expect(await usage(held.id)).toEqual([{ hour_start: HOUR_14, outcome: "success", count: 1 }]);
-
-    h.clock.now += 30_000; // held's minute has ended; other's has not
-    await h.send("/v1/pets?limit=1", { key: other.key });
-    expect(await usage(held.id)).toEqual([{ hour_start: HOUR_14, outcome: "success", count: 3 }]);
-    expect(await usage(other.id)).toEqual([{ hour_start: HOUR_14, outcome: "success", count: 1 }]);
+    expect(h.batches).toEqual([]);
   });
 
   it("two isolates add to the same rows", async () => {
@@ -140,52 +281,32 @@ describe("answers per key, per UTC hour and outcome class", () => {
     const [a, b] = [isolate(), isolate()];
     await a.send("/v1/pets?limit=1", { key });
     await b.send("/v1/pets?limit=1", { key });
-    expect(await usage(id)).toEqual([{ hour_start: HOUR_14, outcome: "success", count: 2 }]);
-  });
-});
-
-describe("last used", () => {
-  it("is written with the first accepted answer, then at most once an hour per key per isolate", async () => {
-    const { key, id } = await createKey("last-used");
-    const refused = await createKey("last-used-refused", { expiresAt: 1 });
-    const h = isolate();
-    expect((await h.send("/v1/pets", { key: refused.key })).status).toBe(401);
-    expect(await lastUsedAt(refused.id)).toBeNull();
-
-    await h.send("/v1/pets?limit=1", { key });
-    const first = NOW / 1000;
-    expect(await lastUsedAt(id)).toBe(first);
-
-    h.clock.now += LAST_USE_INTERVAL_MS - 1;
-    await h.send("/v1/pets?limit=1", { key }); // its answers are written, not its last use
-    expect(await lastUsedAt(id)).toBe(first);
-    expect((await usage(id)).reduce((n, row) => n + row.count, 0)).toBe(2);
-
-    h.clock.now += 60_000;
-    await h.send("/v1/pets?limit=1", { key });
-    expect(await lastUsedAt(id)).toBe(Math.floor(h.clock.now / 1000));
+    await Promise.all([a.advance(0), b.advance(0)]);
+    expect(await usage(id)).toEqual([row("listPets", 200, "", 2)]);
   });
 
-  it("never moves back when an isolate writes an older time", async () => {
+  it("last use never moves back when an isolate writes an older time", async () => {
     const { key, id } = await createKey("last-used-order");
     await env.DB.prepare("UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1")
       .bind(id, NOW / 1000 + 100)
       .run();
-    await isolate().send("/v1/pets?limit=1", { key });
+    const h = isolate();
+    await h.send("/v1/pets?limit=1", { key });
+    await h.advance(0);
     expect(await lastUsedAt(id)).toBe(NOW / 1000 + 100);
   });
 });
 
 describe("a write that fails", () => {
-  /** env.DB, whose batches (the recorder's writes) fail as `fault` says, counted in `batches`. */
-  function faultyBatches(fault: "throws" | "rejects" | "hangs") {
-    const batches: number[] = [];
-    const db = new Proxy(env.DB, {
+  /** env.DB, whose batches (the recorder's writes) fail as `fault` says the first `times` times. */
+  function faulty(fault: "throws" | "rejects" | "hangs", times = 1) {
+    let failures = 0;
+    return new Proxy(env.DB, {
       get(target, property) {
         const value = Reflect.get(target, property, target) as unknown;
         if (property !== "batch") return typeof value === "function" ? value.bind(target) : value;
         return (statements: D1PreparedStatement[]) => {
-          batches.push(statements.length);
+          if (failures++ >= times) return target.batch(statements);
           if (fault === "throws") throw new Error("D1_ERROR: database is locked");
           return fault === "rejects"
             ? Promise.reject(new Error("D1_ERROR: reset"))
@@ -193,45 +314,79 @@ describe("a write that fails", () => {
         };
       },
     });
-    return { db, batches };
   }
 
   it.each(["throws", "rejects"] as const)(
-    "that %s neither fails the answer nor logs the key; what it carried is written a minute later, once",
+    "that %s neither fails the answer nor logs the key; what it carried is written one interval later, with no further traffic",
     async (fault) => {
       const { key, id } = await createKey(`usage-${fault}`);
-      const faulty = faultyBatches(fault);
-      const h = isolate({ db: faulty.db });
+      const h = isolate({ db: faulty(fault) });
       expect((await h.send("/v1/pets?limit=1", { key })).status).toBe(200);
-      expect(faulty.batches).toEqual([2]); // its last use and its one answer
+      await h.advance(0);
       const failed = h.logs.filter((l) => l.msg === "key use write failed");
       expect(failed).toMatchObject([{ level: "warn", key_id: id }]);
       expect(String(failed[0]?.error)).toMatch(/^Error: D1_ERROR/);
       expect(JSON.stringify(h.logs)).not.toContain(key);
+      expect(await usage(id)).toEqual([]);
 
-      h.clock.now += 60_000;
-      expect((await h.send("/v1/pets?limit=1", { key }, { DB: env.DB })).status).toBe(200);
-      expect(await usage(id)).toEqual([
-        { hour_start: HOUR_14, outcome: "success", count: 1 },
-        { hour_start: HOUR_15, outcome: "success", count: 1 },
-      ]);
-      expect(await lastUsedAt(id)).toBe(h.clock.now / 1000);
+      await h.advance(INTERVAL);
+      expect(h.batches.map((b) => b.at)).toEqual([NOW, NOW + INTERVAL]);
+      expect(total(await usage(id))).toBe(1);
+      expect(await lastUsedAt(id)).toBe(NOW / 1000);
     },
   );
 
+  it("twice waits for the key's next answer, which writes both", async () => {
+    const { key, id } = await createKey("usage-fails-twice");
+    const h = isolate({ db: faulty("rejects", 2) });
+    await h.send("/v1/pets?limit=1", { key });
+    await h.advance(5 * INTERVAL);
+    expect(h.batches).toHaveLength(2);
+    expect(h.pending()).toEqual([]);
+    await h.send("/v1/pets?limit=1", { key });
+    await h.advance(0);
+    expect(total(await usage(id))).toBe(2);
+  });
+
   it("that never finishes does not hold the answer back", async () => {
     const { key } = await createKey("usage-hangs");
-    const faulty = faultyBatches("hangs");
     const logs: LogLine[] = [];
     const app = createCheckedApp({ clock: () => NOW, log: (line) => logs.push(line) });
     // The answer arrives, complete, while the write is still pending (never awaited here).
     const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), {
       ...env,
-      DB: faulty.db,
+      DB: faulty("hangs"),
     });
     expect(response.status).toBe(200);
     expect(Array.isArray(await response.json())).toBe(true);
-    expect(faulty.batches).toEqual([2]);
     expect(logs.filter((l) => l.level === "warn")).toEqual([]); // still pending
   });
+});
+
+it(`the hourly cron deletes counts of hours older than ${USAGE_KEEP_DAYS} days; younger ones stay`, async () => {
+  const { id } = await createKey("usage-purge");
+  const hour = Math.floor(Date.now() / 3_600_000) * 3600;
+  const keep = USAGE_KEEP_DAYS * 86_400;
+  for (const start of [hour - keep - 3600, hour - keep + 3600, hour]) {
+    await env.DB.prepare(
+      "INSERT INTO api_key_usage (api_key_id, hour_start, operation, status, code, count) VALUES (?1, ?2, 'listPets', 200, '', 1)",
+    )
+      .bind(id, start)
+      .run();
+  }
+  const ctx = createExecutionContext();
+  await worker.scheduled(
+    createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }),
+    env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  expect((await usage(id)).map((r) => r.hour_start)).toEqual([hour - keep + 3600, hour]);
+  // The purge reads the hour_start index, not the whole table.
+  const plan = await env.DB.prepare(
+    "EXPLAIN QUERY PLAN DELETE FROM api_key_usage WHERE hour_start < ?1",
+  )
+    .bind(hour)
+    .all<{ detail: string }>();
+  expect(plan.results.map((r) => r.detail).join(" ")).toContain("api_key_usage_hour_start");
 });

@@ -1,23 +1,28 @@
-// Per-key rate limits through the Workers rate-limiting binding.
-// This file runs in the "rate-limit" vitest project, where RATE_LIMITER allows
-// only TEST_RATE_LIMIT requests a minute per key (see vitest.config.ts).
+// Rate limits through the Workers rate-limiting bindings: per key, and per key owner (an
+// account's keys together, or an operator key with its rotations). This file runs in the
+// "rate-limit" vitest project, where RATE_LIMITER allows only TEST_RATE_LIMIT requests a
+// minute per key and ACCOUNT_RATE_LIMITER TEST_ACCOUNT_RATE_LIMIT per owner (vitest.config.ts).
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import type { Scope } from "../src/scopes.ts";
 import {
   call,
+  createAccount,
   createCheckedApp,
   createKey,
   createPetVia,
   expectDeprecationHeaders,
   expectError,
   makeRequest,
+  rotateKey,
 } from "./helpers.ts";
 import { instrumentedApp } from "./support/instrumented-app.ts";
 import { freshWindow, idempotencyRecords } from "./support/requests.ts";
 
-const LIMIT = (env as unknown as { TEST_RATE_LIMIT?: number }).TEST_RATE_LIMIT ?? 0;
+const limits = env as unknown as { TEST_RATE_LIMIT?: number; TEST_ACCOUNT_RATE_LIMIT?: number };
+const LIMIT = limits.TEST_RATE_LIMIT ?? 0;
+const ACCOUNT_LIMIT = limits.TEST_ACCOUNT_RATE_LIMIT ?? 0;
 
 let petId: number;
 
@@ -26,6 +31,7 @@ const tags: Record<string, string> = {};
 
 beforeAll(async () => {
   expect(LIMIT, "run through the rate-limit project of vitest.config.ts").toBeGreaterThan(0);
+  expect(ACCOUNT_LIMIT).toBeGreaterThan(LIMIT);
   // A pet to read, created by a key the tests below never use, which reads it and a page.
   const { key } = await createKey("rate-limit-setup");
   petId = (await createPetVia(key, { name: "Limited", categoryId: 1 })).id;
@@ -52,8 +58,17 @@ async function exhausted(label: string, scopes?: Scope[]): Promise<{ key: string
   return issued;
 }
 
-async function expectRateLimited(response: Response) {
-  await expectError(response, 429, "rate_limited", /rate/);
+/** `n` answers to `key`, each 200. */
+async function spend(key: string, n: number) {
+  for (let i = 0; i < n; i++) {
+    const response = await call("/v1/pets?limit=1", { key });
+    expect(response.status, `request ${i + 1} of ${n}`).toBe(200);
+    await response.body?.cancel();
+  }
+}
+
+async function expectRateLimited(response: Response, message: RegExp = /rate/) {
+  await expectError(response, 429, "rate_limited", message);
   expect(response.headers.get("Retry-After")).toBe(String(RATE_LIMIT_RETRY_AFTER_SECONDS));
   expect(Number(response.headers.get("Retry-After"))).toBeGreaterThan(0);
 }
@@ -123,20 +138,22 @@ it("the limit comes before the scope check and counts 403s: 429 for a key withou
   await expectRateLimited(getPet);
 });
 
-it("the limit is keyed by the API key's id, never by the key or its hash; public routes do not count", async () => {
+it("the limits are keyed by the API key's id and owner, never by the key or its hash; public routes do not count", async () => {
   const { key, id } = await createKey("binding-keys");
   const seen: string[] = [];
-  const recording = {
-    limit: (options: { key: string }) => {
-      seen.push(options.key);
-      return env.RATE_LIMITER.limit(options);
-    },
-  } as RateLimit;
+  const recording = (limiter: RateLimit) =>
+    ({
+      limit: (options: { key: string }) => {
+        seen.push(options.key);
+        return limiter.limit(options);
+      },
+    }) as RateLimit;
   const app = createCheckedApp({ log: () => {} });
   const ask = async (path: string, method = "GET") => {
     const response = await app.fetch(makeRequest(path, { key, method }), {
       ...env,
-      RATE_LIMITER: recording,
+      RATE_LIMITER: recording(env.RATE_LIMITER),
+      ACCOUNT_RATE_LIMITER: recording(env.ACCOUNT_RATE_LIMITER),
     });
     await response.body?.cancel();
     return response.status;
@@ -150,6 +167,40 @@ it("the limit is keyed by the API key's id, never by the key or its hash; public
     expect(await ask("/v1/openapi.json")).toBe(200);
     expect(await ask("/v1/pets", "OPTIONS")).toBe(204);
   }
-  // Exactly the id: neither the key nor its hash, nor any part of them.
-  expect(seen).toEqual([`key:${id}`, `key:${id}`, `key:${id}`]);
+  // Exactly the id and the owner (an operator key's own chain): neither the key nor its
+  // hash, nor any part of them.
+  expect(seen).toEqual(
+    Array(3)
+      .fill([`key:${id}`, `owner:key:${id}`])
+      .flat(),
+  );
+});
+
+const KEY_OVER = /This API key exceeded/;
+const OWNER_OVER = /account .* exceeded the request rate its keys share/;
+
+it(`an account's keys share ${ACCOUNT_LIMIT} answers a minute: neither a second key nor a rotation resets it`, async () => {
+  await freshWindow();
+  const [a, b] = [await createKey("account-a"), await createKey("account-b")];
+  await createAccount([a.id, b.id]);
+  await spend(a.key, LIMIT);
+  await spend(b.key, ACCOUNT_LIMIT - LIMIT);
+  // b has spent less than its own limit: the account's budget refuses it.
+  await expectRateLimited(await call("/v1/pets?limit=1", { key: b.key }), OWNER_OVER);
+  await expectRateLimited(await call("/v1/pets?limit=1", { key: a.key }), KEY_OVER);
+  const successor = await rotateKey(a.id, { graceSeconds: 0 });
+  await expectRateLimited(await call("/v1/pets?limit=1", { key: successor.key }), OWNER_OVER);
+  const third = await createKey("account-c");
+  await createAccount([third.id]); // another account's first key
+  await spend(third.key, 1);
+});
+
+it("an operator key counts alone: with the keys rotated from it, never with other operator keys", async () => {
+  await freshWindow();
+  const first = await createKey("operator-chain");
+  await spend(first.key, LIMIT);
+  const successor = await rotateKey(first.id, { graceSeconds: 0 });
+  await spend(successor.key, ACCOUNT_LIMIT - LIMIT);
+  await expectRateLimited(await call("/v1/pets?limit=1", { key: successor.key }), OWNER_OVER);
+  await spend((await createKey("operator-other")).key, LIMIT);
 });

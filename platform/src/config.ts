@@ -5,6 +5,8 @@ export const RP_NAME = "Pet Store API";
 
 /** A WebAuthn challenge is accepted once, within this many seconds of being issued. */
 export const CHALLENGE_TTL_SECONDS = 5 * 60;
+/** Open challenges a client address (no session) and a session may hold; a new one ends the oldest. */
+export const OPEN_CHALLENGES = { address: 10, session: 3 } as const;
 
 /** The session cookie: `__Host-` binds it to this host, over HTTPS, for every path. */
 export const SESSION_COOKIE = "__Host-session";
@@ -20,14 +22,20 @@ export const MAX_PASSKEYS = 20;
 
 /** Keys an account may hold that are neither revoked nor expired. */
 export const MAX_ACTIVE_KEYS = 10;
+/** Keys in one answer of `GET /api/keys`; `Link: rel="next"` leads to older ones. */
+export const KEYS_PAGE_SIZE = 50;
+/** Keys an account may create or rotate in any hour (each is a new row and a new secret). */
+export const MAX_KEY_CHANGES_PER_HOUR = 20;
 /** A rotated key keeps working this long unless the rotation names another grace. */
 export const DEFAULT_GRACE_SECONDS = 24 * 3600;
 /** The longest grace and the longest expiry a key may be given. */
 export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 export const MAX_EXPIRY_SECONDS = 366 * 24 * 3600;
 
-/** The usage chart and its JSON cover this many UTC days, today included. */
+/** The usage chart and its JSON cover this many UTC days, today included... */
 export const USAGE_DAYS = 30;
+/** ...and, hour by hour, this many hours, the current one included. */
+export const USAGE_HOURS = 24;
 
 /** A display name's length in characters (the pet-name character rules otherwise). */
 export const DISPLAY_NAME_MAX = 64;

@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type * as z from "zod/mini";
 import { MAX_BODY_BYTES } from "../../src/config.ts";
+import { addressBucket } from "../../src/http/client-address.ts";
 import {
   isIdentityEncoding,
   isJsonMediaType,
@@ -49,17 +50,21 @@ export function bodyOf<T extends z.ZodMiniType>(
   return result.data;
 }
 
+/** The client address (CF-Connecting-IP) that per-address limits count: an IPv6 one by its /64. */
+export function clientAddress(c: Context<PlatformAppEnv>): string {
+  return addressBucket(c.req.header("CF-Connecting-IP") ?? "");
+}
+
 /**
- * Counts one event of the client address (CF-Connecting-IP) against `limiter`; past the
- * limit, 429 with Retry-After.
+ * Counts one event of the client address against `limiter`; past the limit, 429 with
+ * Retry-After.
  */
 export async function countAgainst(
   c: Context<PlatformAppEnv>,
   limiter: RateLimit,
   what: string,
 ): Promise<void> {
-  const address = c.req.header("CF-Connecting-IP") ?? "";
-  const { success } = await limiter.limit({ key: `address:${address}` });
+  const { success } = await limiter.limit({ key: `address:${clientAddress(c)}` });
   if (!success) {
     throw new PlatformError("rate_limited", `Too many ${what} from this address; retry later.`, {
       headers: { "Retry-After": String(LIMIT_RETRY_AFTER_SECONDS) },

@@ -80,12 +80,25 @@ export function challengeOf(response: { response: { clientDataJSON: string } }):
   );
 }
 
+/**
+ * Refuses a ceremony run in a frame of another origin (`clientData.crossOrigin: true`): the
+ * platform's pages are never framed (`frame-ancestors 'none'`), so such a response came
+ * from a page that embedded the ceremony. The library does not check it.
+ */
+function refuseCrossOrigin(response: { response: { clientDataJSON: string } }, code: RefusalCode) {
+  const { crossOrigin } = decodeClientDataJSON(response.response.clientDataJSON);
+  if (crossOrigin === true) {
+    throw rejected(code, new Error("it was made in a frame of another origin (crossOrigin: true)"));
+  }
+}
+
 /** A checked registration: the new passkey's row (without its account and time). */
 export async function verifyRegistration(
   rp: RelyingParty,
   response: RegistrationResponseJSON,
   challenge: string,
 ): Promise<Omit<NewPasskey, "accountId" | "createdAt">> {
+  refuseCrossOrigin(response, "passkey_rejected");
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     result = await verifyRegistrationResponse({
@@ -117,6 +130,7 @@ export async function verifyAuthentication(
   challenge: string,
   passkey: Passkey,
 ): Promise<number> {
+  refuseCrossOrigin(response, "sign_in_failed");
   let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     result = await verifyAuthenticationResponse({
@@ -144,7 +158,9 @@ export async function verifyAuthentication(
  * RP ID, type or counter; no user verification) is in the message: it tells the person's
  * own browser what went wrong, and nothing about anyone else.
  */
-function rejected(code: "passkey_rejected" | "sign_in_failed", err: unknown): PlatformError {
+type RefusalCode = "passkey_rejected" | "sign_in_failed";
+
+function rejected(code: RefusalCode, err: unknown): PlatformError {
   const reason = err instanceof Error ? `: ${err.message.slice(0, 200)}` : "";
   return new PlatformError(
     code,

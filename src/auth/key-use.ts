@@ -1,160 +1,134 @@
-// What each key did, without a database write on any answer's path: its last use
-// (`npm run keys -- list`, to within an hour) and its answers per UTC hour and outcome
-// class (the developer platform's usage pages). Both are held in isolate memory and
-// written together, after an answer, in one D1 batch handed to waitUntil: a key's
-// answers at most once a minute, its last use at most once an hour, per isolate. A slow
-// or failing write neither delays nor fails a request; a failed one is tried again a
-// minute later. Answers held back by the minute are written by the next answer after it
-// (of any key), or by a timer when the minute ends within the time waitUntil gives an
-// answer's work. What an isolate holds when it is evicted is lost (docs/platform.md).
+// What each key did, written after its answers and never on their path: its answers per
+// UTC hour, operation, status and Error code, and its last use (docs/platform.md, "Usage").
+// They wait in isolate memory until a timer in the answer's waitUntil writes the key's in
+// one D1 batch: at most once per USAGE_WRITE_INTERVAL_MS per key per isolate, and every
+// answer within that interval of itself, with no further traffic. A failed write is tried
+// once more an interval later. An isolate that ends loses what it held: at most that interval.
 
-import { boundedMap } from "../cache/bounded-map.ts";
 import type { Clock } from "../clock.ts";
-import {
-  AUTH_CACHE_MAX_ENTRIES,
-  LAST_USE_INTERVAL_MS,
-  USAGE_WAIT_MAX_MS,
-  USAGE_WRITE_INTERVAL_MS,
-} from "../config.ts";
-import {
-  addUsageStatement,
-  type Outcome,
-  outcomeOf,
-  recordApiKeyUseStatement,
-} from "../db/api-keys.ts";
+import { AUTH_CACHE_MAX_ENTRIES, USAGE_WRITE_INTERVAL_MS } from "../config.ts";
+import { addUsageStatement, recordApiKeyUseStatement, type UsageCount } from "../db/api-keys.ts";
 import { errorText, type Logger } from "../log.ts";
 
+/** What is counted of an answer. */
+export type Answer = Pick<UsageCount, "operation" | "status" | "code">;
+
 export interface KeyUseRecorder {
-  /**
-   * Counts an answer of key `keyId` with `status`; the writes it starts (this key's and
-   * any other key's that are due) are given to `waitUntil`. Never throws.
-   */
+  /** Counts an answer of key `keyId`; the write it may start goes to `waitUntil`. Never throws. */
   record(
     keyId: number,
-    status: number,
+    answer: Answer,
     env: Env,
     waitUntil: (work: Promise<unknown>) => void,
   ): void;
 }
 
-/** Answers of one hour and outcome, not yet written. */
-interface Count {
-  hourStart: number;
-  outcome: Outcome;
-  count: number;
-}
-
 /** One key, in one isolate. */
 interface KeyUse {
-  /** Answers not yet written, by hour and outcome. */
-  held: Map<string, Count>;
-  /** When this isolate last wrote (or tried to write) the key's answers, and its last use. */
-  countsWrittenAt: number;
-  lastUseWrittenAt: number;
+  /** Answers not yet written, by hour, operation, status and code. */
+  held: Map<string, UsageCount>;
+  /** When this isolate last took the key's answers to write them. */
+  writtenAt: number;
   /** The latest answer. */
   usedAt: number;
-  /** A timer will write the key's answers when its minute ends. */
-  timed: boolean;
+  /** The live timer (0: none) and when it writes; a timer that is not the live one stops. */
+  timer: number;
+  timerAt: number;
 }
 
-const toSeconds = (ms: number) => Math.floor(ms / 1000);
+const HOUR_MS = 3_600_000;
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function createKeyUseRecorder(
   clock: Clock,
   log: Logger,
-  options: { maxEntries?: number; sleep?: (ms: number) => Promise<void> } = {},
+  options: { sleep?: (ms: number) => Promise<void> } = {},
 ): KeyUseRecorder {
   const sleep = options.sleep ?? realSleep;
-  const keys = boundedMap<number, KeyUse>(options.maxEntries ?? AUTH_CACHE_MAX_ENTRIES);
-  /** Keys holding answers: few, since each is written about a minute after its last write. */
-  const holding = new Set<number>();
+  const interval = USAGE_WRITE_INTERVAL_MS;
+  // Not a bounded map: a key holding answers is never dropped (its timer takes them within
+  // the interval); keys with nothing held are swept once the map grows past the cap.
+  const keys = new Map<number, KeyUse>();
+  let timers = 0;
 
-  /** The held answers of every key whose minute has ended, with the last uses due, as one batch. */
-  function writeDue(env: Env, now: number): Promise<unknown> | undefined {
-    const taken: Array<{
-      keyId: number;
-      use: KeyUse;
-      held: Count[];
-      lastUse: number | undefined;
-      lastUseWrittenAt: number;
-    }> = [];
-    for (const keyId of holding) {
-      const use = keys.get(keyId);
-      if (use === undefined || use.held.size === 0) {
-        holding.delete(keyId); // written, or evicted with what it held
-        continue;
-      }
-      if (now - use.countsWrittenAt < USAGE_WRITE_INTERVAL_MS) continue;
-      const lastUseDue = now - use.lastUseWrittenAt >= LAST_USE_INTERVAL_MS;
-      taken.push({
-        keyId,
-        use,
-        held: [...use.held.values()],
-        lastUse: lastUseDue ? toSeconds(use.usedAt) : undefined,
-        lastUseWrittenAt: use.lastUseWrittenAt,
-      });
-      if (lastUseDue) use.lastUseWrittenAt = now;
-      use.held.clear();
-      use.countsWrittenAt = now;
-      holding.delete(keyId);
-    }
-    if (taken.length === 0) return undefined;
-    const failed = (err: unknown) => {
-      // Hold it all again: the next write, a minute from now, carries it.
-      for (const { keyId, use, held, lastUseWrittenAt } of taken) {
-        for (const count of held) hold(use, count.hourStart, count.outcome, count.count);
-        use.lastUseWrittenAt = lastUseWrittenAt;
-        if (keys.get(keyId) === use) holding.add(keyId);
-        log({ level: "warn", msg: "key use write failed", key_id: keyId, error: errorText(err) });
-      }
-    };
+  /** Writes what `use` holds in one batch; false when the write failed (it holds them again). */
+  async function write(keyId: number, use: KeyUse, env: Env): Promise<boolean> {
+    use.timer = 0; // answers from now on start a timer of their own
+    if (use.held.size === 0) return true;
+    const held = [...use.held.values()];
+    use.held.clear();
+    use.writtenAt = clock();
     try {
-      const statements = taken.flatMap(({ keyId, held, lastUse }) => [
-        ...(lastUse === undefined ? [] : [recordApiKeyUseStatement(env.DB, keyId, lastUse)]),
-        ...held.map((count) => addUsageStatement(env.DB, { keyId, ...count })),
+      await env.DB.batch([
+        recordApiKeyUseStatement(env.DB, keyId, Math.floor(use.usedAt / 1000)),
+        ...held.map((count) => addUsageStatement(env.DB, count)),
       ]);
-      return env.DB.batch(statements).catch(failed);
+      return true;
     } catch (err) {
-      failed(err);
-      return undefined;
+      for (const count of held) hold(use, count);
+      log({ level: "warn", msg: "key use write failed", key_id: keyId, error: errorText(err) });
+      return false;
+    }
+  }
+
+  /** The live timer `token` of `use`: writes once the interval has ended, and once more after a failure. */
+  async function run(keyId: number, use: KeyUse, env: Env, token: number): Promise<void> {
+    const due = () => use.writtenAt + interval;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      // After the answer, and never sooner than the interval (a timer may wake a little early).
+      let naps = 0;
+      do await sleep(Math.max(0, due() - clock()));
+      while (++naps < 3 && clock() < due());
+      if (use.timer !== token) return; // replaced by a newer timer, which writes
+      if (clock() < due()) break; // a clock that does not move: the next answer's timer writes
+      if (await write(keyId, use, env)) return;
+      if (use.timer !== 0) return; // a newer timer writes what failed with what came since
+      use.timer = token;
+      use.timerAt = due();
+    }
+    if (use.timer === token) use.timer = 0;
+  }
+
+  /** Forgets the keys that hold nothing and whose interval has ended. */
+  function sweep(now: number): void {
+    for (const [keyId, use] of keys) {
+      if (use.held.size === 0 && use.timer === 0 && now - use.writtenAt >= interval) {
+        keys.delete(keyId);
+      }
     }
   }
 
   return {
-    record(keyId, status, env, waitUntil) {
+    record(keyId, answer, env, waitUntil) {
       const now = clock();
-      const use = keys.get(keyId) ?? {
-        held: new Map(),
-        countsWrittenAt: Number.NEGATIVE_INFINITY,
-        lastUseWrittenAt: Number.NEGATIVE_INFINITY,
-        usedAt: now,
-        timed: false,
-      };
-      keys.set(keyId, use);
-      hold(use, Math.floor(now / 3_600_000) * 3600, outcomeOf(status), 1);
+      let use = keys.get(keyId);
+      if (use === undefined) {
+        if (keys.size >= AUTH_CACHE_MAX_ENTRIES) sweep(now);
+        use = {
+          held: new Map(),
+          writtenAt: Number.NEGATIVE_INFINITY,
+          usedAt: now,
+          timer: 0,
+          timerAt: now,
+        };
+        keys.set(keyId, use);
+      }
+      hold(use, { keyId, hourStart: Math.floor(now / HOUR_MS) * 3600, ...answer, count: 1 });
       use.usedAt = now;
-      holding.add(keyId);
-      const written = writeDue(env, now);
-      if (written) waitUntil(written);
-      const wait = use.countsWrittenAt + USAGE_WRITE_INTERVAL_MS - now;
-      if (use.held.size > 0 && !use.timed && wait <= USAGE_WAIT_MAX_MS) {
-        use.timed = true;
-        waitUntil(
-          sleep(wait).then(() => {
-            use.timed = false;
-            return writeDue(env, clock());
-          }),
-        );
+      // One live timer per key; one that should have written long ago was lost with its request.
+      if (use.timer === 0 || now > use.timerAt + interval) {
+        use.timer = ++timers;
+        use.timerAt = Math.max(now, use.writtenAt + interval);
+        waitUntil(run(keyId, use, env, use.timer));
       }
     },
   };
 }
 
-/** Adds `count` answers of `outcome` in the hour from `hourStart` (unix seconds) to what `use` holds. */
-function hold(use: KeyUse, hourStart: number, outcome: Outcome, count: number): void {
-  const id = `${hourStart} ${outcome}`;
+/** Adds `count` to what `use` holds. */
+function hold(use: KeyUse, count: UsageCount): void {
+  const id = `${count.hourStart} ${count.operation} ${count.status} ${count.code}`;
   const held = use.held.get(id);
-  if (held) held.count += count;
-  else use.held.set(id, { hourStart, outcome, count });
+  if (held) held.count += count.count;
+  else use.held.set(id, { ...count });
 }

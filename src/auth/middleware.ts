@@ -88,6 +88,7 @@ export function access(verifier: ApiKeyVerifier, rule: AccessRule = {}) {
       },
     );
     c.set("apiKeyId", key.id);
+    c.set("apiKeyOwner", key.owner);
     c.set("apiKeyScopes", key.scopes);
     try {
       await enforceRateLimit(c);

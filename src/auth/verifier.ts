@@ -12,6 +12,7 @@ import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../config.ts";
 import { findApiKeyByHash } from "../db/api-keys.ts";
 import { openSession } from "../db/database.ts";
+import { addressBucket } from "../http/client-address.ts";
 import { errorText, type Logger } from "../log.ts";
 import { SCOPES, type Scope } from "../scopes.ts";
 import { hashApiKey, keyFormat, tagSecrets } from "./keys.ts";
@@ -19,6 +20,8 @@ import { hashApiKey, keyFormat, tagSecrets } from "./keys.ts";
 /** What the rest of the request knows about the caller's key. */
 export interface VerifiedKey {
   id: number;
+  /** Its account, or its rotation chain for an operator key (StoredApiKey's `owner`). */
+  owner: string;
   scopes: readonly Scope[];
 }
 
@@ -33,7 +36,7 @@ export type Verification =
 /** What verification needs of the request; its origin says where cache entries live. */
 export interface VerifyContext extends CacheContext {
   env: Env;
-  /** CF-Connecting-IP: whose invalid keys are counted ("" when absent). */
+  /** CF-Connecting-IP: whose invalid keys are counted, an IPv6 one by its /64 ("" when absent). */
   clientAddress: string;
   /**
    * Called when the key must be looked up (isolate memory does not know it), right before
@@ -49,6 +52,7 @@ export interface ApiKeyVerifier {
 /** An active key as D1 last said it; `expiresAt` in milliseconds. */
 const ActiveKeySchema = z.object({
   id: z.number(),
+  owner: z.string(),
   scopes: z.array(z.enum(SCOPES)),
   expiresAt: z.nullable(z.number()),
 });
@@ -73,14 +77,14 @@ async function lookUp(env: Env, keyHash: string, mayBeNew: boolean): Promise<Act
     (mayBeNew ? await findApiKeyByHash(openSession(env.DB, "first-primary"), keyHash) : null);
   if (!row || row.revoked) return null;
   const expiresAt = row.expiresAt === null ? null : row.expiresAt * 1000;
-  return { id: row.id, scopes: row.scopes, expiresAt };
+  return { id: row.id, owner: row.owner, scopes: row.scopes, expiresAt };
 }
 
 /** What D1's word on a key (null: no active key) means at `now`. */
 function verificationOf(key: ActiveKey | null, now: number): Verification {
   if (key === null) return UNKNOWN;
   if (key.expiresAt !== null && now >= key.expiresAt) return { ok: false, reason: "expired" };
-  return { ok: true, key: { id: key.id, scopes: key.scopes } };
+  return { ok: true, key: { id: key.id, owner: key.owner, scopes: key.scopes } };
 }
 
 export function createApiKeyVerifier(
@@ -112,7 +116,7 @@ export function createApiKeyVerifier(
   const withinLimit = async (ctx: VerifyContext): Promise<boolean> => {
     try {
       const { success } = await ctx.env.INVALID_KEY_LIMITER.limit({
-        key: `ip:${ctx.clientAddress}`,
+        key: `ip:${addressBucket(ctx.clientAddress)}`,
       });
       return success;
     } catch (err) {

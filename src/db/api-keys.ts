@@ -5,6 +5,11 @@ import { d1 } from "./database.ts";
 
 export interface StoredApiKey {
   id: number;
+  /**
+   * What shares the key's idempotency keys and account budget: its platform account's id,
+   * or `key:` and the id of the first key of its rotation chain for an operator key.
+   */
+  owner: string;
   scopes: Scope[];
   /** Unix seconds from which the key is refused; null when it never expires. */
   expiresAt: number | null;
@@ -14,6 +19,7 @@ export interface StoredApiKey {
 
 interface ApiKeyRow {
   id: number;
+  owner: string;
   scopes: string;
   expires_at: number | null;
   revoked: number;
@@ -31,7 +37,7 @@ export async function findApiKeyByHash(
   const row = await d1(() =>
     db
       .prepare(
-        `SELECT k.id, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
+        `SELECT k.id, coalesce(k.account_id, 'key:' || coalesce(k.rotation_root_id, k.id)) AS owner, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
          FROM api_keys AS k LEFT JOIN accounts AS a ON a.id = k.account_id WHERE k.key_hash = ?1`,
       )
       .bind(keyHash)
@@ -40,6 +46,7 @@ export async function findApiKeyByHash(
   return row
     ? {
         id: row.id,
+        owner: row.owner,
         scopes: parseScopes(row.scopes),
         expiresAt: row.expires_at,
         revoked: row.revoked === 1,
@@ -48,8 +55,8 @@ export async function findApiKeyByHash(
 }
 
 /**
- * The classes of answers counted per key (`api_key_usage.outcome`, migration 0007), in
- * the order the platform shows them: 2xx and 3xx, 4xx other than 429, 429, 5xx.
+ * The classes the platform groups a key's answers by, in the order it shows them: 2xx and
+ * 3xx, 4xx other than 429, 429, 5xx.
  */
 export const OUTCOMES = ["success", "client_error", "rate_limited", "server_error"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -62,17 +69,34 @@ export function outcomeOf(status: number): Outcome {
   return "success";
 }
 
-/** Adds `count` answers of `outcome` to the key's hour (`hourStart`: unix seconds, a whole hour). */
-export function addUsageStatement(
-  db: Queryable,
-  usage: { keyId: number; hourStart: number; outcome: Outcome; count: number },
-): D1PreparedStatement {
+/** Answers of one key in one UTC hour (`hourStart`: unix seconds) with one operation, status and Error code. */
+export interface UsageCount {
+  keyId: number;
+  hourStart: number;
+  /** The operationId; "" for a path or method no operation has. */
+  operation: string;
+  status: number;
+  /** The Error code of an error answer; "" otherwise. */
+  code: string;
+  count: number;
+}
+
+/** Adds the count to its row of `api_key_usage` (migration 0009). */
+export function addUsageStatement(db: Queryable, usage: UsageCount): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO api_key_usage (api_key_id, hour_start, outcome, count) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (api_key_id, hour_start, outcome) DO UPDATE SET count = count + excluded.count`,
+      `INSERT INTO api_key_usage (api_key_id, hour_start, operation, status, code, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+       ON CONFLICT (api_key_id, hour_start, operation, status, code) DO UPDATE SET count = count + excluded.count`,
     )
-    .bind(usage.keyId, usage.hourStart, usage.outcome, usage.count);
+    .bind(usage.keyId, usage.hourStart, usage.operation, usage.status, usage.code, usage.count);
+}
+
+/** Deletes the counts of hours that began before `before` (unix seconds); returns how many. */
+export async function purgeUsageBefore(db: Queryable, before: number): Promise<number> {
+  const result = await d1(() =>
+    db.prepare("DELETE FROM api_key_usage WHERE hour_start < ?1").bind(before).run(),
+  );
+  return result.meta.changes;
 }
 
 /**

@@ -1,6 +1,6 @@
-// Idempotency records of POST /v1/pets (migration 0005), in one D1 batch: clear an
-// expired record, insert the pet unless the key is held, record it, read the answer
-// back. A batch is one transaction and one round trip to the primary, so a new key, a
+// Idempotency records of POST /v1/pets (migrations 0005 and 0008), kept per owner of the
+// API key (its account, or its rotation chain), in one D1 batch: clear an expired record,
+// insert the pet unless the key is held, record it, read the answer back. A batch is one transaction and one round trip to the primary, so a new key, a
 // replay and a 422 each cost one trip, and concurrent retries with one key create one
 // pet. docs/design.md ("Idempotency in one batch") says what the SQL relies on.
 import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
@@ -10,9 +10,9 @@ import { d1 } from "./database.ts";
 import type { IdempotentCreate, IdempotentCreateRequest } from "./pet-store.ts";
 import { INSERT_PET_COLUMNS, type PetRow, toPet } from "./pets.ts";
 
-/** True while no record holds the key. Parameters: ?1 api key id, ?2 key hash. */
+/** True while no record holds the key. Parameters: ?1 the API key's owner, ?2 key hash. */
 const KEY_IS_FREE =
-  "NOT EXISTS (SELECT 1 FROM idempotency_records WHERE api_key_id = ?1 AND key_hash = ?2)";
+  "NOT EXISTS (SELECT 1 FROM idempotency_records WHERE scope = ?1 AND key_hash = ?2)";
 
 interface HolderRow extends PetRow {
   /** 1 when the record was made for an equal JSON body. */
@@ -27,7 +27,7 @@ export async function createPetIdempotently(
   db: Queryable,
   request: IdempotentCreateRequest,
 ): Promise<IdempotentCreate> {
-  const { apiKeyId, key, pet, now } = request;
+  const { owner, key, pet, now } = request;
   // Both digests fixed-size, bound as BLOBs.
   const keyHash = (await sha256(key)).buffer;
   const fingerprint = request.fingerprint.slice().buffer;
@@ -37,28 +37,28 @@ export async function createPetIdempotently(
       // A record older than 24 h no longer holds its key.
       db
         .prepare(
-          "DELETE FROM idempotency_records WHERE api_key_id = ?1 AND key_hash = ?2 AND created_at < ?3",
+          "DELETE FROM idempotency_records WHERE scope = ?1 AND key_hash = ?2 AND created_at < ?3",
         )
-        .bind(apiKeyId, keyHash, expiredBefore),
+        .bind(owner, keyHash, expiredBefore),
       db
         .prepare(
           `INSERT INTO pets (${INSERT_PET_COLUMNS}) SELECT ?3, ?4, ?5, ?6 WHERE ${KEY_IS_FREE}`,
         )
-        .bind(apiKeyId, keyHash, pet.name, pet.categoryId, pet.status, now),
+        .bind(owner, keyHash, pet.name, pet.categoryId, pet.status, now),
       // The pet just inserted has the largest id (AUTOINCREMENT, inside this transaction).
       db
         .prepare(
-          `INSERT INTO idempotency_records (api_key_id, key_hash, fingerprint, pet_id, created_at)
+          `INSERT INTO idempotency_records (scope, key_hash, fingerprint, pet_id, created_at)
            SELECT ?1, ?2, ?3, (SELECT max(id) FROM pets), ?4 WHERE ${KEY_IS_FREE}`,
         )
-        .bind(apiKeyId, keyHash, fingerprint, now),
+        .bind(owner, keyHash, fingerprint, now),
       db
         .prepare(
           `SELECT r.fingerprint = ?3 AS same_body, p.id, p.name, p.category_id, p.status
            FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
-           WHERE r.api_key_id = ?1 AND r.key_hash = ?2`,
+           WHERE r.scope = ?1 AND r.key_hash = ?2`,
         )
-        .bind(apiKeyId, keyHash, fingerprint),
+        .bind(owner, keyHash, fingerprint),
     ]),
   );
   const row = (readBack as D1Result<HolderRow> | undefined)?.results[0];

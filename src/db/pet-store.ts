@@ -14,7 +14,8 @@ export interface PetPageResult {
 
 /** A create under an Idempotency-Key. `now` in unix seconds. */
 export interface IdempotentCreateRequest {
-  apiKeyId: number;
+  /** Whose keys share the Idempotency-Key: the API key's owner (its account, or its rotation chain). */
+  owner: string;
   /** The Idempotency-Key as the client meant it (after unquoting). */
   key: string;
   /** SHA-256 of the body's canonical JSON: equal JSON values, equal fingerprints. */

@@ -12,6 +12,8 @@ export const MIGRATIONS = [
   "0005_idempotency_records.sql",
   "0006_drop_idempotency_keys.sql",
   "0007_developer_platform.sql",
+  "0008_key_owner_and_limits.sql",
+  "0009_usage_by_operation.sql",
 ] as const;
 
 /** Where wrangler's `d1 migrations apply` records each migration it applied. */

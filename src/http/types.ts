@@ -9,6 +9,8 @@ export interface AppVariables {
   operationId?: string;
   /** Set by the auth middleware on every authenticated request. */
   apiKeyId: number;
+  /** Its account, or its rotation chain for an operator key: shares idempotency keys and budget. */
+  apiKeyOwner: string;
   /** The scopes of that key (set with apiKeyId). */
   apiKeyScopes: readonly Scope[];
   /** The pets this request reads and writes: the store the app factory opened for it. */

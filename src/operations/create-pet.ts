@@ -58,7 +58,7 @@ export const createPet = defineOperation(
     if (idempotencyKey === undefined) return created(c, await c.var.pets.create(pet, now));
 
     const outcome = await c.var.pets.createIdempotent({
-      apiKeyId: c.var.apiKeyId,
+      owner: c.var.apiKeyOwner,
       key: idempotencyKey,
       fingerprint: await bodyFingerprint(c.var.jsonBody),
       pet,

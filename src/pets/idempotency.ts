@@ -25,7 +25,7 @@ export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export function idempotencyKeyParameter() {
   return {
     name: IDEMPOTENCY_KEY_HEADER,
-    description: `Makes the create safe to retry: 1-${MAX_KEY_LENGTH} printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the API key and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422.`,
+    description: `Makes the create safe to retry: 1-${MAX_KEY_LENGTH} printable ASCII characters (a structured-field string \`"abc"\` means \`abc\`), scoped to the key's account (all its keys, rotated ones included; a key without an account: it and the keys rotated from it) and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422.`,
     // The length as the server counts it: that of the value, inside the quotes of a
     // structured-field string, where an escape counts once. So the longest header is a
     // quoted key of escapes only.

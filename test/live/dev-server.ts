@@ -43,8 +43,13 @@ export function npm(args: string[], env: NodeJS.ProcessEnv = scriptEnv) {
  * the next port, as npm run dev chooses) and waits until both answer. `equalsForm` passes
  * the flags as `--port=N` (both forms must work).
  */
-export async function startDevServer(port: number, equalsForm = false, platformPort?: number) {
-  const persistTo = mkdtempSync(path.join(tmpdir(), "petstore-live-"));
+export async function startDevServer(
+  port: number,
+  equalsForm = false,
+  platformPort?: number,
+  /** The local D1's directory: a new temporary one unless given (a restart on the same data). */
+  persistTo = mkdtempSync(path.join(tmpdir(), "petstore-live-")),
+) {
   const flags = {
     ip: HOST,
     port: String(port),
@@ -83,6 +88,8 @@ export async function startDevServer(port: number, equalsForm = false, platformP
     base: `http://${HOST}:${port}`,
     /** The developer platform: `http://localhost:<platform port>`. */
     platform: `http://localhost:${platformPort ?? port + 1}`,
+    /** The local D1's directory. */
+    persistTo,
     /** Everything `npm run dev` printed so far. */
     output: () => output,
     /** `npm run keys -- <args>` against this server's database: its standard output. */
@@ -91,6 +98,13 @@ export async function startDevServer(port: number, equalsForm = false, platformP
     /** `npm run accounts -- <args>` against this server's database: its standard output. */
     accounts: async (...accountArgs: string[]) =>
       (await npm(["accounts", "--", ...accountArgs, "--persist-to", persistTo])).stdout,
+    /** `kill -9` of the whole process group (npm, node, both wranglers, workerd); keeps the database. */
+    async kill() {
+      signal("SIGKILL");
+      await exited;
+      process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+      for (let i = 0; i < 50 && signal(0); i++) await sleep(100);
+    },
     /** Stops the whole process group and deletes the database. */
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -27,6 +27,8 @@ export interface Forgery {
   counter?: number;
   /** The user handle to send at sign-in (default: the one registered). */
   userHandle?: string;
+  /** The client data's `crossOrigin`: the ceremony ran in a frame of another origin (default: no). */
+  crossOrigin?: boolean;
 }
 
 interface CreationOptions {
@@ -43,7 +45,8 @@ interface RequestOptions {
 const utf8 = new TextEncoder();
 
 async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  // Node's TextEncoder types its output over ArrayBufferLike; it is an ArrayBuffer.
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
@@ -81,10 +84,13 @@ export class SoftwareAuthenticator {
   /** The user handle (base64url) the last registration stored with the credential. */
   userHandle: string | undefined;
 
-  private constructor(
-    private readonly keys: CryptoKeyPair,
-    private readonly origin: string,
-  ) {}
+  private readonly keys: CryptoKeyPair;
+  private readonly origin: string;
+
+  private constructor(keys: CryptoKeyPair, origin: string) {
+    this.keys = keys;
+    this.origin = origin;
+  }
 
   /** A new authenticator holding one new ES256 key, used from `origin`. */
   static async create(origin: string): Promise<SoftwareAuthenticator> {
@@ -101,7 +107,7 @@ export class SoftwareAuthenticator {
         type: forgery.type ?? type,
         challenge: forgery.challenge ?? challenge,
         origin: forgery.origin ?? this.origin,
-        crossOrigin: false,
+        crossOrigin: forgery.crossOrigin ?? false,
       }),
     );
   }

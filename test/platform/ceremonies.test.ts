@@ -157,7 +157,7 @@ describe("what a ceremony must prove", () => {
     await expectError(await send("/api/sign-in", { json: asSignIn }), 400, "invalid_challenge");
   });
 
-  it("refuses a passkey made for another origin, another RP ID, with the wrong type, or without user verification", async () => {
+  it("refuses a passkey made for another origin, in a frame of another origin, for another RP ID, with the wrong type, or without user verification", async () => {
     // What each ceremony's client data or authenticator data falsifies, and the reason given.
     const forgeries = (wrongType: string) =>
       [
@@ -166,6 +166,7 @@ describe("what a ceremony must prove", () => {
         [{ rpId: "evil.example" }, /RP ID/],
         [{ type: wrongType }, /type/],
         [{ userVerified: false }, /user.*verif/i],
+        [{ crossOrigin: true }, /frame of another origin \(crossOrigin: true\)/],
       ] as const;
     for (const [forgery, reason] of forgeries("webauthn.get")) {
       const authenticator = await SoftwareAuthenticator.create(ORIGIN);

@@ -11,10 +11,13 @@ import { SoftwareAuthenticator } from "./authenticator.ts";
 /** The platform's own origin (platform/wrangler.toml's PLATFORM_ORIGIN). */
 export const ORIGIN = env.PLATFORM_ORIGIN;
 
-/** A client address no other test uses: each address has its own sign-up budget. */
+/**
+ * A client address no other test uses: each address has its own sign-up budget, and an
+ * IPv6 address counts by its /64, so the random part is the /64's.
+ */
 export function freshAddress(): string {
-  const hex = Array.from(crypto.getRandomValues(new Uint16Array(4)), (n) => n.toString(16));
-  return `2001:db8::${hex.join(":")}`;
+  const hex = Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16));
+  return `2001:db8:${hex.slice(0, 2).join(":")}::${hex[2]}`;
 }
 
 export interface Call {
@@ -50,11 +53,11 @@ export type Send = (path: string, call?: Call) => Promise<Response>;
 /** The platform worker's own fetch. */
 export const send: Send = (path, call) => exports.default.fetch(platformRequest(path, call));
 
-/** The platform's app factory with options (a clock): what `send` reaches, built here. */
-export function platformWith(options: PlatformAppOptions): Send {
+/** The platform's app factory with options (a clock), and `bindings` over env: what `send` reaches, built here. */
+export function platformWith(options: PlatformAppOptions, bindings: Partial<Env> = {}): Send {
   const app = createPlatformApp(options);
   return async (path, call) =>
-    app.fetch(platformRequest(path, call), env, createExecutionContext());
+    app.fetch(platformRequest(path, call), { ...env, ...bindings }, createExecutionContext());
 }
 
 /** A clock the test moves: milliseconds since the epoch. */

@@ -21,7 +21,7 @@ export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
   return {
     verify: async (token) =>
       token === key
-        ? { ok: true, key: { id: keyId, scopes: SCOPES } }
+        ? { ok: true, key: { id: keyId, owner: `key:${keyId}`, scopes: SCOPES } }
         : { ok: false, reason: "unknown" },
   };
 }
@@ -50,7 +50,7 @@ export function instrumentedApp(
     edgeCache: () => cache,
     keyCache: () => keyCache,
     // Its timers wake at once, whatever the clock says (tests move Date, not timers):
-    // usage counts are written when the clock says their minute is over, never sooner.
+    // usage counts are written when the clock says their interval is over, never sooner.
     keyUse: createKeyUseRecorder(clock, log, { sleep: async () => {} }),
     ...(options.verifier ? { verifier: options.verifier } : {}),
   });

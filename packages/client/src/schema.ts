@@ -340,7 +340,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -408,7 +408,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the API key and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
+                /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the key's account (all its keys, rotated ones included; a key without an account: it and the keys rotated from it) and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
                 "Idempotency-Key"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
@@ -560,7 +560,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -711,7 +711,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -934,7 +934,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1153,7 +1153,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1259,7 +1259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1377,7 +1377,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `rate_limited`: The API key exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

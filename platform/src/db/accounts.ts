@@ -302,22 +302,37 @@ export async function endAccountSessions(db: Queryable, accountId: string): Prom
 
 export type ChallengePurpose = "sign-up" | "sign-in" | "add-passkey";
 
+/**
+ * Stores a challenge counted against `holder` (a session or a client address), which then
+ * holds at most `keepOpen` open ones: in the same transaction the older ones beyond that
+ * end, and its expired ones go.
+ */
 export async function storeChallenge(
   db: Queryable,
   challenge: { hash: string; purpose: ChallengePurpose; pending: object; expiresAt: number },
+  holder: { id: string; keepOpen: number; now: number },
 ): Promise<void> {
   await d1(() =>
-    db
-      .prepare(
-        "INSERT INTO challenges (challenge_hash, purpose, pending, expires_at) VALUES (?1, ?2, ?3, ?4)",
-      )
-      .bind(
-        challenge.hash,
-        challenge.purpose,
-        JSON.stringify(challenge.pending),
-        challenge.expiresAt,
-      )
-      .run(),
+    db.batch([
+      db
+        .prepare(
+          `DELETE FROM challenges WHERE holder = ?1 AND challenge_hash NOT IN (
+             SELECT challenge_hash FROM challenges WHERE holder = ?1 AND expires_at > ?2
+             ORDER BY expires_at DESC LIMIT ?3)`,
+        )
+        .bind(holder.id, holder.now, holder.keepOpen - 1),
+      db
+        .prepare(
+          "INSERT INTO challenges (challenge_hash, purpose, pending, expires_at, holder) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(
+          challenge.hash,
+          challenge.purpose,
+          JSON.stringify(challenge.pending),
+          challenge.expiresAt,
+          holder.id,
+        ),
+    ]),
   );
 }
 

@@ -2,13 +2,13 @@
 // with the owning account in account_id; every query is bound to the account, so an id
 // of another account's key finds nothing, exactly like an id that does not exist.
 import type { ListedKey } from "../../../scripts/key-statements.ts";
-import { KEY_COLUMNS, toListedKey } from "../../../scripts/key-statements.ts";
-import { OUTCOMES, type Outcome } from "../../../src/db/api-keys.ts";
+import { KEY_COLUMNS, ROTATION_ROOT, toListedKey } from "../../../scripts/key-statements.ts";
+import { OUTCOMES, type Outcome, outcomeOf } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes } from "../../../src/scopes.ts";
-import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
+import { MAX_ACTIVE_KEYS, MAX_KEY_CHANGES_PER_HOUR, USAGE_DAYS, USAGE_HOURS } from "../config.ts";
 
 export type { ListedKey, Outcome };
 /** The outcome classes the API counts (src/db/api-keys.ts), in the order pages show them. */
@@ -16,6 +16,10 @@ export { OUTCOMES };
 
 /** The SQL condition "the account's key is active at ?now": neither revoked nor expired. */
 const ACTIVE = "account_id = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)";
+/** The account's keys made (created or rotated) in the hour before ?2: the index's range. */
+const MADE_IN_HOUR = "FROM api_keys WHERE account_id = ?1 AND created_at > ?2 - 3600";
+/** The SQL condition "the account (?1) may make another key at ?2 this hour". */
+const HOURLY_ROOM = `(SELECT count(*) ${MADE_IN_HOUR}) < ${MAX_KEY_CHANGES_PER_HOUR}`;
 
 export interface IssuedKey {
   keyHash: string;
@@ -33,9 +37,9 @@ async function rows(statement: D1PreparedStatement): Promise<ListedKey[]> {
 }
 
 /**
- * Stores a new key of the account, unless it already has MAX_ACTIVE_KEYS active ones:
- * the count and the insert are one statement, so concurrent creates cannot pass it.
- * Null when the account is at the limit.
+ * Stores a new key of the account, unless it already has MAX_ACTIVE_KEYS active ones or
+ * made MAX_KEY_CHANGES_PER_HOUR in the last hour: the counts and the insert are one
+ * statement, so concurrent creates cannot pass them. Null when the account is at a limit.
  */
 export async function createAccountKey(
   db: Queryable,
@@ -52,7 +56,7 @@ export async function createAccountKey(
       .prepare(
         `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at)
          SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7
-         WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS}
+         WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS} AND ${HOURLY_ROOM}
          RETURNING ${KEY_COLUMNS}`,
       )
       .bind(
@@ -76,6 +80,26 @@ export function listAccountKeys(db: Queryable, accountId: string): Promise<Liste
   );
 }
 
+/**
+ * A page of the account's keys, newest first: at most `limit` with ids below `before` (all
+ * ids when undefined), and whether older ones follow. Keyset on the primary key: a page
+ * reads at most `limit + 1` of the account's rows at any depth.
+ */
+export async function pageAccountKeys(
+  db: Queryable,
+  accountId: string,
+  page: { before: number | undefined; limit: number },
+): Promise<{ keys: ListedKey[]; more: boolean }> {
+  const keys = await rows(
+    db
+      .prepare(
+        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3`,
+      )
+      .bind(accountId, page.before ?? Number.MAX_SAFE_INTEGER, page.limit + 1),
+  );
+  return { keys: keys.slice(0, page.limit), more: keys.length > page.limit };
+}
+
 export async function findAccountKey(
   db: Queryable,
   accountId: string,
@@ -87,6 +111,20 @@ export async function findAccountKey(
       .bind(accountId, id),
   );
   return key ?? null;
+}
+
+/**
+ * When the account may make its next key, if the hourly limit holds it now (unix seconds):
+ * an hour after the oldest of the last MAX_KEY_CHANGES_PER_HOUR keys it made; null when it may.
+ */
+export async function nextKeyChangeAt(db: Queryable, accountId: string, now: number) {
+  const row = await d1(() =>
+    db
+      .prepare(`SELECT count(*) AS n, min(created_at) AS oldest ${MADE_IN_HOUR}`)
+      .bind(accountId, now)
+      .first<{ n: number; oldest: number | null }>(),
+  );
+  return row && row.n >= MAX_KEY_CHANGES_PER_HOUR && row.oldest !== null ? row.oldest + 3600 : null;
 }
 
 export async function countActiveKeys(db: Queryable, accountId: string, now: number) {
@@ -103,7 +141,8 @@ export async function countActiveKeys(db: Queryable, accountId: string, now: num
  * Rotation, as `npm run keys -- rotate` does it (docs/keys.md), in one transaction:
  * 1. a new key with the old key's label and scopes (no expiry), only if the old key is
  *    the account's and active, and the account stays within MAX_ACTIVE_KEYS active keys
- *    (the old key does not count when its grace is 0: it ends at once);
+ *    (the old key does not count when its grace is 0: it ends at once) and within
+ *    MAX_KEY_CHANGES_PER_HOUR keys made in the last hour;
  * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry.
  * Answers the new and the old key, or null when step 1 stored nothing.
  */
@@ -116,10 +155,11 @@ export async function rotateAccountKey(
     db.batch<Record<string, unknown>>([
       db
         .prepare(
-          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at)
-           SELECT account_id, ?3, ?4, label, scopes, ?2 FROM api_keys
+          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, rotation_root_id)
+           SELECT account_id, ?3, ?4, label, scopes, ?2, ${ROTATION_ROOT} FROM api_keys
            WHERE id = ?5 AND ${ACTIVE}
              AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
+             AND ${HOURLY_ROOM}
            RETURNING ${KEY_COLUMNS}`,
         )
         .bind(accountId, now, rotation.keyHash, rotation.prefix, oldId, graceSeconds),
@@ -157,56 +197,100 @@ export async function revokeAccountKey(
   return key ?? null;
 }
 
-/** Answers of one UTC day (`date`: YYYY-MM-DD) by outcome. */
-export type DailyUsage = { date: string } & Record<Outcome, number>;
+/** Answers by outcome class. */
+export type ClassCounts = Record<Outcome, number>;
+/** Answers of one UTC day (`date`: YYYY-MM-DD) by outcome class. */
+export type DailyUsage = { date: string } & ClassCounts;
+/** Answers of one UTC hour (`hour`: its first instant, ISO 8601) by outcome class. */
+export type HourlyUsage = { hour: string } & ClassCounts;
+/** Answers with one operation (its operationId; "" for no operation), status and Error code. */
+export interface OperationUsage {
+  operation: string;
+  status: number;
+  code: string;
+  count: number;
+}
 
 export interface KeyUsage {
+  /** When these figures were read (ISO 8601). */
+  updatedAt: string;
   /** One row per UTC day of the last USAGE_DAYS days, today last, zeros included. */
   days: DailyUsage[];
-  totals: Record<Outcome, number>;
+  /** One row per hour of the last USAGE_HOURS hours, the current one last, zeros included. */
+  hours: HourlyUsage[];
+  /** The days' answers by class. */
+  totals: ClassCounts;
+  /** The days' answers by operation, status and code, the most first. */
+  operations: OperationUsage[];
 }
 
-/** The key's answers in the USAGE_DAYS UTC days that end with today (`now`: unix seconds). */
-export async function keyUsage(db: Queryable, keyId: number, now: number): Promise<KeyUsage> {
-  const days = await dailyUsage(
-    db,
-    keyId,
-    (Math.floor(now / 86400) - (USAGE_DAYS - 1)) * 86400,
-    USAGE_DAYS,
-  );
-  const totals = Object.fromEntries(
-    OUTCOMES.map((o) => [o, days.reduce((sum, day) => sum + day[o], 0)]),
-  ) as Record<Outcome, number>;
-  return { days, totals };
-}
+const zeros = (): ClassCounts => ({
+  success: 0,
+  client_error: 0,
+  rate_limited: 0,
+  server_error: 0,
+});
 
-/** The key's answers per UTC day from `fromDay` (a UTC midnight) for `days` days. */
-async function dailyUsage(
-  db: Queryable,
-  keyId: number,
-  fromDay: number,
-  days: number,
-): Promise<DailyUsage[]> {
-  const { results } = await d1(() =>
-    db
-      .prepare(
-        `SELECT CAST((hour_start - ?2) / 86400 AS INTEGER) AS day, outcome, sum(count) AS n FROM api_key_usage
-         WHERE api_key_id = ?1 AND hour_start >= ?2 AND hour_start < ?2 + ?3 * 86400
-         GROUP BY day, outcome`,
-      )
-      .bind(keyId, fromDay, days)
-      .all<{ day: number; outcome: Outcome; n: number }>(),
-  );
-  const table: DailyUsage[] = Array.from({ length: days }, (_, day) => ({
-    date: new Date((fromDay + day * 86400) * 1000).toISOString().slice(0, 10),
-    success: 0,
-    client_error: 0,
-    rate_limited: 0,
-    server_error: 0,
-  }));
-  for (const { day, outcome, n } of results) {
-    const row = table[day];
-    if (row && OUTCOMES.includes(outcome)) row[outcome] += n;
+/** `length` periods of `seconds` from `from`, each with the answers `rows` give it (`i`: its index). */
+function periods<T>(
+  rows: Array<{ i: number; status: number; n: number }>,
+  length: number,
+  name: (i: number) => T,
+): Array<T & ClassCounts> {
+  const table = Array.from({ length }, (_, i) => ({ ...name(i), ...zeros() }));
+  for (const { i, status, n } of rows) {
+    const row = table[i];
+    if (row) row[outcomeOf(status)] += n;
   }
   return table;
+}
+
+/**
+ * The key's answers in the USAGE_DAYS UTC days that end with today, and in the USAGE_HOURS
+ * hours that end with this one (`now`: unix seconds): three grouped reads in one batch.
+ */
+export async function keyUsage(db: Queryable, keyId: number, now: number): Promise<KeyUsage> {
+  const fromDay = (Math.floor(now / 86400) - (USAGE_DAYS - 1)) * 86400;
+  const fromHour = (Math.floor(now / 3600) - (USAGE_HOURS - 1)) * 3600;
+  const end = (Math.floor(now / 86400) + 1) * 86400;
+  const per = (seconds: number, from: number) =>
+    db
+      .prepare(
+        `SELECT CAST((hour_start - ?2) / ${seconds} AS INTEGER) AS i, status, sum(count) AS n FROM api_key_usage
+         WHERE api_key_id = ?1 AND hour_start >= ?2 AND hour_start < ?3 GROUP BY i, status`,
+      )
+      .bind(keyId, from, end);
+  type Row = { i: number; status: number; n: number } & Pick<OperationUsage, "operation" | "code">;
+  const [byDay, byHour, byOperation] = await d1(() =>
+    db.batch<Row>([
+      per(86400, fromDay),
+      per(3600, fromHour),
+      db
+        .prepare(
+          `SELECT operation, status, code, sum(count) AS n FROM api_key_usage
+           WHERE api_key_id = ?1 AND hour_start >= ?2 AND hour_start < ?3
+           GROUP BY operation, status, code ORDER BY n DESC, operation, status, code`,
+        )
+        .bind(keyId, fromDay, end),
+    ]),
+  );
+  const days = periods(byDay?.results ?? [], USAGE_DAYS, (i) => ({
+    date: new Date((fromDay + i * 86400) * 1000).toISOString().slice(0, 10),
+  }));
+  const totals = zeros();
+  for (const day of days) for (const o of OUTCOMES) totals[o] += day[o];
+  return {
+    updatedAt: new Date(now * 1000).toISOString(),
+    days,
+    hours: periods(byHour?.results ?? [], USAGE_HOURS, (i) => ({
+      hour: new Date((fromHour + i * 3600) * 1000).toISOString(),
+    })),
+    totals,
+    operations: (byOperation?.results ?? []).map(({ operation, status, code, n }) => ({
+      operation,
+      status,
+      code,
+      count: n,
+    })),
+  };
 }

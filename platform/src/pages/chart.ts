@@ -1,11 +1,12 @@
-// A key's usage as a picture: one stacked bar per UTC day, an SVG drawn on the server
-// (no script, nothing for the CSP to allow), coloured by outcome with the page's CSS.
+// A key's usage as a picture: one stacked bar per period (a UTC day, an hour), an SVG
+// drawn on the server (no script, nothing for the CSP to allow), coloured by outcome
+// class with the page's CSS.
 import { html } from "hono/html";
-import type { DailyUsage, Outcome } from "../db/keys.ts";
+import type { ClassCounts, Outcome } from "../db/keys.ts";
 import { OUTCOMES } from "../db/keys.ts";
 import type { Html } from "./layout.ts";
 
-/** How people read each outcome class (the chart's bars, its legend, the table). */
+/** How people read each outcome class (the chart's bars, its legend, the tables). */
 export const OUTCOME_NAMES: Record<Outcome, { name: string; statuses: string }> = {
   success: { name: "Successful", statuses: "2xx, 3xx" },
   client_error: { name: "Client errors", statuses: "4xx other than 429" },
@@ -30,25 +31,36 @@ export function niceCeiling(n: number): number {
 }
 
 const count = (n: number) => n.toLocaleString("en-US");
-const dayLabel = (date: string) =>
-  new Date(`${date}T00:00:00Z`).toLocaleDateString("en-GB", {
-    day: "numeric",
-    month: "short",
-    timeZone: "UTC",
-  });
-export const totalOf = (day: DailyUsage) => OUTCOMES.reduce((sum, o) => sum + day[o], 0);
+export const totalOf = (counts: ClassCounts) => OUTCOMES.reduce((sum, o) => sum + counts[o], 0);
 
-/** The chart, drawn for wide and for narrow screens. */
-export function usageChart(days: readonly DailyUsage[]): Html {
-  return html`${draw(days, "wide")}${draw(days, "narrow")}` as Html;
+/** One bar: its answers, its name under the axis and in its tooltip. */
+export interface Bar extends ClassCounts {
+  /** Under the axis: "24 Nov", "14:00". */
+  label: string;
+  /** In the tooltip: "24 Nov", "24 Nov 14:00". */
+  name: string;
 }
 
-function draw(days: readonly DailyUsage[], size: keyof typeof SIZES): Html {
+/** What a chart is: its id (unique on the page), its title, and every how many bars a label goes. */
+export interface ChartFrame {
+  id: string;
+  title: string;
+  /** The description's end, after the total: where the numbers are. */
+  more: string;
+  labelEvery: number;
+}
+
+/** The chart, drawn for wide and for narrow screens. */
+export function usageChart(bars: readonly Bar[], frame: ChartFrame): Html {
+  return html`${draw(bars, frame, "wide")}${draw(bars, frame, "narrow")}` as Html;
+}
+
+function draw(bars: readonly Bar[], frame: ChartFrame, size: keyof typeof SIZES): Html {
   const { width, height, left, right, top: plotTop, bottom } = SIZES[size];
-  const top = niceCeiling(Math.max(0, ...days.map(totalOf)));
+  const top = niceCeiling(Math.max(0, ...bars.map(totalOf)));
   const plotWidth = width - left - right;
   const plotHeight = height - plotTop - bottom;
-  const slot = plotWidth / days.length;
+  const slot = plotWidth / bars.length;
   const barWidth = Math.max(2, slot * 0.7);
   const y = (n: number) => plotTop + plotHeight - (n / top) * plotHeight;
   const fixed = (n: number) => Number(n.toFixed(2));
@@ -61,28 +73,29 @@ function draw(days: readonly DailyUsage[], size: keyof typeof SIZES): Html {
     ) => html`<line class="grid" x1="${left}" x2="${width - right}" y1="${fixed(y(n))}" y2="${fixed(y(n))}"></line>
 <text class="axis" x="${left - 6}" y="${fixed(y(n) + 4)}" text-anchor="end">${count(n)}</text>`,
   );
-  const last = days.length - 1;
-  const bars = days.map((day, i) => {
+  const last = bars.length - 1;
+  const drawn = bars.map((bar, i) => {
     const x = fixed(left + i * slot + (slot - barWidth) / 2);
     let base = 0;
-    const segments = OUTCOMES.filter((o) => day[o] > 0).map((o) => {
-      const top = y(base + day[o]);
+    const segments = OUTCOMES.filter((o) => bar[o] > 0).map((o) => {
+      const top = y(base + bar[o]);
       const height = y(base) - top;
-      base += day[o];
+      base += bar[o];
       return html`<rect class="bar ${o}" x="${x}" y="${fixed(top)}" width="${fixed(barWidth)}" height="${fixed(Math.max(height, 1))}"></rect>`;
     });
-    const summary = `${dayLabel(day.date)}: ${calls(totalOf(day))} (${OUTCOMES.map((o) => `${count(day[o])} ${OUTCOME_NAMES[o].name.toLowerCase()}`).join(", ")})`;
-    // A date under every 7th bar, counted back from today's, which ends flush right.
+    const summary = `${bar.name}: ${calls(totalOf(bar))} (${OUTCOMES.map((o) => `${count(bar[o])} ${OUTCOME_NAMES[o].name.toLowerCase()}`).join(", ")})`;
+    // A label under every `labelEvery`th bar, counted back from the last, which ends flush right.
     const label =
-      (last - i) % 7 === 0
-        ? html`<text class="axis" x="${fixed(i === last ? width - right : left + (i + 0.5) * slot)}" y="${height - 8}" text-anchor="${i === last ? "end" : "middle"}">${dayLabel(day.date)}</text>`
+      (last - i) % frame.labelEvery === 0
+        ? html`<text class="axis" x="${fixed(i === last ? width - right : left + (i + 0.5) * slot)}" y="${height - 8}" text-anchor="${i === last ? "end" : "middle"}">${bar.label}</text>`
         : "";
     return html`<g><title>${summary}</title>${segments}</g>${label}`;
   });
-  const total = days.reduce((sum, day) => sum + totalOf(day), 0);
-  return html`<svg class="chart ${size}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title-${size} chart-desc-${size}" focusable="false">
-<title id="chart-title-${size}">Calls per day, last ${days.length} days (UTC)</title>
-<desc id="chart-desc-${size}">${calls(total)} in all; the table below lists each day.</desc>
-${grid}${bars}
+  const total = bars.reduce((sum, bar) => sum + totalOf(bar), 0);
+  const id = `${frame.id}-${size}`;
+  return html`<svg class="chart ${size}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" focusable="false">
+<title id="${id}-title">${frame.title}</title>
+<desc id="${id}-desc">${calls(total)} in all; ${frame.more}</desc>
+${grid}${drawn}
 </svg>` as Html;
 }

@@ -6,16 +6,16 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { parseKeyId } from "../../../scripts/key-statements.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
-import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
+import { MAX_ACTIVE_KEYS } from "../config.ts";
 import { listPasskeys } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
-import { findAccountKey, isActiveKey, keyUsage, listAccountKeys, OUTCOMES } from "../db/keys.ts";
+import { findAccountKey, isActiveKey, keyUsage, listAccountKeys } from "../db/keys.ts";
 import { accountJson, passkeyJson } from "../routes/account.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
-import { calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
 import { page, time } from "./layout.ts";
+import { usageSection } from "./usage.ts";
 
 type C = Context<PlatformAppEnv>;
 
@@ -170,9 +170,7 @@ pageRoutes.get("/keys/:id", async (c) => {
   if (!key) return notFoundPage(c);
   const now = c.var.clock();
   const state = keyState(key, now);
-  const { days, totals } = await keyUsage(c.env.DB, key.id, nowOf(c));
-  const all = OUTCOMES.reduce((sum, o) => sum + totals[o], 0);
-  const n = (value: number) => value.toLocaleString("en-US");
+  const usage = await keyUsage(c.env.DB, key.id, nowOf(c));
   return page(c, {
     title: key.label,
     account,
@@ -192,19 +190,7 @@ ${NEW_KEY_PANEL}
     ${key.revokedAt ? html`<div><dt>Revoked</dt><dd>${time(key.revokedAt)}</dd></div>` : ""}
   </dl>
 </section>
-<section aria-labelledby="usage-title">
-  <h2 id="usage-title">Calls in the last ${USAGE_DAYS} days</h2>
-  <p class="muted">${calls(all)}, counted by the API per UTC day; the latest calls can take a minute or more to appear.</p>
-  ${usageChart(days)}
-  <ul class="legend">${OUTCOMES.map((o) => html`<li><span class="swatch ${o}" aria-hidden="true"></span>${OUTCOME_NAMES[o].name} (${OUTCOME_NAMES[o].statuses}): <strong>${n(totals[o])}</strong></li>`)}</ul>
-  <details>
-    <summary>Day by day</summary>
-    <table class="usage">
-      <thead><tr><th scope="col">Day (UTC)</th>${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAMES[o].name}</th>`)}<th scope="col">All</th></tr></thead>
-      <tbody>${[...days].reverse().map((d) => html`<tr><th scope="row">${d.date}</th>${OUTCOMES.map((o) => html`<td>${n(d[o])}</td>`)}<td>${n(totalOf(d))}</td></tr>`)}</tbody>
-    </table>
-  </details>
-</section>
+${usageSection(usage)}
 ${
   state.tone === "on"
     ? html`<section class="card" aria-labelledby="manage-title">

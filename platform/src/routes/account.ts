@@ -20,6 +20,7 @@ import {
   storeChallenge,
 } from "../db/accounts.ts";
 import { PlatformError } from "../errors.ts";
+import { challengeHolder } from "../limits.ts";
 import { bodyOf, countAgainst, stateChange } from "../request.ts";
 import { AuthenticationBody, EmptyBody, RegistrationBody, SignUpOptionsBody } from "../schemas.ts";
 import {
@@ -45,14 +46,18 @@ import {
 
 type C = Context<PlatformAppEnv>;
 
-/** Keeps a ceremony's challenge (hashed) with what its end needs, for 5 minutes. */
+/** Keeps a ceremony's challenge (hashed) with what its end needs, for 5 minutes, counted against its holder. */
 async function issueChallenge(c: C, challenge: string, purpose: ChallengePurpose, pending: object) {
-  await storeChallenge(c.env.DB, {
-    hash: await sha256Hex(challenge),
-    purpose,
-    pending,
-    expiresAt: nowOf(c) + CHALLENGE_TTL_SECONDS,
-  });
+  await storeChallenge(
+    c.env.DB,
+    {
+      hash: await sha256Hex(challenge),
+      purpose,
+      pending,
+      expiresAt: nowOf(c) + CHALLENGE_TTL_SECONDS,
+    },
+    challengeHolder(c),
+  );
 }
 
 /**

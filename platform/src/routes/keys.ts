@@ -6,18 +6,19 @@ import { Hono } from "hono";
 import { parseKeyId } from "../../../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey, issueApiKey, tagSecrets } from "../../../src/auth/keys.ts";
 import type { Scope } from "../../../src/scopes.ts";
-import { DEFAULT_GRACE_SECONDS, MAX_ACTIVE_KEYS } from "../config.ts";
+import { DEFAULT_GRACE_SECONDS, KEYS_PAGE_SIZE, MAX_ACTIVE_KEYS } from "../config.ts";
 import type { ListedKey } from "../db/keys.ts";
 import {
   createAccountKey,
   findAccountKey,
   isActiveKey,
   keyUsage,
-  listAccountKeys,
+  pageAccountKeys,
   revokeAccountKey,
   rotateAccountKey,
 } from "../db/keys.ts";
 import { PlatformError } from "../errors.ts";
+import { keyChangesLimited } from "../limits.ts";
 import { bodyOf, stateChange } from "../request.ts";
 import { CreateKeyBody, EmptyBody, RotateKeyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
@@ -60,9 +61,29 @@ async function ownKey(c: C): Promise<ListedKey> {
 
 const notFound = () => new PlatformError("not_found", "No such key.");
 
+/** The `before` of a page of keys: a key id, or none for the newest. */
+function olderThan(before: string | undefined): number | undefined {
+  if (before === undefined) return undefined;
+  const id = parseKeyId(before);
+  if (id !== undefined) return id;
+  const message = "must be a key id: the one the Link header's next page names";
+  throw new PlatformError("validation_failed", `Query parameter "before" ${message}.`, {
+    details: [{ field: "before", message }],
+  });
+}
+
 export const keyRoutes = new Hono<PlatformAppEnv>();
 
-keyRoutes.get("/keys", async (c) => c.json(await listAccountKeys(c.env.DB, signedIn(c).id)));
+keyRoutes.get("/keys", async (c) => {
+  const account = signedIn(c);
+  const { keys, more } = await pageAccountKeys(c.env.DB, account.id, {
+    before: olderThan(c.req.query("before")),
+    limit: KEYS_PAGE_SIZE,
+  });
+  const last = keys.at(-1);
+  if (more && last) c.header("Link", `</api/keys?before=${last.id}>; rel="next"`);
+  return c.json(keys);
+});
 
 keyRoutes.post("/keys", stateChange, async (c) => {
   const account = signedIn(c);
@@ -78,9 +99,12 @@ keyRoutes.post("/keys", stateChange, async (c) => {
     expiresAt: body.expiresInSeconds == null ? null : now + body.expiresInSeconds,
   });
   if (!created) {
-    throw new PlatformError(
-      "key_limit_reached",
-      `An account may have ${MAX_ACTIVE_KEYS} active keys; revoke one before creating another.`,
+    throw (
+      (await keyChangesLimited(c, account.id)) ??
+      new PlatformError(
+        "key_limit_reached",
+        `An account may have ${MAX_ACTIVE_KEYS} active keys; revoke one before creating another.`,
+      )
     );
   }
   c.header("Location", `/api/keys/${created.id}`);
@@ -102,6 +126,8 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
     graceSeconds,
   });
   if (!rotated) {
+    const limited = await keyChangesLimited(c, account.id);
+    if (limited) throw limited;
     throw isActiveKey(old, c.var.clock())
       ? new PlatformError(
           "key_limit_reached",
