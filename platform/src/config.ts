@@ -29,8 +29,10 @@ export const MAX_EXPIRY_SECONDS = 366 * 24 * 3600;
 /** The usage chart and its JSON cover this many UTC days, today included. */
 export const USAGE_DAYS = 30;
 
-/** A display name's length in characters (the pet-name character rules otherwise). */
+/** A display name's length in characters (the name rules otherwise, src/pets/names.ts). */
 export const DISPLAY_NAME_MAX = 64;
+/** A key label's and a passkey name's length in characters, as a pet's name. */
+export const LABEL_MAX = 100;
 
 /** Seconds a client over a sign-up or failed sign-in limit is told to wait (the window). */
 export const LIMIT_RETRY_AFTER_SECONDS = 60;
