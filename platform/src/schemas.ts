@@ -59,3 +59,17 @@ export const CreateKeyBody = z.strictObject({
 export const RotateKeyBody = z.strictObject({
   graceSeconds: z.optional(wholeSeconds(0, MAX_GRACE_SECONDS)),
 });
+
+export const LabelBody = z.strictObject({ label: LabelSchema });
+
+export const PasskeyNameBody = z.strictObject({ name: LabelSchema });
+
+/** A recovery code as a person types it: the letters and digits, dashes and spaces anywhere. */
+export const RecoveryCodeBody = z.strictObject({
+  code: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+    .check(z.maxLength(64, "must be a recovery code (16 letters and digits)")),
+});
+
+/** Account deletion: the passkey's answer to the confirmation challenge. */
+export const DeleteAccountBody = z.strictObject({ passkey: AuthenticationBody });
