@@ -68,7 +68,7 @@ export const PasskeyNameBody = z.strictObject({ name: LabelSchema });
 export const RecoveryCodeBody = z.strictObject({
   code: z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-    .check(z.maxLength(64, "must be a recovery code (16 letters and digits)")),
+    .check(z.maxLength(64, "must have 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR")),
 });
 
 /** Account deletion: the passkey's answer to the confirmation challenge. */

@@ -329,7 +329,7 @@ describe("a disabled account (npm run accounts -- disable, enable)", () => {
     await expectError(await send("/api/account", { session }), 401, "unauthorized");
     const page = await send("/keys", { session });
     expect(page.status).toBe(303);
-    expect(page.headers.get("Location")).toBe("/");
+    expect(page.headers.get("Location")).toBe("/?next=%2Fkeys");
     const refused = await signIn(authenticator);
     await expectError(refused, 403, "account_disabled");
     expect(setSession(refused).header).toBe("");

@@ -247,7 +247,14 @@ accountRoutes.post("/sign-in/recovery", stateChange, async (c) => {
     throw new PlatformError(
       "validation_failed",
       "A recovery code has 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR.",
-      { details: [{ field: "code", message: "must be a recovery code (16 letters and digits)" }] },
+      {
+        details: [
+          {
+            field: "code",
+            message: "must have 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR",
+          },
+        ],
+      },
     );
   }
   const accountId = await takeRecoveryCode(c.env.DB, await recoveryCodeHash(code));
@@ -255,6 +262,7 @@ accountRoutes.post("/sign-in/recovery", stateChange, async (c) => {
     throw new PlatformError(
       "sign_in_failed",
       "This recovery code is not valid, or it has been used. Check it, or use another one.",
+      { details: [{ field: "code", message: "is not valid, or it has been used" }] },
     );
   }
   const account = await accountToSignIn(c, accountId);
