@@ -173,9 +173,9 @@ function reveal(created) {
 }
 
 /** Tells the browser which passkeys the account still has (WebAuthn signal API), if it can. */
-function signalPasskeys(section, ids) {
+async function signalPasskeys(section, ids) {
   if (!section?.dataset.userId) return;
-  webauthn
+  await webauthn
     .sendSignal({
       signalName: "allAcceptedCredentials",
       rpID,
@@ -381,7 +381,7 @@ const actions = {
     const optionsJSON = await api("/api/account/delete/options");
     const passkey = await webauthn.startAuthentication({ optionsJSON });
     await api("/api/account/delete", { passkey });
-    signalPasskeys(section, []);
+    await signalPasskeys(section, []);
     location.assign("/?deleted");
   },
 };

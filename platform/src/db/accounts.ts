@@ -182,7 +182,7 @@ export async function listPasskeys(db: Queryable, accountId: string): Promise<Pa
   const { results } = await d1(() =>
     db
       .prepare(
-        `SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE account_id = ?1 ORDER BY created_at, credential_id`,
+        `SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE account_id = ?1 ORDER BY created_at, rowid`,
       )
       .bind(accountId)
       .all<PasskeyRow>(),
