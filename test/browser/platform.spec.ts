@@ -94,7 +94,7 @@ async function signUp(page: Page, name: string) {
   await page.goto(`${PLATFORM}/`);
   await page.getByLabel("Your name, or your team's").fill(name);
   await page.getByRole("button", { name: "Create account with a passkey" }).click();
-  await expect(page).toHaveURL(`${PLATFORM}/welcome`);
+  await page.waitForURL(`${PLATFORM}/welcome`);
   await expect(page.getByRole("heading", { name: "Add a second passkey" })).toBeVisible();
 }
 
@@ -114,12 +114,15 @@ const call = (request: APIRequestContext, baseURL: string | undefined, key: stri
 
 /** What axe found on the pages reviewed (rule ids), for the closing note. */
 const axeRuns: { state: string; violations: string[] }[] = [];
+/** Time spent reviewing (axe, screenshots), which a person's journey does not take. */
+let reviewingMs = 0;
 
 /**
  * The page as it is, at a phone's, a tablet's and a desktop's width in both colour
  * schemes: axe finds nothing, and a screenshot of each is kept for review.
  */
 async function review(page: Page, testInfo: TestInfo, state: string) {
+  const started = Date.now();
   const viewport = page.viewportSize();
   for (const scheme of SCHEMES) {
     await page.emulateMedia({ colorScheme: scheme });
@@ -141,6 +144,7 @@ async function review(page: Page, testInfo: TestInfo, state: string) {
   }
   await page.emulateMedia({ colorScheme: "light" });
   if (viewport) await page.setViewportSize(viewport);
+  reviewingMs += Date.now() - started;
 }
 
 /** The widths from 320 to 1,440 px at which the page scrolls sideways (none, we hope). */
@@ -240,15 +244,16 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
       timeout: 30_000,
     });
     started = Date.now();
+    reviewingMs = 0;
     await person.click(page.getByRole("link", { name: "Get a key" }));
-    await expect(page).toHaveURL(`${PLATFORM}/`);
+    await page.waitForURL(`${PLATFORM}/`);
     await review(page, testInfo, "start");
   });
 
   await test.step("signs up with a passkey; the welcome page asks for a second one", async () => {
     await person.type(page.getByLabel("Your name, or your team's"), "Acme storefront");
     await person.click(page.getByRole("button", { name: "Create account with a passkey" }));
-    await expect(page).toHaveURL(`${PLATFORM}/welcome`);
+    await page.waitForURL(`${PLATFORM}/welcome`);
     await expect(page.getByRole("button", { name: "Add another passkey" })).toBeVisible();
     await expect(page.getByRole("button", { name: "Create recovery codes" })).toBeVisible();
     const credentials = await device.credentials();
@@ -289,7 +294,7 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     const listed = await api("GET", key);
     expect(listed.status()).toBe(200);
     firstCallAt = Date.now();
-    const elapsedMs = firstCallAt - started;
+    const elapsedMs = firstCallAt - started - reviewingMs;
     const created = await api("POST", key);
     expect(created.status()).toBe(403);
     expect(await created.json()).toMatchObject({ code: "insufficient_scope", status: 403 });
@@ -345,7 +350,7 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     const autofill = page.waitForRequest(`${PLATFORM}/api/sign-in/options`);
     await page.getByRole("button", { name: "Sign out", exact: true }).first().click();
     await autofill;
-    await expect(page).toHaveURL(`${PLATFORM}/keys`);
+    await page.waitForURL(`${PLATFORM}/keys`);
     await page.getByRole("link", { name: /Ended/ }).click();
     await expect(page.getByRole("link", { name: "storefront web" })).toBeVisible();
     await expect(page.getByText("Revoked", { exact: true })).toBeVisible();
@@ -423,7 +428,7 @@ test("rotation lands on the new key; the old one says what replaced it and when 
   await expect(page.getByRole("button", { name: "Stop it now" })).toBeVisible();
   await review(page, testInfo, "key-replaced");
   await page.locator("#replaced a").click();
-  await expect(page).toHaveURL(`${PLATFORM}/keys/${freshId}`);
+  await page.waitForURL(`${PLATFORM}/keys/${freshId}`);
 
   // A label is edited in place; the page says so without a reload.
   const opener = page.getByRole("button", { name: "Rename this key" });
@@ -444,7 +449,7 @@ test("rotation lands on the new key; the old one says what replaced it and when 
   const rows = page.locator("table.keys tbody tr");
   await expect(rows).toHaveCount(2);
   await expect(rows.nth(1).locator(".badge")).toHaveText("Replaced");
-  await expect(rows.nth(1)).toContainText(/stops .* by psk_/);
+  await expect(rows.nth(1)).toContainText(/stops .*UTC\s*by psk_/);
   await review(page, testInfo, "keys");
   await page.goto(`${PLATFORM}/keys/${old.id}`);
   page.once("dialog", (dialog) => dialog.accept());
@@ -493,10 +498,13 @@ test("passkeys are added, renamed and removed (never renumbered, the browser tol
   // The browser was told (WebAuthn signal API): the removed passkey left the authenticator.
   await expect.poll(async () => (await phone.credentials()).length).toBe(0);
   expect(await securityKey.credentials()).toHaveLength(1);
-  // A new one is numbered after what the account holds; nothing was renumbered.
+  // A new one is numbered after what the account holds; nothing was renumbered. (The
+  // security key holds this account's passkey already: it stays out of the prompt.)
+  await securityKey.answers(false);
   await page.getByRole("button", { name: "Add a passkey" }).click();
   await expect(names).toHaveText(["Blue security key", "Passkey 1"]);
   await expect(page.getByRole("button", { name: "Rename Passkey 1" })).toBeFocused();
+  await securityKey.answers(true);
 
   // A second browser signs in with the security key's passkey: two sessions listed.
   const [credential] = await securityKey.credentials();
@@ -507,7 +515,8 @@ test("passkeys are added, renamed and removed (never renumbered, the browser tol
   if (!credential) throw new Error("no passkey on the security key");
   await otherCdp.send("WebAuthn.addCredential", { authenticatorId: otherKey.id, credential });
   await otherPage.goto(`${PLATFORM}/`);
-  await expect(otherPage).toHaveURL(`${PLATFORM}/keys`); // the autofill signed it in
+  await otherPage.getByRole("button", { name: "Sign in with a passkey" }).click();
+  await otherPage.waitForURL(`${PLATFORM}/keys`);
   await page.reload();
   const sessions = page.locator("#sessions .items > li");
   await expect(sessions).toHaveCount(2);
@@ -521,12 +530,12 @@ test("passkeys are added, renamed and removed (never renumbered, the browser tol
   await otherKey.answers(false);
   await otherPage.getByLabel("Label", { exact: true }).fill("from the other browser");
   await otherPage.getByRole("button", { name: "Create key" }).click();
-  await expect(otherPage).toHaveURL(`${PLATFORM}/?next=%2Fkeys`);
+  await otherPage.waitForURL(`${PLATFORM}/?next=%2Fkeys`);
   await expect(otherPage.locator("#notice")).toBeFocused();
   await expect(otherPage.locator("#notice")).toHaveText(/session has ended/);
   await otherKey.answers(true);
   await otherPage.getByRole("button", { name: "Sign in with a passkey" }).click();
-  await expect(otherPage).toHaveURL(`${PLATFORM}/keys`);
+  await otherPage.waitForURL(`${PLATFORM}/keys`);
   await other.close();
   expect(problems).toEqual([]);
 });
@@ -558,12 +567,12 @@ test("recovery codes: shown once, each signs in once and asks for a new passkey;
   // The passkey is lost; a code signs in and the pages ask for a new passkey.
   await lost.remove();
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
-  await expect(page).toHaveURL(`${PLATFORM}/`);
+  await page.waitForURL(`${PLATFORM}/`);
   await page.getByText("Lost your passkeys? Use a recovery code").click();
   const field = page.getByLabel("Recovery code");
   await field.fill((codes[3] as string).toLowerCase().replaceAll("-", " "));
   await page.getByRole("button", { name: "Sign in with the code" }).click();
-  await expect(page).toHaveURL(`${PLATFORM}/account#passkeys`);
+  await page.waitForURL(`${PLATFORM}/account#passkeys`);
   await expect(page.getByRole("heading", { name: "Add a new passkey" })).toBeVisible();
   await expect(page.locator("#recovery")).toContainText("You have 9 of 10 codes left");
   await review(page, testInfo, "account-recovered");
@@ -585,14 +594,14 @@ test("recovery codes: shown once, each signs in once and asks for a new passkey;
   );
   await found.answers(true);
   await page.getByRole("button", { name: "Sign in with a passkey" }).click();
-  await expect(page).toHaveURL(`${PLATFORM}/keys`);
+  await page.waitForURL(`${PLATFORM}/keys`);
 
   // Deletion, confirmed with a passkey; the key is refused within the bound.
   expect((await call(request, baseURL, key)).status()).toBe(200);
   await page.goto(`${PLATFORM}/account`);
   page.once("dialog", (dialog) => dialog.accept());
   await page.getByRole("button", { name: "Delete the account" }).click();
-  await expect(page).toHaveURL(`${PLATFORM}/?deleted`);
+  await page.waitForURL(`${PLATFORM}/?deleted`);
   await expect(page.locator("#notice")).toHaveText(/Your account is deleted/);
   await review(page, testInfo, "deleted");
   const deletedAt = Date.now();
@@ -658,11 +667,14 @@ test("errors sit next to their fields in words, the focus never falls to the pag
   await cdp.send("WebAuthn.setUserVerified", { authenticatorId: device.id, isUserVerified: true });
 
   // A copied passkey (its counter went back) is refused in words, not the library's text.
+  // First a sign-in (the autofill's), so the counter the platform holds is past 0.
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await page.waitForURL(`${PLATFORM}/keys`);
   const [credential] = await device.credentials();
   if (!credential) throw new Error("no passkey");
   await device.answers(false);
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
-  await expect(page).toHaveURL(`${PLATFORM}/`);
+  await page.waitForURL(`${PLATFORM}/`);
   await cdp.send("WebAuthn.removeCredential", {
     authenticatorId: device.id,
     credentialId: credential.credentialId,
@@ -709,10 +721,10 @@ test("the whole flow by keyboard alone: sign up, a key created and copied, renam
   await tabTo(page.getByLabel("Your name, or your team's"));
   await page.keyboard.type("Keyboard shop");
   await key("Enter");
-  await expect(page).toHaveURL(`${PLATFORM}/welcome`);
+  await page.waitForURL(`${PLATFORM}/welcome`);
   await tabTo(page.getByRole("link", { name: "Continue to your keys" }));
   await key("Enter");
-  await expect(page).toHaveURL(`${PLATFORM}/keys`);
+  await page.waitForURL(`${PLATFORM}/keys`);
   await tabTo(page.getByLabel("Label", { exact: true }));
   await page.keyboard.type("typed key");
   await key("Enter");
@@ -740,7 +752,7 @@ test("the whole flow by keyboard alone: sign up, a key created and copied, renam
   await expect(page.locator("#key-title")).toBeFocused();
   await tabTo(page.getByRole("button", { name: "Sign out", exact: true }));
   await key("Enter");
-  await expect(page).toHaveURL(/\/(keys)?$/);
+  await page.waitForURL(/\/(keys)?$/);
   console.log(`The flow by keyboard alone: ${presses} key presses besides the typed text.`);
   expect(problems).toEqual([]);
 });
@@ -775,6 +787,7 @@ test("no page scrolls sideways from 320 to 1,440 px, and every focus ring is 3:1
   // The start page, signed out (and not signed in again by the autofill).
   await device.answers(false);
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await page.waitForURL(`${PLATFORM}/`);
   await page.goto(`${PLATFORM}/?next=%2Fkeys`);
   expect(await sidewaysScroll(page), "/ scrolls sideways at").toEqual([]);
   console.log(`Focus rings checked: ${report.join("; ")}.`);
