@@ -111,16 +111,15 @@ function refuse(code: Ceremony, reason: keyof typeof REFUSALS): PlatformError {
 }
 
 /**
- * The checks a person can act on, made before the library's (which makes them all again):
- * the origin the browser saw, user verification, and, at sign-in, a counter that did not
- * grow. Anything else the library refuses gets the general words.
+ * The checks a person can act on, made before the library's (which makes them again): the
+ * origin the browser saw and user verification. Anything else the library refuses gets
+ * the general words.
  */
 function precheck(
   code: Ceremony,
   rp: RelyingParty,
   response: { response: { clientDataJSON: string } },
   authData: Uint8Array<ArrayBuffer> | undefined,
-  storedCounter?: number,
 ): void {
   let origin: unknown;
   try {
@@ -130,20 +129,13 @@ function precheck(
   }
   if (origin !== rp.origin) throw refuse(code, "origin");
   if (!authData) return;
-  let parsed: ReturnType<typeof parseAuthenticatorData>;
+  let uv: boolean;
   try {
-    parsed = parseAuthenticatorData(authData);
+    uv = parseAuthenticatorData(authData).flags.uv;
   } catch {
     throw refuse(code, code);
   }
-  if (!parsed.flags.uv) throw refuse(code, "verification");
-  if (
-    storedCounter !== undefined &&
-    (parsed.counter > 0 || storedCounter > 0) &&
-    parsed.counter <= storedCounter
-  ) {
-    throw refuse(code, "copied");
-  }
+  if (!uv) throw refuse(code, "verification");
 }
 
 /** The authenticator data of a registration's attestation object, if it can be read. */
@@ -206,7 +198,7 @@ export async function verifyAuthentication(
   } catch {
     authData = undefined;
   }
-  precheck("sign_in_failed", rp, response, authData, passkey.counter);
+  precheck("sign_in_failed", rp, response, authData);
   let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     result = await verifyAuthenticationResponse({
@@ -216,17 +208,19 @@ export async function verifyAuthentication(
       expectedRPID: rp.id,
       expectedType: "webauthn.get",
       requireUserVerification: true,
-      credential: {
-        id: passkey.credentialId,
-        publicKey: passkey.publicKey,
-        counter: passkey.counter,
-      },
+      // The counter is ours to compare, after the signature: see below.
+      credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: 0 },
     });
   } catch {
     throw refuse("sign_in_failed", "sign_in_failed");
   }
   if (!result.verified) throw refuse("sign_in_failed", "sign_in_failed");
-  return result.authenticationInfo.newCounter;
+  // A signed counter that did not grow (one that stays 0, as synced passkeys keep it, may).
+  const { newCounter } = result.authenticationInfo;
+  if ((newCounter > 0 || passkey.counter > 0) && newCounter <= passkey.counter) {
+    throw refuse("sign_in_failed", "copied");
+  }
+  return newCounter;
 }
 
 /** The user handle of an account (base64url of its id's bytes), as the signal API wants it. */

@@ -200,6 +200,22 @@ describe("what a ceremony must prove", () => {
       expect(body.message).not.toMatch(/counter|expected|\d/);
     }
     expect((await signIn(authenticator, { forgery: { counter: 6 } })).status).toBe(200);
+    // A forged signature says nothing of the counter: the signature is checked first.
+    const stranger = await SoftwareAuthenticator.create(ORIGIN);
+    const begun = await send("/api/sign-in/options", { json: {} });
+    const forged = await stranger.authenticate(await begun.json(), {
+      counter: 1,
+      userHandle: authenticator.userHandle,
+    });
+    const body = await expectError(
+      await send("/api/sign-in", {
+        json: { ...forged, id: authenticator.credentialId, rawId: authenticator.credentialId },
+      }),
+      401,
+      "sign_in_failed",
+      /could not be checked/,
+    );
+    expect(body.message).not.toMatch(/copied/);
 
     const synced = await signUp();
     for (let i = 0; i < 2; i++) {
