@@ -762,7 +762,7 @@ test("no page scrolls sideways from 320 to 1,440 px, and every focus ring is 3:1
   context,
 }) => {
   test.setTimeout(240_000);
-  const problems = watch(page);
+  const problems = watch(page, [/\/no-such-page$/]);
   const device = await authenticator(await passkeyBrowser(context, page));
   await signUp(page, "A rather long team name that wraps: Ünïcödé Storefront Ltd. 🐾");
   await createKey(page, "a label long enough to test the width of the keys table, really");
