@@ -208,7 +208,11 @@ async function finishSignIn(optionsJSON, useBrowserAutofill = false) {
   location.assign(afterSignIn());
 }
 
-/** Sign-in offers passkeys in the browser's autofill (conditional mediation) where it can. */
+/**
+ * Sign-in offers passkeys in the browser's autofill (conditional mediation) where it can.
+ * The browser may drop that request at any time (another prompt, a resize): only what the
+ * platform refuses is worth saying.
+ */
 async function offerAutofill() {
   if (!document.getElementById("passkey-field")) return;
   if (!(await webauthn.browserSupportsWebAuthnAutofill().catch(() => false))) return;
@@ -216,9 +220,8 @@ async function offerAutofill() {
     autofill = await api("/api/sign-in/options");
     await finishSignIn(autofill, true);
   } catch (error) {
-    if (error?.name === "AbortError" || error?.code === "ERROR_CEREMONY_ABORTED") return;
     const button = document.querySelector("form[data-action=sign-in] button");
-    if (button) note(button, explain(error));
+    if (error instanceof Refusal && button) note(button, explain(error));
   }
 }
 

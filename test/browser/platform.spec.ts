@@ -760,6 +760,8 @@ test("the whole flow by keyboard alone: sign up, a key created and copied, renam
 test("no page scrolls sideways from 320 to 1,440 px, and every focus ring is 3:1 or more in both colour schemes", async ({
   page,
   context,
+  request,
+  baseURL,
 }) => {
   test.setTimeout(240_000);
   const problems = watch(page, [/\/no-such-page$/]);
@@ -767,6 +769,8 @@ test("no page scrolls sideways from 320 to 1,440 px, and every focus ring is 3:1
   await signUp(page, "A rather long team name that wraps: Ünïcödé Storefront Ltd. 🐾");
   await createKey(page, "a label long enough to test the width of the keys table, really");
   const second = await createKey(page, "second key with every scope it may have");
+  // Every column of the keys table holds a date (the widest state of a row).
+  expect((await call(request, baseURL, second.key)).status()).toBe(200);
   await page.goto(`${PLATFORM}/keys/${second.id}`);
   await page.getByRole("button", { name: "Rotate key" }).click();
   await expect(page.locator("#new-key")).toBeFocused();
