@@ -124,6 +124,11 @@ describe("accepted", () => {
     ["the object replacement character beside a letter", "x\ufffc"],
     ["a zero-width space between letters", "Re\u200bx"],
     ["an emoji with its variation selector", "\u2764\ufe0f"],
+    ["a combining mark on a letter", "e\u0301"],
+    ["a private-use character beside a letter", "Rex\ue000"],
+    ["a digit alone", "7"],
+    ["a punctuation mark alone", "?"],
+    ["a symbol alone", "\u20ac"],
   ])("the name %s, returned exactly", async (_what, name) => {
     await expectRoundTrip(await postPet({ name, categoryId: 3 }), { name, categoryId: 3 });
   });
@@ -251,6 +256,8 @@ describe("400 validation_failed, naming the field", () => {
   const bidi = /"name" must not contain bidirectional control characters/;
   const blank = /"name" must not be blank/;
   const surrogate = /"name".*lone surrogates/;
+  const unassigned = /"name" must not contain unassigned code points or noncharacters/;
+  const signless = /"name" needs a letter, number, punctuation mark or symbol/;
   const notString = /"name".*must be a string/;
   it.each<[string, unknown, RegExp]>([
     ["empty", "", length],
@@ -297,6 +304,16 @@ describe("400 validation_failed, naming the field", () => {
     ["U+2800 and spaces", " \u2800 ", blank],
     ["U+1D173 MUSICAL SYMBOL BEGIN BEAM (a format character beyond the BMP)", "\u{1d173}", blank],
     ["U+180E MONGOLIAN VOWEL SEPARATOR (default-ignorable)", "\u180e", blank],
+    ["U+0378, an unassigned code point", "Rex\u0378", unassigned],
+    ["U+FFFE, a noncharacter", "\ufffeRex", unassigned],
+    ["U+FFFF, a noncharacter", "Re\uffffx", unassigned],
+    ["U+FDD0, a noncharacter", "\ufdd0", unassigned],
+    ["U+10FFFF, a noncharacter beyond the BMP", "Rex\u{10ffff}", unassigned],
+    ["U+0301, a lone combining mark", "\u0301", signless],
+    ["combining marks only", "\u0301\u0308\u20dd", signless],
+    ["U+E000, a private-use character", "\ue000", signless],
+    ["private-use characters beyond the BMP and a space", "\u{f0000} \u{10fffd}", signless],
+    ["a Hangul filler under a combining mark (no visible sign)", "\u3164\u0301", signless],
     ["a lone high surrogate", "\ud800", surrogate],
     ["a lone low surrogate", "\udc00", surrogate],
     ["a high surrogate at the end", "Rex\ud83d", surrogate],

@@ -11,6 +11,7 @@ export const PLATFORM_ERROR_STATUS = {
   passkey_rejected: 400,
   unauthorized: 401,
   sign_in_failed: 401,
+  unknown_passkey: 401,
   cross_origin_request: 403,
   json_required: 403,
   account_disabled: 403,

@@ -29,7 +29,8 @@ export async function keyChangesLimited(c: C, accountId: string): Promise<Platfo
  */
 export function challengeHolder(c: C) {
   const now = nowOf(c);
-  return c.var.account
-    ? { id: `session:${c.var.sessionHash}`, keepOpen: OPEN_CHALLENGES.session, now }
+  const { session } = c.var;
+  return session
+    ? { id: `session:${session.id}`, keepOpen: OPEN_CHALLENGES.session, now }
     : { id: `address:${clientAddress(c)}`, keepOpen: OPEN_CHALLENGES.address, now };
 }

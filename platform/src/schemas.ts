@@ -1,21 +1,15 @@
 // The bodies the platform's JSON endpoints accept. Names and labels follow the pet-name
-// character rules of the API (one schema, src/pets/schemas.ts).
+// rules of the API (one module for both workers, src/pets/names.ts).
 import * as z from "zod/mini";
-import { PetNameSchema } from "../../src/pets/schemas.ts";
+import { nameSchema } from "../../src/pets/names.ts";
 import { SCOPES } from "../../src/scopes.ts";
-import { DISPLAY_NAME_MAX, MAX_EXPIRY_SECONDS, MAX_GRACE_SECONDS } from "./config.ts";
+import { DISPLAY_NAME_MAX, LABEL_MAX, MAX_EXPIRY_SECONDS, MAX_GRACE_SECONDS } from "./config.ts";
 
-/** An account's display name: 1 to 64 characters, otherwise as a pet's name. */
-export const DisplayNameSchema = z.pipe(
-  z
-    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-    .check(
-      z.refine((s) => [...s].length >= 1 && [...s].length <= DISPLAY_NAME_MAX, {
-        error: `must be 1 to ${DISPLAY_NAME_MAX} characters long`,
-      }),
-    ),
-  PetNameSchema,
-);
+/** An account's display name: 1 to 64 characters under the name rules. */
+export const DisplayNameSchema = nameSchema(DISPLAY_NAME_MAX);
+
+/** A key's label, and a passkey's name: 1 to 100 characters under the name rules. */
+export const LabelSchema = nameSchema(LABEL_MAX);
 
 /** A body with nothing in it: `{}`. */
 export const EmptyBody = z.strictObject({});
@@ -55,7 +49,7 @@ const wholeSeconds = (min: number, max: number) =>
   z.int().check(z.gte(min), z.lte(max, `must be at most ${max} seconds`));
 
 export const CreateKeyBody = z.strictObject({
-  label: PetNameSchema,
+  label: LabelSchema,
   scopes: z
     .array(z.enum(SCOPES, { error: `must each be one of ${SCOPES.join(", ")}` }))
     .check(z.minLength(1, "must name at least one scope")),
@@ -65,3 +59,17 @@ export const CreateKeyBody = z.strictObject({
 export const RotateKeyBody = z.strictObject({
   graceSeconds: z.optional(wholeSeconds(0, MAX_GRACE_SECONDS)),
 });
+
+export const LabelBody = z.strictObject({ label: LabelSchema });
+
+export const PasskeyNameBody = z.strictObject({ name: LabelSchema });
+
+/** A recovery code as a person types it: the letters and digits, dashes and spaces anywhere. */
+export const RecoveryCodeBody = z.strictObject({
+  code: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+    .check(z.maxLength(64, "must have 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR")),
+});
+
+/** Account deletion: the passkey's answer to the confirmation challenge. */
+export const DeleteAccountBody = z.strictObject({ passkey: AuthenticationBody });

@@ -15,6 +15,7 @@ import {
 } from "./config.ts";
 import type { Account, NewSession } from "./db/accounts.ts";
 import { endSession, findSession, startSession, touchSession } from "./db/accounts.ts";
+import { browserName } from "./devices.ts";
 import { PlatformError } from "./errors.ts";
 import { nowOf } from "./time.ts";
 import type { PlatformAppEnv } from "./types.ts";
@@ -37,6 +38,7 @@ async function presentedHash(c: PlatformContext): Promise<string | undefined> {
 export async function newSession(
   c: PlatformContext,
   accountId: string,
+  recovery = false,
 ): Promise<{ token: string; session: NewSession; replaced: string | undefined }> {
   const token = newSessionToken();
   const now = nowOf(c);
@@ -44,17 +46,23 @@ export async function newSession(
     token,
     session: {
       tokenHash: await sha256Hex(token),
+      id: base64url(crypto.getRandomValues(new Uint8Array(16))),
       accountId,
       createdAt: now,
       expiresAt: now + SESSION_MAX_SECONDS,
+      browser: browserName(c.req.header("User-Agent")),
+      recovery,
     },
     replaced: await presentedHash(c),
   };
 }
 
-/** Signs the account in: a new session, the presented one ended, the cookie set. */
-export async function signIn(c: PlatformContext, accountId: string): Promise<void> {
-  const { token, session, replaced } = await newSession(c, accountId);
+/**
+ * Signs the account in: a new session, the presented one ended, the cookie set. A
+ * session of a recovery code asks for a new passkey until one is added.
+ */
+export async function signIn(c: PlatformContext, accountId: string, recovery = false) {
+  const { token, session, replaced } = await newSession(c, accountId, recovery);
   await startSession(c.env.DB, session, replaced);
   setSessionCookie(c, token);
 }
@@ -92,6 +100,7 @@ export async function signOut(c: PlatformContext): Promise<void> {
  */
 export const loadSession = createMiddleware<PlatformAppEnv>(async (c, next) => {
   c.set("account", undefined);
+  c.set("session", undefined);
   const hash = await presentedHash(c);
   if (hash) {
     const session = await findSession(c.env.DB, hash);
@@ -105,7 +114,7 @@ export const loadSession = createMiddleware<PlatformAppEnv>(async (c, next) => {
       if (now - session.lastSeenAt >= SESSION_TOUCH_SECONDS)
         await touchSession(c.env.DB, hash, now);
       c.set("account", session.account);
-      c.set("sessionHash", hash);
+      c.set("session", session);
     } else {
       if (session) await endSession(c.env.DB, hash);
       clearSessionCookie(c);

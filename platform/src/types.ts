@@ -1,6 +1,6 @@
 import type { Clock } from "../../src/clock.ts";
 import type { Logger } from "../../src/log.ts";
-import type { Account } from "./db/accounts.ts";
+import type { Account, SessionRecord } from "./db/accounts.ts";
 import type { RelyingParty } from "./webauthn.ts";
 
 /** Per-request values the platform's middleware sets; handlers read them with `c.var`. */
@@ -11,8 +11,8 @@ export interface PlatformVariables {
   rp: RelyingParty;
   /** The signed-in account (set by `requireSession`, or by `optionalSession` when there is one). */
   account: Account | undefined;
-  /** The SHA-256 of the session token the browser sent, when its session is valid. */
-  sessionHash: string;
+  /** The session the browser presented, when it is valid. */
+  session: SessionRecord | undefined;
   /** The request's JSON body, parsed by `stateChange`. */
   jsonBody: unknown;
 }

@@ -13,7 +13,12 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import { decodeClientDataJSON } from "@simplewebauthn/server/helpers";
+import {
+  decodeAttestationObject,
+  decodeClientDataJSON,
+  isoBase64URL,
+  parseAuthenticatorData,
+} from "@simplewebauthn/server/helpers";
 import { base64url, fromBase64url } from "../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS, RP_NAME } from "./config.ts";
 import type { NewPasskey, Passkey } from "./db/accounts.ts";
@@ -55,14 +60,21 @@ export function registrationOptions(
   });
 }
 
-/** Options for signing in with any passkey of this relying party (a discoverable one). */
+/**
+ * Options for signing in with any passkey of this relying party (a discoverable one), or,
+ * to confirm an action, with one of `allow` (the signed-in account's).
+ */
 export function authenticationOptions(
   rp: RelyingParty,
+  allow?: readonly Pick<Passkey, "credentialId" | "transports">[],
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   return generateAuthenticationOptions({
     rpID: rp.id,
     timeout: TIMEOUT_MS,
     userVerification: "required",
+    ...(allow
+      ? { allowCredentials: allow.map((p) => ({ id: p.credentialId, transports: p.transports })) }
+      : {}),
   });
 }
 
@@ -80,25 +92,79 @@ export function challengeOf(response: { response: { clientDataJSON: string } }):
   );
 }
 
+type Ceremony = "passkey_rejected" | "sign_in_failed";
+
+/** What a person is told when a passkey's answer fails a check (never the library's text). */
+const REFUSALS = {
+  origin:
+    "The passkey answered for another website, not this one. Use this site's own page to sign in.",
+  framed:
+    "The passkey was asked for from inside another website's page. Open this site's own page to sign in.",
+  verification:
+    "Your device did not confirm it was you (with a fingerprint, face, PIN or screen lock). Try again, and confirm when it asks.",
+  copied:
+    "This passkey reported fewer uses than it had before, which is how a copied passkey looks, so it was refused. Sign in with another passkey or a recovery code, then remove this one on your account page.",
+  passkey_rejected: "The new passkey could not be checked. Try again, or use another device.",
+  sign_in_failed: "The passkey could not be checked. Try again, or use another passkey.",
+} as const;
+
+function refuse(code: Ceremony, reason: keyof typeof REFUSALS): PlatformError {
+  return new PlatformError(code, REFUSALS[reason]);
+}
+
 /**
- * Refuses a ceremony run in a frame of another origin (`clientData.crossOrigin: true`): the
- * platform's pages are never framed (`frame-ancestors 'none'`), so such a response came
- * from a page that embedded the ceremony. The library does not check it.
+ * The checks a person can act on, made before the library's (which makes them again): the
+ * origin the browser saw, a frame of another origin, and user verification. Anything else the library refuses gets
+ * the general words.
  */
-function refuseCrossOrigin(response: { response: { clientDataJSON: string } }, code: RefusalCode) {
-  const { crossOrigin } = decodeClientDataJSON(response.response.clientDataJSON);
-  if (crossOrigin === true) {
-    throw rejected(code, new Error("it was made in a frame of another origin (crossOrigin: true)"));
+function precheck(
+  code: Ceremony,
+  rp: RelyingParty,
+  response: { response: { clientDataJSON: string } },
+  authData: Uint8Array<ArrayBuffer> | undefined,
+): void {
+  let clientData: { origin: unknown; crossOrigin?: unknown };
+  try {
+    clientData = decodeClientDataJSON(response.response.clientDataJSON);
+  } catch {
+    throw refuse(code, code);
+  }
+  if (clientData.origin !== rp.origin) throw refuse(code, "origin");
+  // The platform's pages are never framed (frame-ancestors 'none'): a ceremony run in a frame
+  // of another origin came from a page that embedded it. The library does not check it.
+  if (clientData.crossOrigin === true) throw refuse(code, "framed");
+  if (!authData) return;
+  let uv: boolean;
+  try {
+    uv = parseAuthenticatorData(authData).flags.uv;
+  } catch {
+    throw refuse(code, code);
+  }
+  if (!uv) throw refuse(code, "verification");
+}
+
+/** The authenticator data of a registration's attestation object, if it can be read. */
+function registrationAuthData(attestationObject: string): Uint8Array<ArrayBuffer> | undefined {
+  try {
+    const decoded = decodeAttestationObject(isoBase64URL.toBuffer(attestationObject));
+    return new Uint8Array(decoded.get("authData"));
+  } catch {
+    return undefined;
   }
 }
 
-/** A checked registration: the new passkey's row (without its account and time). */
+/** A checked registration: the new passkey's row (without its account, time and name). */
 export async function verifyRegistration(
   rp: RelyingParty,
   response: RegistrationResponseJSON,
   challenge: string,
-): Promise<Omit<NewPasskey, "accountId" | "createdAt">> {
-  refuseCrossOrigin(response, "passkey_rejected");
+): Promise<Omit<NewPasskey, "accountId" | "createdAt" | "name">> {
+  precheck(
+    "passkey_rejected",
+    rp,
+    response,
+    registrationAuthData(response.response.attestationObject),
+  );
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     result = await verifyRegistrationResponse({
@@ -110,16 +176,17 @@ export async function verifyRegistration(
       requireUserPresence: true,
       requireUserVerification: true,
     });
-  } catch (err) {
-    throw rejected("passkey_rejected", err);
+  } catch {
+    throw refuse("passkey_rejected", "passkey_rejected");
   }
-  if (!result.verified) throw rejected("passkey_rejected", undefined);
-  const { credential } = result.registrationInfo;
+  if (!result.verified) throw refuse("passkey_rejected", "passkey_rejected");
+  const { credential, aaguid } = result.registrationInfo;
   return {
     credentialId: credential.id,
     publicKey: credential.publicKey,
     counter: credential.counter,
     transports: (response.response.transports ?? []).filter((t) => /^[a-z-]{1,32}$/.test(t)),
+    aaguid: /^[0-9a-f-]{36}$/i.test(aaguid) ? aaguid.toLowerCase() : null,
   };
 }
 
@@ -130,7 +197,13 @@ export async function verifyAuthentication(
   challenge: string,
   passkey: Passkey,
 ): Promise<number> {
-  refuseCrossOrigin(response, "sign_in_failed");
+  let authData: Uint8Array<ArrayBuffer> | undefined;
+  try {
+    authData = new Uint8Array(isoBase64URL.toBuffer(response.response.authenticatorData));
+  } catch {
+    authData = undefined;
+  }
+  precheck("sign_in_failed", rp, response, authData);
   let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     result = await verifyAuthenticationResponse({
@@ -140,34 +213,24 @@ export async function verifyAuthentication(
       expectedRPID: rp.id,
       expectedType: "webauthn.get",
       requireUserVerification: true,
-      credential: {
-        id: passkey.credentialId,
-        publicKey: passkey.publicKey,
-        counter: passkey.counter,
-      },
+      // The counter is ours to compare, after the signature: see below.
+      credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: 0 },
     });
-  } catch (err) {
-    throw rejected("sign_in_failed", err);
+  } catch {
+    throw refuse("sign_in_failed", "sign_in_failed");
   }
-  if (!result.verified) throw rejected("sign_in_failed", undefined);
-  return result.authenticationInfo.newCounter;
+  if (!result.verified) throw refuse("sign_in_failed", "sign_in_failed");
+  // A signed counter that did not grow (one that stays 0, as synced passkeys keep it, may).
+  const { newCounter } = result.authenticationInfo;
+  if ((newCounter > 0 || passkey.counter > 0) && newCounter <= passkey.counter) {
+    throw refuse("sign_in_failed", "copied");
+  }
+  return newCounter;
 }
 
-/**
- * The refusal of a response that failed a check. The library's reason (a wrong origin,
- * RP ID, type or counter; no user verification) is in the message: it tells the person's
- * own browser what went wrong, and nothing about anyone else.
- */
-type RefusalCode = "passkey_rejected" | "sign_in_failed";
-
-function rejected(code: RefusalCode, err: unknown): PlatformError {
-  const reason = err instanceof Error ? `: ${err.message.slice(0, 200)}` : "";
-  return new PlatformError(
-    code,
-    code === "sign_in_failed"
-      ? `The passkey could not be verified${reason}.`
-      : `The new passkey could not be verified${reason}.`,
-  );
+/** The user handle of an account (base64url of its id's bytes), as the signal API wants it. */
+export function userHandleOf(accountId: string): string {
+  return base64url(new TextEncoder().encode(accountId));
 }
 
 /** A random id with a readable prefix: `acct_` + 22 base64url characters (128 bits). */

@@ -14,6 +14,7 @@ export const MIGRATIONS = [
   "0007_developer_platform.sql",
   "0008_key_owner_and_limits.sql",
   "0009_usage_by_operation.sql",
+  "0010_platform_recovery_and_names.sql",
 ] as const;
 
 /** Where wrangler's `d1 migrations apply` records each migration it applied. */

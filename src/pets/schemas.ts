@@ -2,6 +2,10 @@
 // the OpenAPI document (scripts/openapi.ts). There is no second copy.
 import * as z from "zod/mini";
 import { CURSOR_MAX_LENGTH, MAX_ID, NAME_MAX_CODE_POINTS, PAGE_SIZE } from "../config.ts";
+import { NAME_RULES_TEXT, nameSchema } from "./names.ts";
+
+/** The document's pattern for names (src/pets/names.ts), where the document builder looks for it. */
+export { portableNamePattern } from "./names.ts";
 
 export const PET_STATUSES = ["available", "pending", "sold"] as const;
 
@@ -9,81 +13,14 @@ export const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
-// The name rules of docs/api.md ("Animals"), by Unicode property: no control characters
-// (general category Cc: C0, DEL, C1), no bidirectional controls (the Bidi_Control
-// property), and one visible character at least: not white space, a control, a format
-// character (such as U+200B), another default-ignorable code point (Hangul fillers,
-// variation selectors, tags), nor the blanks U+2800 (BRAILLE PATTERN BLANK) and U+FFFC
-// (OBJECT REPLACEMENT CHARACTER).
-const CONTROL = /\p{Cc}/u;
-const BIDI_CONTROL = /\p{Bidi_Control}/u;
-const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800\uFFFC]/u;
-
-/** The BMP characters that `matches` takes, as the contents of a class of `\\uXXXX` ranges. */
-function bmpClass(matches: (character: string) => boolean): string {
-  const hex = (cp: number) => `\\u${cp.toString(16).toUpperCase().padStart(4, "0")}`;
-  const ranges: string[] = [];
-  let start = -1;
-  for (let cp = 0; cp <= 0x10000; cp++) {
-    const surrogate = cp >= 0xd800 && cp <= 0xdfff;
-    const taken = cp < 0x10000 && !surrogate && matches(String.fromCharCode(cp));
-    if (taken && start < 0) start = cp;
-    if (!taken && start >= 0) {
-      ranges.push(start === cp - 1 ? hex(start) : `${hex(start)}-${hex(cp - 1)}`);
-      start = -1;
-    }
-  }
-  return ranges.join("");
-}
-
-/**
- * The name rules as one JSON Schema pattern that means the same to a validator that
- * reads patterns Unicode-aware (as JSON Schema 2020-12 asks) and to one that does not
- * (draft-07-era ones, such as Postman's): no `\\p{...}`, only BMP escapes, computed from
- * the checks above (so it runs at build time: it tries all 65,536). Any character beyond
- * the BMP counts as visible, so the pattern lets through one thing the server refuses: a
- * name made only of invisible characters beyond the BMP (tags, a few format characters).
- */
-export function portableNamePattern(): string {
-  const forbidden = bmpClass((c) => CONTROL.test(c) || BIDI_CONTROL.test(c));
-  const invisible = bmpClass((c) => !VISIBLE.test(c));
-  // A surrogate only as half of a pair: a lone one is refused, read Unicode-aware or not.
-  const pair = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]";
-  const allowed = `(?:[^${forbidden}\\uD800-\\uDFFF]|${pair})`;
-  const visible = `(?:[^${invisible}\\uD800-\\uDFFF]|${pair})`;
-  return `^${allowed}*${visible}${allowed}*$`;
-}
-
 /** zod's error option: "is required" when the field is absent, else `message`. */
 function requiredOr(message: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : message);
 }
 
-export const PetNameSchema = z.string({ error: requiredOr("must be a string") }).check(
-  z.refine((s) => s.isWellFormed(), { error: "must not contain lone surrogates", abort: true }),
-  z.refine(
-    (s) => {
-      const codePoints = [...s].length;
-      return codePoints >= 1 && codePoints <= NAME_MAX_CODE_POINTS;
-    },
-    { error: `must be 1 to ${NAME_MAX_CODE_POINTS} characters long`, abort: true },
-  ),
-  z.refine((s) => !CONTROL.test(s), {
-    error: "must not contain control characters (U+0000-U+001F, U+007F-U+009F)",
-    abort: true,
-  }),
-  z.refine((s) => !BIDI_CONTROL.test(s), {
-    error:
-      "must not contain bidirectional control characters (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)",
-    abort: true,
-  }),
-  z.refine((s) => VISIBLE.test(s), {
-    error:
-      "must not be blank: it needs a visible character, not only white space or invisible ones",
-  }),
+export const PetNameSchema = nameSchema(NAME_MAX_CODE_POINTS).check(
   z.meta({
-    description:
-      "The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format, other default-ignorable characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.",
+    description: `The animal's name: 1 to ${NAME_MAX_CODE_POINTS} Unicode code points with ${NAME_RULES_TEXT}. Stored and returned exactly as sent.`,
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,
     examples: ["Rex"],

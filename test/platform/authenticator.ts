@@ -86,19 +86,28 @@ export class SoftwareAuthenticator {
 
   private readonly keys: CryptoKeyPair;
   private readonly origin: string;
+  private readonly aaguid: Uint8Array;
 
-  private constructor(keys: CryptoKeyPair, origin: string) {
+  private constructor(keys: CryptoKeyPair, origin: string, aaguid: Uint8Array) {
     this.keys = keys;
     this.origin = origin;
+    this.aaguid = aaguid;
   }
 
-  /** A new authenticator holding one new ES256 key, used from `origin`. */
-  static async create(origin: string): Promise<SoftwareAuthenticator> {
+  /**
+   * A new authenticator holding one new ES256 key, used from `origin`; its model's AAGUID
+   * (`xxxxxxxx-xxxx-...`, default all zeros: a model that keeps it to itself).
+   */
+  static async create(origin: string, aaguid?: string): Promise<SoftwareAuthenticator> {
     const keys = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, [
       "sign",
       "verify",
     ])) as CryptoKeyPair;
-    return new SoftwareAuthenticator(keys, origin);
+    const bytes = new Uint8Array(16);
+    const hex = (aaguid ?? "").replaceAll("-", "");
+    for (let i = 0; i < hex.length / 2; i++)
+      bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+    return new SoftwareAuthenticator(keys, origin, bytes);
   }
 
   private clientData(type: string, challenge: string, forgery: Forgery): Uint8Array {
@@ -140,7 +149,7 @@ export class SoftwareAuthenticator {
       ]),
     );
     const id = this.rawId;
-    const attested = concat(new Uint8Array(16), new Uint8Array([0, id.length]), id, coseKey);
+    const attested = concat(this.aaguid, new Uint8Array([0, id.length]), id, coseKey);
     const authData = await this.authData(options.rp.id ?? "", forgery, attested);
     this.userHandle = options.user.id;
     return {

@@ -94,11 +94,13 @@ export async function signUp(
     forgery?: Forgery;
     /** A session token the browser already holds. */
     session?: string;
+    /** The authenticator that makes the passkey (default: a new one). */
+    authenticator?: SoftwareAuthenticator;
   } = {},
 ): Promise<SignedUp> {
   const fetch = options.fetch ?? send;
   const address = options.address ?? freshAddress();
-  const authenticator = await SoftwareAuthenticator.create(ORIGIN);
+  const authenticator = options.authenticator ?? (await SoftwareAuthenticator.create(ORIGIN));
   const begun = await fetch("/api/sign-up/options", {
     json: { displayName: options.displayName ?? "Ada's shop" },
     address,
@@ -158,4 +160,18 @@ export async function count(table: string, where: string, ...params: unknown[]):
     .bind(...params)
     .first<{ n: number }>();
   return row?.n ?? 0;
+}
+
+/** Adds a passkey made by `authenticator` to the signed-in account; the answer. */
+export async function addPasskey(
+  session: string,
+  authenticator: SoftwareAuthenticator,
+  fetch: Send = send,
+): Promise<Response> {
+  const begun = await fetch("/api/passkeys/options", { json: {}, session });
+  expect(begun.status, await begun.clone().text()).toBe(200);
+  return fetch("/api/passkeys", {
+    json: await authenticator.register(await begun.json()),
+    session,
+  });
 }

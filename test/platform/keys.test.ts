@@ -14,6 +14,7 @@ interface ListedKey {
   expiresAt: string | null;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  replacedBy: number | null;
 }
 type CreatedKey = ListedKey & { key: string; curl: string };
 
@@ -45,6 +46,7 @@ describe("creating a key", () => {
       expiresAt: null,
       lastUsedAt: null,
       revokedAt: null,
+      replacedBy: null,
       key: expect.stringMatching(/^psk_[A-Za-z0-9_-]{65}$/),
       curl: `curl -H "Authorization: Bearer ${key.key}" http://localhost:8787/v1/pets`,
     });

@@ -120,7 +120,10 @@ describe("open challenges", () => {
     const clock = movableClock(NOW);
     const fetch = platformWith({ clock });
     const { session } = await signUp({ fetch });
-    const holder = `session:${await sha256Hex(session)}`;
+    const id = await env.DB.prepare("SELECT id FROM sessions WHERE token_hash = ?1")
+      .bind(await sha256Hex(session))
+      .first<string>("id");
+    const holder = `session:${id}`;
     const options: Array<Parameters<SoftwareAuthenticator["register"]>[0]> = [];
     for (let i = 0; i < 25; i++) {
       const begun = await fetch("/api/passkeys/options", { json: {}, session });

@@ -44,6 +44,7 @@ describe("every page", () => {
       await send("/keys", { session }),
       await send(`/keys/${keyId}`, { session }),
       await send("/account", { session }),
+      await send("/welcome", { session }),
       await send("/no-such-page", { session }),
     ];
     for (const response of pages) {
@@ -68,12 +69,12 @@ describe("every page", () => {
         "width=device-width, initial-scale=1",
       );
     }
-    expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 200, 404]);
+    expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 200, 200, 404]);
   });
 
   it("labels every form control and makes every action a real button", async () => {
     const { session, keyId } = await signedInWithKey();
-    for (const path of ["/", "/keys", `/keys/${keyId}`, "/account"]) {
+    for (const path of ["/", "/keys", `/keys/${keyId}`, "/account", "/welcome"]) {
       const page = await html(await send(path, { session: path === "/" ? undefined : session }));
       for (const control of page.querySelectorAll("input, select")) {
         const id = control.getAttribute("id");
@@ -97,11 +98,41 @@ describe("signed out", () => {
     expect(
       page.querySelector('form[data-action="sign-up"] input[name="displayName"]'),
     ).not.toBeNull();
-    expect(page.querySelector('button[data-action="sign-in"]')).not.toBeNull();
+    // Sign-in offers passkeys in the browser's autofill (conditional mediation) on its field.
+    const signIn = page.querySelector('form[data-action="sign-in"]');
+    expect(signIn?.querySelector("input")?.getAttribute("autocomplete")).toBe("username webauthn");
+    expect(signIn?.querySelector("button")?.text).toBe("Sign in with a passkey");
+    expect(page.querySelector('form[data-action="recover"] input[name="code"]')).not.toBeNull();
     expect(page.querySelector('a[href="http://localhost:8787/v1/docs"]')).not.toBeNull();
-    for (const path of ["/keys", "/keys/1", "/account"]) {
+    expect(page.querySelector("#notice")).toBeNull();
+    // Each page sends the visitor to sign in, and back to it afterwards.
+    for (const path of ["/keys", "/keys?show=ended", "/keys/1", "/account", "/welcome"]) {
       const response = await send(path);
-      expect([response.status, response.headers.get("Location")]).toEqual([303, "/"]);
+      expect([response.status, response.headers.get("Location")]).toEqual([
+        303,
+        `/?next=${encodeURIComponent(path)}`,
+      ]);
+      const start = await html(await send(response.headers.get("Location") ?? ""));
+      expect(start.querySelector("#notice")?.text).toMatch(/session has ended/);
+      expect(start.querySelector("[data-next]")?.getAttribute("data-next")).toBe(path);
+    }
+  });
+
+  it("goes back only to a path of this site after signing in", async () => {
+    const { session } = await signUp();
+    const back = async (next: string) =>
+      (await send(`/?next=${encodeURIComponent(next)}`, { session })).headers.get("Location");
+    expect(await back("/keys/7")).toBe("/keys/7");
+    for (const elsewhere of [
+      "https://evil.example/",
+      "//evil.example/x",
+      "/\\evil.example",
+      "javascript:alert(1)",
+      "/a b",
+    ]) {
+      expect(await back(elsewhere), elsewhere).toBe("/keys");
+      const page = await html(await send(`/?next=${encodeURIComponent(elsewhere)}`));
+      expect(page.querySelector("[data-next]")?.getAttribute("data-next")).toBe("/keys");
     }
   });
 });
@@ -117,16 +148,28 @@ describe("signed in", () => {
     const { session, keyId } = await signedInWithKey();
     await send(`/api/keys/${keyId}/revoke`, { json: {}, session });
     await send("/api/keys", { json: { label: "server", scopes: ["pets:write"] }, session });
+    const rowsOf = (page: HTMLElement) =>
+      page.querySelectorAll("table.keys tbody tr").map((tr) => ({
+        label: tr.querySelector("th a")?.text,
+        scopes: tr.querySelector('[data-label="Scopes"]')?.text.trim(),
+        status: tr.querySelector(".badge")?.text,
+      }));
+    const tabs = (page: HTMLElement) =>
+      page.querySelectorAll("nav.tabs a").map((a) => [a.text, a.getAttribute("aria-current")]);
     const page = await html(await send("/keys", { session }));
     expect(page.querySelector("#key-count")?.text).toBe("1 of 10 active keys");
-    const rows = page.querySelectorAll("table.keys tbody tr").map((tr) => ({
-      label: tr.querySelector("th a")?.text,
-      scopes: tr.querySelector('[data-label="Scopes"]')?.text.trim(),
-      status: tr.querySelector(".badge")?.text,
-    }));
-    expect(rows).toEqual([
-      { label: "server", scopes: "pets:write", status: "Active" },
+    expect(rowsOf(page)).toEqual([{ label: "server", scopes: "pets:write", status: "Active" }]);
+    expect(tabs(page)).toEqual([
+      ["Active 1", "page"],
+      ["Ended 1", undefined],
+    ]);
+    const ended = await html(await send("/keys?show=ended", { session }));
+    expect(rowsOf(ended)).toEqual([
       { label: "storefront", scopes: "pets:read", status: "Revoked" },
+    ]);
+    expect(tabs(ended)).toEqual([
+      ["Active 1", undefined],
+      ["Ended 1", "page"],
     ]);
     expect(
       page.querySelector('form[data-action="create-key"] button')?.getAttribute("disabled"),

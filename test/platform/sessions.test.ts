@@ -77,7 +77,7 @@ describe("a session's life", () => {
     for (const session of ["forged-token", "A".repeat(43), "%00;x"]) {
       await expectError(await send("/api/keys", { session }), 401, "unauthorized", /Sign in/);
       const page = await send("/account", { session });
-      expect([page.status, page.headers.get("Location")]).toEqual([303, "/"]);
+      expect([page.status, page.headers.get("Location")]).toEqual([303, "/?next=%2Faccount"]);
     }
   });
 });

@@ -137,7 +137,7 @@ export interface components {
         /** @description Request body of createPet. Omitting `status` means `available`. */
         NewPet: {
             /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format, other default-ignorable characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.
+             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
              * @example Rex
              */
             name: string;
@@ -164,7 +164,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible character (not only white space, format, other default-ignorable characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no lone surrogates. Stored and returned exactly as sent.
+             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
              * @example Rex
              */
             name: string;

@@ -1,7 +1,7 @@
 // An account's API keys and their usage. Keys are the API's ordinary keys (api_keys),
 // with the owning account in account_id; every query is bound to the account, so an id
 // of another account's key finds nothing, exactly like an id that does not exist.
-import type { ListedKey } from "../../../scripts/key-statements.ts";
+import type { ListedKey as BaseListedKey } from "../../../scripts/key-statements.ts";
 import { KEY_COLUMNS, ROTATION_ROOT, toListedKey } from "../../../scripts/key-statements.ts";
 import { OUTCOMES, type Outcome, outcomeOf } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
@@ -10,7 +10,19 @@ import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, MAX_KEY_CHANGES_PER_HOUR, USAGE_DAYS, USAGE_HOURS } from "../config.ts";
 
-export type { ListedKey, Outcome };
+export type { Outcome };
+
+/** A key of an account as the platform lists it: with the key a rotation replaced it by. */
+export type ListedKey = BaseListedKey & { replacedBy: number | null };
+
+/** The columns of a listed key (KEY_COLUMNS) and its successor. */
+const COLUMNS = `${KEY_COLUMNS}, replaced_by`;
+
+function toAccountKey(row: Record<string, unknown>): ListedKey {
+  const replacedBy = row.replaced_by;
+  return { ...toListedKey(row), replacedBy: replacedBy == null ? null : Number(replacedBy) };
+}
+
 /** The outcome classes the API counts (src/db/api-keys.ts), in the order pages show them. */
 export { OUTCOMES };
 
@@ -33,7 +45,7 @@ export function isActiveKey(key: ListedKey, nowMs: number): boolean {
 
 async function rows(statement: D1PreparedStatement): Promise<ListedKey[]> {
   const { results } = await d1(() => statement.all<Record<string, unknown>>());
-  return results.map(toListedKey);
+  return results.map(toAccountKey);
 }
 
 /**
@@ -57,7 +69,7 @@ export async function createAccountKey(
         `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at)
          SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7
          WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS} AND ${HOURLY_ROOM}
-         RETURNING ${KEY_COLUMNS}`,
+         RETURNING ${COLUMNS}`,
       )
       .bind(
         key.accountId,
@@ -75,7 +87,7 @@ export async function createAccountKey(
 export function listAccountKeys(db: Queryable, accountId: string): Promise<ListedKey[]> {
   return rows(
     db
-      .prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 ORDER BY id DESC`)
+      .prepare(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = ?1 ORDER BY id DESC`)
       .bind(accountId),
   );
 }
@@ -93,7 +105,7 @@ export async function pageAccountKeys(
   const keys = await rows(
     db
       .prepare(
-        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3`,
+        `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3`,
       )
       .bind(accountId, page.before ?? Number.MAX_SAFE_INTEGER, page.limit + 1),
   );
@@ -107,7 +119,7 @@ export async function findAccountKey(
 ): Promise<ListedKey | null> {
   const [key] = await rows(
     db
-      .prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?2 AND account_id = ?1`)
+      .prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?2 AND account_id = ?1`)
       .bind(accountId, id),
   );
   return key ?? null;
@@ -127,23 +139,14 @@ export async function nextKeyChangeAt(db: Queryable, accountId: string, now: num
   return row && row.n >= MAX_KEY_CHANGES_PER_HOUR && row.oldest !== null ? row.oldest + 3600 : null;
 }
 
-export async function countActiveKeys(db: Queryable, accountId: string, now: number) {
-  const row = await d1(() =>
-    db
-      .prepare(`SELECT count(*) AS n FROM api_keys WHERE ${ACTIVE}`)
-      .bind(accountId, now)
-      .first<{ n: number }>(),
-  );
-  return row?.n ?? 0;
-}
-
 /**
  * Rotation, as `npm run keys -- rotate` does it (docs/keys.md), in one transaction:
  * 1. a new key with the old key's label and scopes (no expiry), only if the old key is
- *    the account's and active, and the account stays within MAX_ACTIVE_KEYS active keys
- *    (the old key does not count when its grace is 0: it ends at once) and within
- *    MAX_KEY_CHANGES_PER_HOUR keys made in the last hour;
- * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry.
+ *    the account's, active and not replaced already, and the account stays within
+ *    MAX_ACTIVE_KEYS active keys (the old key does not count when its grace is 0: it ends
+ *    at once) and within MAX_KEY_CHANGES_PER_HOUR keys made in the last hour;
+ * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry, and
+ *    names the new key as its successor.
  * Answers the new and the old key, or null when step 1 stored nothing.
  */
 export async function rotateAccountKey(
@@ -157,17 +160,18 @@ export async function rotateAccountKey(
         .prepare(
           `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, rotation_root_id)
            SELECT account_id, ?3, ?4, label, scopes, ?2, ${ROTATION_ROOT} FROM api_keys
-           WHERE id = ?5 AND ${ACTIVE}
+           WHERE id = ?5 AND ${ACTIVE} AND replaced_by IS NULL
              AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
              AND ${HOURLY_ROOM}
-           RETURNING ${KEY_COLUMNS}`,
+           RETURNING ${COLUMNS}`,
         )
         .bind(accountId, now, rotation.keyHash, rotation.prefix, oldId, graceSeconds),
       db
         .prepare(
-          `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?2 + ?3), ?2 + ?3)
+          `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?2 + ?3), ?2 + ?3),
+             replaced_by = (SELECT id FROM api_keys WHERE key_hash = ?5)
            WHERE id = ?4 AND account_id = ?1 AND EXISTS (SELECT 1 FROM api_keys WHERE key_hash = ?5)
-           RETURNING ${KEY_COLUMNS}`,
+           RETURNING ${COLUMNS}`,
         )
         .bind(accountId, now, graceSeconds, oldId, rotation.keyHash),
     ]),
@@ -175,8 +179,25 @@ export async function rotateAccountKey(
   const created = results[0]?.results[0];
   const previous = results[1]?.results[0];
   return created && previous
-    ? { created: toListedKey(created), previous: toListedKey(previous) }
+    ? { created: toAccountKey(created), previous: toAccountKey(previous) }
     : null;
+}
+
+/** Gives the account's key a new label; null when the account has no such key. */
+export async function relabelAccountKey(
+  db: Queryable,
+  accountId: string,
+  id: number,
+  label: string,
+): Promise<ListedKey | null> {
+  const [key] = await rows(
+    db
+      .prepare(
+        `UPDATE api_keys SET label = ?3 WHERE id = ?2 AND account_id = ?1 RETURNING ${COLUMNS}`,
+      )
+      .bind(accountId, id, label),
+  );
+  return key ?? null;
 }
 
 /** Revokes the account's key (a revoked key stays revoked at its first instant). */
@@ -190,7 +211,7 @@ export async function revokeAccountKey(
     db
       .prepare(
         `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?3) WHERE id = ?2 AND account_id = ?1
-         RETURNING ${KEY_COLUMNS}`,
+         RETURNING ${COLUMNS}`,
       )
       .bind(accountId, id, now),
   );

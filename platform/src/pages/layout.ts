@@ -29,6 +29,11 @@ export function time(iso: string | null, none = "Never"): Html {
   return html`<time datetime="${iso}">${dateTime.format(new Date(iso))} UTC</time>` as Html;
 }
 
+/** A path of this site to come back to after signing in (`/keys/12`), or undefined. */
+export function localPath(value: string | undefined): string | undefined {
+  return value && /^\/(?![/\\])[^\s]*$/.test(value) && value.length <= 200 ? value : undefined;
+}
+
 export function page(
   c: Context<PlatformAppEnv>,
   view: { title: string; account: Account | undefined; body: Html; status?: 200 | 404 },
@@ -60,12 +65,18 @@ export function page(
   ${nav}
 </header>
 <main id="main" tabindex="-1">
+${
+  c.var.session?.recovery
+    ? html`<section id="recovery-banner" class="notice stack" aria-labelledby="recovery-banner-title">
+  <h2 id="recovery-banner-title" tabindex="-1">Add a new passkey</h2>
+  <p>You signed in with a recovery code. Add a passkey on this device now, so you can sign in again without a code.</p>
+  <button type="button" class="primary" data-action="add-passkey" data-needs-webauthn>Add a passkey</button>
+</section>`
+    : ""
+}
 ${view.body}
 </main>
-<div id="status" class="status" hidden>
-  <p id="status-text" role="status" aria-live="polite"></p>
-  <button type="button" class="link" data-dismiss>Dismiss</button>
-</div>
+<p id="announce" class="visually-hidden" role="status" aria-live="polite"></p>
 </body>
 </html>`;
   return c.html(document, view.status ?? 200);

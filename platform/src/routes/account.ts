@@ -1,28 +1,47 @@
-// Accounts and passkeys: sign-up, sign-in, sign-out (here and everywhere), the account,
-// adding and removing passkeys (docs/platform.md has the table of who may do what).
+// Accounts and passkeys: sign-up, sign-in (with a passkey or a recovery code), sign-out
+// (here, one session, everywhere), the account, its passkeys (add, rename, remove), its
+// recovery codes, and its deletion (docs/platform.md has the table of who may do what).
 
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { sha256Hex } from "../../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS } from "../config.ts";
-import type { Account, ChallengePurpose, Passkey } from "../db/accounts.ts";
+import type { Account, ChallengePurpose, ListedSession, Passkey } from "../db/accounts.ts";
 import {
   addPasskey,
   consumeChallenge,
+  countRecoveryCodes,
   createAccount,
+  deleteAccount,
   endAccountSessions,
+  endRecovery,
+  endSessionById,
   findAccount,
   findPasskey,
   isUniqueViolation,
   listPasskeys,
+  listSessions,
   recordPasskeyUse,
   removePasskey,
+  renamePasskey,
+  replaceRecoveryCodes,
   storeChallenge,
+  takeRecoveryCode,
 } from "../db/accounts.ts";
+import { authenticatorName, newPasskeyName } from "../devices.ts";
 import { PlatformError } from "../errors.ts";
 import { challengeHolder } from "../limits.ts";
+import { newRecoveryCodes, normalRecoveryCode, recoveryCodeHash } from "../recovery.ts";
 import { bodyOf, countAgainst, stateChange } from "../request.ts";
-import { AuthenticationBody, EmptyBody, RegistrationBody, SignUpOptionsBody } from "../schemas.ts";
+import {
+  AuthenticationBody,
+  DeleteAccountBody,
+  EmptyBody,
+  PasskeyNameBody,
+  RecoveryCodeBody,
+  RegistrationBody,
+  SignUpOptionsBody,
+} from "../schemas.ts";
 import {
   clearSessionCookie,
   newSession,
@@ -90,10 +109,60 @@ export function accountJson(a: Pick<Account, "id" | "displayName" | "createdAt">
 export function passkeyJson(p: Passkey) {
   return {
     id: p.credentialId,
+    name: p.name,
+    authenticator: authenticatorName(p.aaguid),
     transports: p.transports,
     createdAt: isoTime(p.createdAt),
     lastUsedAt: isoTime(p.lastUsedAt),
   };
+}
+
+/** The JSON of a signed-in session; `current`: the one this request came with. */
+export function sessionJson(s: ListedSession, currentId: string | undefined) {
+  return {
+    id: s.id,
+    browser: s.browser,
+    createdAt: isoTime(s.createdAt),
+    lastSeenAt: isoTime(s.lastSeenAt),
+    current: s.id === currentId,
+  };
+}
+
+/** A sign-in or confirmation with the passkey `response` names: its checked passkey. */
+async function checkedPasskey(
+  c: C,
+  response: AuthenticationResponseJSON,
+  challenge: string,
+): Promise<Passkey> {
+  const passkey = await findPasskey(c.env.DB, response.id);
+  if (!passkey) {
+    throw new PlatformError(
+      "unknown_passkey",
+      "This passkey is not registered here: it may have been removed, or its account deleted. Use another passkey or a recovery code.",
+    );
+  }
+  const handle = accountIdOfUserHandle(response.response.userHandle);
+  if (handle !== undefined && handle !== passkey.accountId) {
+    throw new PlatformError("sign_in_failed", "This passkey is not registered here.");
+  }
+  const counter = await verifyAuthentication(c.var.rp, response, challenge, passkey);
+  if (!(await recordPasskeyUse(c.env.DB, passkey, counter, nowOf(c)))) {
+    throw new PlatformError(
+      "sign_in_failed",
+      "This passkey was used at the same moment; try again.",
+    );
+  }
+  return passkey;
+}
+
+/** The account a sign-in reaches, unless it is disabled (403) or gone. */
+async function accountToSignIn(c: C, accountId: string): Promise<Account> {
+  const account = await findAccount(c.env.DB, accountId);
+  if (!account) throw new PlatformError("sign_in_failed", "This passkey is not registered here.");
+  if (account.disabledAt !== null) {
+    throw new PlatformError("account_disabled", "This account has been disabled.");
+  }
+  return account;
 }
 
 export const accountRoutes = new Hono<PlatformAppEnv>();
@@ -122,7 +191,12 @@ accountRoutes.post("/sign-up", stateChange, async (c) => {
     await createAccount(
       c.env.DB,
       account,
-      { ...passkey, accountId: account.id, createdAt: account.createdAt },
+      {
+        ...passkey,
+        accountId: account.id,
+        createdAt: account.createdAt,
+        name: newPasskeyName(passkey.aaguid, []),
+      },
       session,
       replaced,
     );
@@ -151,24 +225,15 @@ accountRoutes.post("/sign-in/options", stateChange, async (c) => {
 accountRoutes.post("/sign-in", stateChange, async (c) => {
   const response = bodyOf(c, AuthenticationBody) as AuthenticationResponseJSON;
   try {
-    const { challenge } = await takeChallenge(c, response, "sign-in");
-    const passkey = await findPasskey(c.env.DB, response.id);
-    const handle = accountIdOfUserHandle(response.response.userHandle);
-    if (!passkey || (handle !== undefined && handle !== passkey.accountId)) {
-      throw new PlatformError("sign_in_failed", "This passkey is not registered here.");
-    }
-    const counter = await verifyAuthentication(c.var.rp, response, challenge, passkey);
-    const account = await findAccount(c.env.DB, passkey.accountId);
-    if (!account) throw new PlatformError("sign_in_failed", "This passkey is not registered here.");
-    if (account.disabledAt !== null) {
-      throw new PlatformError("account_disabled", "This account has been disabled.");
-    }
-    if (!(await recordPasskeyUse(c.env.DB, passkey, counter, nowOf(c)))) {
+    const { challenge, pending } = await takeChallenge(c, response, "sign-in");
+    if (pending.accountId !== undefined) {
       throw new PlatformError(
-        "sign_in_failed",
-        "This passkey was used at the same moment; try again.",
+        "invalid_challenge",
+        "This passkey request was made to confirm an action, not to sign in; start again.",
       );
     }
+    const passkey = await checkedPasskey(c, response, challenge);
+    const account = await accountToSignIn(c, passkey.accountId);
     await signIn(c, account.id);
     return c.json(accountJson(account));
   } catch (err) {
@@ -176,6 +241,41 @@ accountRoutes.post("/sign-in", stateChange, async (c) => {
       await countAgainst(c, c.env.SIGN_IN_LIMITER, "sign-in attempts");
     throw err;
   }
+});
+
+// A recovery code signs in once (every attempt counted per client address); the session
+// it makes asks for a new passkey until one is added.
+accountRoutes.post("/sign-in/recovery", stateChange, async (c) => {
+  const { code } = bodyOf(c, RecoveryCodeBody);
+  await countAgainst(c, c.env.SIGN_IN_LIMITER, "sign-in attempts");
+  if (normalRecoveryCode(code) === null) {
+    throw new PlatformError(
+      "validation_failed",
+      "A recovery code has 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR.",
+      {
+        details: [
+          {
+            field: "code",
+            message: "must have 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR",
+          },
+        ],
+      },
+    );
+  }
+  const accountId = await takeRecoveryCode(c.env.DB, await recoveryCodeHash(code));
+  if (!accountId) {
+    throw new PlatformError(
+      "sign_in_failed",
+      "This recovery code is not valid, or it has been used. Check it, or use another one.",
+      { details: [{ field: "code", message: "is not valid, or it has been used" }] },
+    );
+  }
+  const account = await accountToSignIn(c, accountId);
+  await signIn(c, account.id, true);
+  return c.json({
+    ...accountJson(account),
+    recoveryCodesLeft: await countRecoveryCodes(c.env.DB, account.id),
+  });
 });
 
 // ---- sign-out
@@ -196,9 +296,14 @@ accountRoutes.post("/sign-out-everywhere", stateChange, async (c) => {
 // ---- the account and its passkeys
 accountRoutes.get("/account", async (c) => {
   const account = signedIn(c);
+  const [passkeys, recoveryCodesLeft] = await Promise.all([
+    listPasskeys(c.env.DB, account.id),
+    countRecoveryCodes(c.env.DB, account.id),
+  ]);
   return c.json({
     ...accountJson(account),
-    passkeys: (await listPasskeys(c.env.DB, account.id)).map(passkeyJson),
+    passkeys: passkeys.map(passkeyJson),
+    recoveryCodesLeft,
   });
 });
 
@@ -225,7 +330,13 @@ accountRoutes.post("/passkeys", stateChange, async (c) => {
     );
   }
   const verified = await verifyRegistration(c.var.rp, response, challenge);
-  const passkey = { ...verified, accountId: account.id, createdAt: nowOf(c) };
+  const taken = (await listPasskeys(c.env.DB, account.id)).map((p) => p.name);
+  const passkey = {
+    ...verified,
+    accountId: account.id,
+    createdAt: nowOf(c),
+    name: newPasskeyName(verified.aaguid, taken),
+  };
   let added: boolean;
   try {
     added = await addPasskey(c.env.DB, passkey);
@@ -241,7 +352,16 @@ accountRoutes.post("/passkeys", stateChange, async (c) => {
       `An account may have ${MAX_PASSKEYS} passkeys; remove one before adding another.`,
     );
   }
+  await endRecovery(c.env.DB, account.id);
   return c.json(passkeyJson({ ...passkey, lastUsedAt: null }), 201);
+});
+
+accountRoutes.post("/passkeys/:id/name", stateChange, async (c) => {
+  const account = signedIn(c);
+  const { name } = bodyOf(c, PasskeyNameBody);
+  const passkey = await renamePasskey(c.env.DB, account.id, c.req.param("id"), name);
+  if (!passkey) throw new PlatformError("not_found", "No such passkey.");
+  return c.json(passkeyJson(passkey));
 });
 
 accountRoutes.delete("/passkeys/:id", stateChange, async (c) => {
@@ -255,5 +375,71 @@ accountRoutes.delete("/passkeys/:id", stateChange, async (c) => {
       "This is the account's only passkey: add another before removing it.",
     );
   }
+  return c.body(null, 204);
+});
+
+// ---- the account's sessions, each ended on its own
+accountRoutes.get("/sessions", async (c) => {
+  const account = signedIn(c);
+  const sessions = await listSessions(c.env.DB, account.id, nowOf(c));
+  return c.json(sessions.map((s) => sessionJson(s, c.var.session?.id)));
+});
+
+accountRoutes.post("/sessions/:id/end", stateChange, async (c) => {
+  const account = signedIn(c);
+  bodyOf(c, EmptyBody);
+  const id = c.req.param("id");
+  if (!(await endSessionById(c.env.DB, account.id, id))) {
+    throw new PlatformError("not_found", "No such session.");
+  }
+  if (id === c.var.session?.id) clearSessionCookie(c);
+  return c.body(null, 204);
+});
+
+// ---- recovery codes: new ones replace the old, shown in this answer only
+accountRoutes.post("/recovery-codes", stateChange, async (c) => {
+  const account = signedIn(c);
+  bodyOf(c, EmptyBody);
+  const codes = newRecoveryCodes();
+  await replaceRecoveryCodes(
+    c.env.DB,
+    account.id,
+    await Promise.all(codes.map(recoveryCodeHash)),
+    nowOf(c),
+  );
+  return c.json({ codes }, 201);
+});
+
+// ---- deletion, confirmed with one of the account's passkeys (a session alone cannot)
+accountRoutes.post("/account/delete/options", stateChange, async (c) => {
+  const account = signedIn(c);
+  bodyOf(c, EmptyBody);
+  const options = await authenticationOptions(c.var.rp, await listPasskeys(c.env.DB, account.id));
+  await issueChallenge(c, options.challenge, "sign-in", {
+    accountId: account.id,
+    action: "delete-account",
+  });
+  return c.json(options);
+});
+
+accountRoutes.post("/account/delete", stateChange, async (c) => {
+  const account = signedIn(c);
+  const response = bodyOf(c, DeleteAccountBody).passkey as AuthenticationResponseJSON;
+  const { challenge, pending } = await takeChallenge(c, response, "sign-in");
+  if (pending.accountId !== account.id || pending.action !== "delete-account") {
+    throw new PlatformError(
+      "invalid_challenge",
+      "This passkey request was not made to delete this account; start again.",
+    );
+  }
+  const passkey = await checkedPasskey(c, response, challenge);
+  if (passkey.accountId !== account.id) {
+    throw new PlatformError(
+      "sign_in_failed",
+      "Confirm with a passkey of this account, not another one.",
+    );
+  }
+  await deleteAccount(c.env.DB, account.id, nowOf(c));
+  clearSessionCookie(c);
   return c.body(null, 204);
 });

@@ -14,13 +14,14 @@ import {
   isActiveKey,
   keyUsage,
   pageAccountKeys,
+  relabelAccountKey,
   revokeAccountKey,
   rotateAccountKey,
 } from "../db/keys.ts";
 import { PlatformError } from "../errors.ts";
 import { keyChangesLimited } from "../limits.ts";
 import { bodyOf, stateChange } from "../request.ts";
-import { CreateKeyBody, EmptyBody, RotateKeyBody } from "../schemas.ts";
+import { CreateKeyBody, EmptyBody, LabelBody, RotateKeyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
@@ -126,6 +127,12 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
     graceSeconds,
   });
   if (!rotated) {
+    if (old.replacedBy !== null) {
+      throw new PlatformError(
+        "key_not_active",
+        "This key has been replaced already; rotate the key that replaced it instead.",
+      );
+    }
     const limited = await keyChangesLimited(c, account.id);
     if (limited) throw limited;
     throw isActiveKey(old, c.var.clock())
@@ -140,6 +147,15 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
   }
   c.header("Location", `/api/keys/${rotated.created.id}`);
   return c.json({ ...withSecret(c, rotated.created, issued.key), previous: rotated.previous }, 201);
+});
+
+keyRoutes.post("/keys/:id/label", stateChange, async (c) => {
+  const account = signedIn(c);
+  const { label } = bodyOf(c, LabelBody);
+  const id = parseKeyId(c.req.param("id"));
+  const key = id === undefined ? null : await relabelAccountKey(c.env.DB, account.id, id, label);
+  if (!key) throw notFound();
+  return c.json(key);
 });
 
 keyRoutes.post("/keys/:id/revoke", stateChange, async (c) => {
