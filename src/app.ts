@@ -23,6 +23,7 @@ import { requestContext } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
 import { consoleLogger, errorText } from "./log.ts";
+import { mountMcp } from "./mcp.ts";
 import { docsAsset } from "./openapi/docs-page.ts";
 import built from "./openapi/worker.json" with { type: "json" };
 import { OPERATIONS, routePath } from "./operations.ts";
@@ -77,6 +78,7 @@ export function createApp(options: AppOptions = {}) {
       openapi: new URL("/v1/openapi.json", c.req.url).href,
     }),
   );
+  mountMcp(app, [requireKey, rateLimit]);
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of OPERATIONS) {
