@@ -278,7 +278,8 @@ async function rows(keys: string[], newKey: () => Promise<string>): Promise<Row[
 await requireFreePorts(PORTS);
 const scratch = runDirectory("edge");
 log("building bench/edge-worker.ts (wrangler deploy --dry-run)");
-const api = apiWorkerOptions(buildBundle(path.join(scratch, "build"), "bench/edge-worker.ts").file);
+const built = buildBundle(path.join(scratch, "build"), "bench/edge-worker.ts");
+const api = apiWorkerOptions(built.file, { mcp: true });
 const mf = localMiniflare(path.join(scratch, "state"), {
   logRequests: false,
   handleStructuredLogs: () => {},

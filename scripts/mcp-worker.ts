@@ -2,7 +2,7 @@
 // and the benchmarks serve beside the API, whose MCP binding reaches it by its name.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { WorkerOptions } from "miniflare";
+import type { V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { wrangler } from "./wrangler.ts";
 
@@ -21,7 +21,7 @@ export function buildMcpWorker(outdir: string): string {
 export function mcpWorkerOptions(bundle: string) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(MCP_CONFIG);
   return {
-    ...(workerOptions as WorkerOptions),
+    ...(workerOptions as V4WorkerOptionsShape),
     name: "petstore-mcp",
     modulesRoot: path.dirname(bundle),
     modules: [{ type: "ESModule" as const, path: bundle }],
