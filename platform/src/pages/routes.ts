@@ -27,13 +27,19 @@ function keyState(key: ListedKey, now: number): { word: string; tone: string } {
 const scopeList = (key: ListedKey) =>
   html`<ul class="scopes">${key.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`;
 
-/** The panel in which a new key is shown once (filled by app.js after create or rotate). */
-const NEW_KEY_PANEL = html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title">
+/**
+ * The panel in which a new key is shown once (filled by app.js after create or rotate),
+ * with how an AI agent uses it: the API's MCP server (docs/agents.md).
+ */
+const newKeyPanel = (
+  apiOrigin: string,
+) => html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title">
   <h2 id="new-key-title">Your new key</h2>
   <p><strong>Copy it now.</strong> It is shown only this once; we keep only a hash of it.</p>
   <div class="copyable"><code id="new-key-value" class="secret"></code><button type="button" data-copy="new-key-value">Copy key</button></div>
   <h3>Try it</h3>
   <div class="copyable"><pre><code id="new-key-curl"></code></pre><button type="button" data-copy="new-key-curl">Copy command</button></div>
+  <p id="new-key-mcp">For an AI agent: give its MCP client the server <code>${apiOrigin}/mcp</code> and this key in an <code>Authorization: Bearer</code> header. It sees the tools the key's scopes allow, nothing more (the guide: docs/agents.md in the API's repository).</p>
   <p><a id="new-key-page" href="/keys">See the new key's usage and settings</a></p>
 </section>`;
 
@@ -118,7 +124,7 @@ pageRoutes.get("/keys", async (c) => {
     ${keys.length > 0 ? html`<a class="button" href="#create">Create a key</a>` : ""}
   </div>
 </div>
-${NEW_KEY_PANEL}
+${newKeyPanel(c.env.API_ORIGIN)}
 <section id="keys" aria-labelledby="keys-title">
   <h2 id="keys-title">Your keys</h2>
   ${
@@ -181,7 +187,7 @@ pageRoutes.get("/keys/:id", async (c) => {
   <h1>${key.label}</h1>
   <span class="badge ${state.tone}">${state.word}</span>
 </div>
-${NEW_KEY_PANEL}
+${newKeyPanel(c.env.API_ORIGIN)}
 <section id="facts" aria-label="Key details">
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
