@@ -242,6 +242,20 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     expect(await petCount("Nobody")).toBe(0);
   });
 
+  it("checks the key of a tool call the protocol refuses before the API is called", async () => {
+    const badVersion = { "MCP-Protocol-Version": "1999-01-01" };
+    const args = { name: "listPets", arguments: {} };
+    const keyless = await mcp("tools/call", args, { headers: badVersion });
+    expect(keyless.status).toBe(401);
+    expect(await keyless.json()).toMatchObject({ code: "unauthorized", status: 401 });
+    const keyed = await mcp("tools/call", args, { key, headers: badVersion });
+    expect(keyed.status).toBe(400);
+    expect(await keyed.json()).toMatchObject({
+      jsonrpc: "2.0",
+      error: { message: expect.stringMatching(/protocol version/i) },
+    });
+  });
+
   it("lists to each key the tools its scopes allow", async () => {
     const seen: Record<string, string[]> = {};
     for (const scopes of [

@@ -79,10 +79,16 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
   const tools = toolsAt(Date.now() / 1000);
   const message = request.method === "POST" ? await messageOf(request) : undefined;
   let scopes: string[] = [];
-  if (!toolCalled(message, tools)) {
+  /** The key check and rate limit of /v1; the refusal to answer instead, if any. */
+  const authenticate = async () => {
     const verdict = await api.authenticate();
     if (verdict.status !== 204) return challenge(verdict, metadataUrl);
     scopes = verdict.headers.get(KEY_SCOPES_HEADER)?.split(" ").filter(Boolean) ?? [];
+  };
+  const deferred = toolCalled(message, tools) !== undefined;
+  if (!deferred) {
+    const refused = await authenticate();
+    if (refused) return refused;
   }
   if (request.method !== "POST") {
     return rpcError(405, "Method not allowed: this server is stateless (POST only).", {
@@ -91,7 +97,9 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
   }
 
   let refusal: Response | undefined;
+  let called = false;
   const call = async (tool: Tool, args: Record<string, unknown>): Promise<CallToolResult> => {
+    called = true;
     const answer = await api.fetch(apiRequest(tool, args, request));
     if (answer.status === 401 || answer.status === 403) {
       refusal = challenge(answer, metadataUrl);
@@ -135,6 +143,8 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
   } else {
     response = await createMcpHandler(server, { legacy: "reject" }).fetch(request, options);
   }
+  // A call the SDK refused before it reached the API was never authenticated: it is now.
+  if (deferred && !called) return (await authenticate()) ?? response;
   return refusal ?? response;
 }
 
