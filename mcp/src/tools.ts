@@ -162,9 +162,13 @@ function toolOf(op: Operation, operations: readonly Operation[]): Tool {
   };
 }
 
-/** Every operation that can succeed with JSON (an operation with no success is not one yet). */
+/**
+ * An operation that can succeed with JSON: its success is an object or an array (an
+ * operation with no success, such as one answering 501, is not one yet; a page of HTML is not).
+ */
 const canSucceed = (op: Operation) =>
-  op.success !== undefined && (op.success.mediaType ?? "application/json") === "application/json";
+  op.success !== undefined &&
+  ["object", "array"].includes(jsonSchema(op.success.schema, "output").type as string);
 
 /** The tools of `operations`: one per operation that can succeed with JSON. */
 export const toolsFrom = (operations: readonly Operation[]) =>
