@@ -2,6 +2,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { experimental_readRawConfig } from "wrangler";
+import { buildMcpWorker, mcpWorkerOptions } from "./scripts/mcp-worker.ts";
 
 /** Tests of the Node-side scripts: run in Node, not workerd ("node" project). */
 const NODE_TESTS = "test/node/**/*.test.ts";
@@ -51,12 +52,15 @@ function wranglerRateLimits() {
 // (each test uses its own address). "node" runs the unit tests of the Node-side scripts in Node.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  // The MCP worker as it deploys, beside the API as in `npm run dev`: its MCP binding reaches it.
+  const mcp = mcpWorkerOptions(buildMcpWorker(path.join(import.meta.dirname, "dist/test-mcp")));
   const worker = (extra: { bindings?: Record<string, unknown>; ratelimits?: RateLimits } = {}) =>
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
         bindings: { TEST_MIGRATIONS: migrations, ...extra.bindings },
         ...(extra.ratelimits ? { ratelimits: extra.ratelimits } : {}),
+        workers: [mcp],
       },
     });
   const setupFiles = ["./test/setup/apply-migrations.ts"];

@@ -1,6 +1,7 @@
 // The Node runners that need a running server, each run by its own npm script (never by
 // `npm test`): e2e (npm run e2e), smoke (npm run smoke -- --base URL, scripts/smoke.ts),
-// smoke-local (npm run smoke:local), load (npm run load) and usage (npm run usage:live).
+// smoke-local (npm run smoke:local), load (npm run load), usage (npm run usage:live) and mcp
+// (npm run test:mcp).
 import { defineConfig } from "vitest/config";
 
 const live = (name: string, timeoutMs: number) => ({
@@ -21,6 +22,7 @@ export default defineConfig({
       live("smoke-local", 120_000),
       live("load", 600_000),
       live("usage", 240_000),
+      live("mcp", 120_000),
     ],
   },
 });

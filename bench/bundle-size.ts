@@ -2,12 +2,14 @@
 // level) into a temporary directory, and fails when its gzip size exceeds the budget
 // (BUNDLE_BUDGET_KIB), or when it holds text only the OpenAPI document needs: what its
 // builder (src/openapi/document.ts) writes, and the error codes' and scopes' descriptions.
+// Then says the MCP worker's size beside it (mcp/: a worker of its own, outside the budget).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { buildMcpWorker } from "../scripts/mcp-worker.ts";
 import { ERROR_DESCRIPTIONS } from "../src/errors.ts";
 import { SCOPE_DESCRIPTIONS } from "../src/scopes.ts";
-import { BUNDLE_BUDGET_KIB, buildBundle, ROOT } from "./lib.ts";
+import { BUNDLE_BUDGET_KIB, buildBundle, ROOT, sizeOf } from "./lib.ts";
 
 /** The start of every description in `node`, up to its first figure. */
 function descriptions(node: unknown, found = new Set<string>()): Set<string> {
@@ -53,6 +55,10 @@ try {
   } else {
     console.log(`ok   no document text in it (${probes.length} probes)`);
   }
+  const mcp = sizeOf(buildMcpWorker(path.join(outdir, "mcp")));
+  console.log(
+    `     the MCP worker (mcp/, its own bundle, not in the budget): ${(mcp.bytes / 1024).toFixed(1)} KiB minified, ${mcp.gzipKiB.toFixed(1)} KiB gzip`,
+  );
 } catch (err) {
   console.error(err instanceof Error ? err.message : err);
   process.exitCode = 1;

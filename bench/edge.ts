@@ -19,6 +19,7 @@ import { rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { median } from "simple-statistics";
+import { buildMcpWorker, mcpWorkerOptions } from "../scripts/mcp-worker.ts";
 import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Delays, Place } from "../test/support/instrumentation.ts";
@@ -73,7 +74,7 @@ async function send(
   const request = http.request(url, { method: init.method ?? "GET", headers, agent });
   request.end(body);
   const [response] = (await once(request, "response")) as [http.IncomingMessage];
-  await response.toArray(); // the whole body: the client waits for it
+  const text = Buffer.concat(await response.toArray()).toString(); // the client waits for it all
   const ms = performance.now() - t0;
   const header = (name: string) => [response.headers[name] ?? []].flat().join(", ");
   const status = response.statusCode ?? 0;
@@ -83,9 +84,28 @@ async function send(
   if (!trips) throw new Error(`${pathname}: no x-edge-trips header (status ${status})`);
   // The trips themselves (place: SQL or cache call), to say why a row does not hold.
   const list = JSON.parse(decodeURIComponent(header("x-edge-trip-list") || "[]")) as string[];
-  return { status, ms, trips, list };
+  return { status, ms, trips, list, body: text };
 }
 type Answer = Awaited<ReturnType<typeof send>>;
+
+/** One MCP message to /mcp of `isolate` as `key` (2025-11-25); throws on a protocol or tool error. */
+async function mcp(isolate: number, key: string, method: string, params: unknown) {
+  const answer = await send(isolate, "/mcp", key, {
+    method: "POST",
+    body: { jsonrpc: "2.0", id: 1, method, params },
+    headers: {
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-11-25",
+    },
+  });
+  const { result, error } = JSON.parse(answer.body) as {
+    result?: { isError?: boolean };
+    error?: unknown;
+  };
+  if (error || !result || result.isError) throw new Error(`/mcp ${method}: ${answer.body}`);
+  return answer;
+}
+const tool = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
 
 /** One request class: what was measured before the change, what is required, how to send it. */
 interface Row {
@@ -105,7 +125,8 @@ const atMostOnePrimary = (t: Trips) => t.primary <= 1 && t.replica === 0;
 /** The request classes, over a location where `keys` are verified and pets kept. */
 async function rows(keys: string[], newKey: () => Promise<string>): Promise<Row[]> {
   // A last page (no next page): never kept, so always read from D1.
-  const lastPage = `/v1/pets?limit=100&cursor=${await encodeCursor(PETS - 50, undefined, LOCAL_CURSOR_SECRET)}`;
+  const lastCursor = await encodeCursor(PETS - 50, undefined, LOCAL_CURSOR_SECRET);
+  const lastPage = `/v1/pets?limit=100&cursor=${lastCursor}`;
   const [warmKey = ""] = keys;
   const post = (i: number, headers = {}, categoryId = 1, status = 201) =>
     send(1, "/v1/pets", warmKey, {
@@ -192,6 +213,45 @@ async function rows(keys: string[], newKey: () => Promise<string>): Promise<Row[
       send: (i) => post(i, idempotencyKeys[i], 2, 422),
     },
     {
+      label: "listPets through /mcp (tools/call), cached page, warm isolate",
+      before: { trips: "-" },
+      must: "as listPets: 0 primary, 0 replica, 1 in a row",
+      holds: (t) => noTrip(t) && inARow(1)(t),
+      send: () => mcp(1, warmKey, "tools/call", tool("listPets", { limit: 20 })),
+    },
+    {
+      label: "listPets through /mcp (tools/call), a last page, warm isolate",
+      before: { trips: "-" },
+      must: "as listPets: 0 primary, 1 replica",
+      holds: replicaOnly,
+      send: () =>
+        mcp(1, warmKey, "tools/call", tool("listPets", { limit: 100, cursor: lastCursor })),
+    },
+    {
+      label: "createPet through /mcp (tools/call) with a new idempotencyKey",
+      before: { trips: "-" },
+      must: "as createPet: exactly 1 primary",
+      holds: (t) => t.primary === 1 && t.replica === 0,
+      send: (i) =>
+        mcp(
+          1,
+          warmKey,
+          "tools/call",
+          tool("createPet", {
+            name: `edge-mcp-${i}`,
+            categoryId: 1,
+            idempotencyKey: `edge-mcp-${i}-${crypto.randomUUID()}`,
+          }),
+        ),
+    },
+    {
+      label: "tools/list through /mcp, warm isolate",
+      before: { trips: "-" },
+      must: "the key check only: no trip of any kind",
+      holds: (t) => t.primary + t.replica + t.cache === 0,
+      send: () => mcp(1, warmKey, "tools/list", {}),
+    },
+    {
       label: "a random token",
       before: { trips: "0 primary, 0 replica, 0 cache", ms: 1.5 },
       must: "no trip of any kind",
@@ -218,16 +278,21 @@ async function rows(keys: string[], newKey: () => Promise<string>): Promise<Row[
 await requireFreePorts(PORTS);
 const scratch = runDirectory("edge");
 log("building bench/edge-worker.ts (wrangler deploy --dry-run)");
-const api = apiWorkerOptions(buildBundle(path.join(scratch, "build"), "bench/edge-worker.ts").file);
+const built = buildBundle(path.join(scratch, "build"), "bench/edge-worker.ts");
+const api = apiWorkerOptions(built.file, { mcp: true });
 const mf = localMiniflare(path.join(scratch, "state"), {
   logRequests: false,
   handleStructuredLogs: () => {},
-  workers: PORTS.map((port, i) => ({
-    ...api,
-    name: `isolate-${i}`,
-    bindings: { ...api.bindings, EDGE_DELAYS: JSON.stringify(DELAYS) },
-    unsafeDirectSockets: [{ host: HOST, port }],
-  })),
+  workers: [
+    ...PORTS.map((port, i) => ({
+      ...api,
+      name: `isolate-${i}`,
+      bindings: { ...api.bindings, EDGE_DELAYS: JSON.stringify(DELAYS) },
+      unsafeDirectSockets: [{ host: HOST, port }],
+    })),
+    // The MCP server, which each isolate's /mcp hands its requests, with a way back into it.
+    mcpWorkerOptions(buildMcpWorker(path.join(scratch, "mcp"))),
+  ],
 });
 const measured: Array<Row & { answers: Answer[] }> = [];
 const pairs: Array<{ fresh: Answer; warm: Answer }> = [];

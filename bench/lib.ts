@@ -50,14 +50,18 @@ export function buildBundle(outdir: string, entry?: string) {
   const args = ["deploy", "--dry-run", "--env=", "--outdir", outdir, ...(entry ? [entry] : [])];
   const output = wrangler(args, { capture: true, ci: true });
   const file = path.join(outdir, entry ? `${path.basename(entry, ".ts")}.js` : "index.js");
-  const code = readFileSync(file);
   return {
     file,
-    bytes: code.byteLength,
-    gzipKiB: gzipSync(code, { level: 9 }).byteLength / 1024,
+    ...sizeOf(file),
     /** wrangler's own "Total Upload: ... / gzip: ..." line, for reference. */
     wranglerSays: /Total Upload:[^\n]*/.exec(output)?.[0].trim(),
   };
+}
+
+/** A bundle's size: minified bytes, and KiB gzip (zlib level 9). */
+export function sizeOf(file: string) {
+  const code = readFileSync(file);
+  return { bytes: code.byteLength, gzipKiB: gzipSync(code, { level: 9 }).byteLength / 1024 };
 }
 export type Bundle = ReturnType<typeof buildBundle>;
 

@@ -123,16 +123,23 @@ export default {
 };`;
 }
 
-/** wrangler.toml's top-level worker options (bindings, compatibility), for the built bundle. */
-export function apiWorkerOptions(bundle: string) {
-  const { assets: _assets, ...workerOptions } = unstable_getMiniflareWorkerOptions(
-    path.join(ROOT, "wrangler.toml"),
-  ).workerOptions as V4WorkerOptionsShape;
+/**
+ * wrangler.toml's top-level worker options (bindings, compatibility), for the built bundle;
+ * the MCP binding only with `mcp` (then serve the MCP worker too: scripts/mcp-worker.ts).
+ */
+export function apiWorkerOptions(bundle: string, { mcp = false } = {}) {
+  const {
+    assets: _assets,
+    serviceBindings,
+    ...workerOptions
+  } = unstable_getMiniflareWorkerOptions(path.join(ROOT, "wrangler.toml"))
+    .workerOptions as V4WorkerOptionsShape;
   return {
     // Without [assets]: with it, miniflare puts its asset router worker (assets:router) in
     // front of every request, an emulation of what the platform does before a worker
     // runs; the baselines have none, and no measured endpoint is a docs file.
     ...workerOptions,
+    ...(mcp ? { serviceBindings } : {}),
     // The rate limiter stays in the path, with a limit a load test cannot reach
     // (wrangler.toml's local limit is 10,000 a minute per key).
     ratelimits: Object.fromEntries(

@@ -1,7 +1,8 @@
 // npm run deploy:production [-- --yes]
-// By hand: production's remote D1 migrations (once, for both workers), then `wrangler
-// deploy --env production` of the API and of the developer platform (all traffic at
-// once), after a person types "production" (scripts/deploy-confirm.ts).
+// By hand: production's remote D1 migrations (once, for all workers), then `wrangler
+// deploy --env production` of the MCP worker (first: the API's MCP binding needs it), the
+// API and the developer platform (all traffic at once), after a person types "production"
+// (scripts/deploy-confirm.ts).
 // Without a terminal and without --yes it refuses (exit 2). CI never runs this: the
 // release workflow rolls production out gradually (docs/release.md).
 import { createInterface } from "node:readline/promises";
@@ -31,5 +32,6 @@ if (decision.action === "ask") {
 }
 
 wrangler(["d1", "migrations", "apply", "DB", "--remote", "--env", "production"]);
+wrangler(["deploy", "-c", "mcp/wrangler.toml", "--env", "production"]);
 wrangler(["deploy", "--env", "production"]);
 runWranglerForeground(["deploy", "-c", "platform/wrangler.toml", "--env", "production"]);

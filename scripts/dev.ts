@@ -2,9 +2,10 @@
 // 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
 // 2. seeds the local-only key `local-dev-key` and, into a database without pets, a few
 //    demo pets (LOCAL database only, never remote),
-// 3. serves the API and the developer platform (docs/design.md, "npm run dev"): ONE
-//    `wrangler dev` runs the API (its flags as given) with the platform as an auxiliary
-//    worker in the same workerd, so both use one local D1; a second `wrangler dev` runs
+// 3. serves the API, its MCP server and the developer platform (docs/design.md,
+//    "npm run dev"): ONE `wrangler dev` runs the API (its flags as given) with the platform
+//    and the MCP worker as auxiliary workers in the same workerd, so all use one local D1
+//    and the API's MCP binding finds its worker; a second `wrangler dev` runs
 //    platform/dev/, a door on the platform's port that hands every request to it,
 // 4. prints both addresses once both answer, and notes the API's address beside the
 //    database so that `npm run keys` and `npm run accounts` go through it (scripts/d1.ts).
@@ -23,6 +24,7 @@ import { WRANGLER, wrangler, wranglerEnv } from "./wrangler.ts";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PLATFORM_CONFIG = path.join(ROOT, "platform/wrangler.toml");
 const DOOR_CONFIG = path.join(ROOT, "platform/dev/wrangler.toml");
+const MCP_CONFIG = path.join(ROOT, "mcp/wrangler.toml");
 
 export interface DevOptions {
   /** The API's address, as wrangler dev serves it. */
@@ -188,6 +190,8 @@ if (import.meta.main) {
         path.join(ROOT, "wrangler.toml"),
         "-c",
         platformConfig,
+        "-c",
+        MCP_CONFIG,
         "--var",
         `PLATFORM_ORIGIN:${platformUrl}`,
         ...options.apiFlags,

@@ -10,7 +10,9 @@
 // preview's as API_ORIGIN; the API preview's "Get a key" leads to it). Those URLs are
 // <NAME>-<worker>.<subdomain>.workers.dev: the account's workers.dev subdomain comes from
 // WORKERS_DEV_SUBDOMAIN; without it, only the API is previewed. docs/release.md.
-// --dry-run bundles and checks both without an account (CI runs it).
+// The MCP worker is not previewed: a service binding reaches the worker's deployed version
+// only, so a preview of the API answers /mcp with staging's MCP worker (docs/release.md).
+// --dry-run bundles and checks all three without an account (CI runs it).
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -18,6 +20,7 @@ import { experimental_readRawConfig } from "wrangler";
 import { runWranglerForeground, wrangler } from "./wrangler.ts";
 
 const PLATFORM_CONFIG = "platform/wrangler.toml";
+const MCP_CONFIG = "mcp/wrangler.toml";
 
 /** Preview aliases are DNS labels: lowercase letters, digits, hyphens; short. */
 function toAlias(name: string): string {
@@ -74,6 +77,15 @@ if (import.meta.main) {
       ? ["--dry-run", "--outdir", path.resolve(outdir)]
       : ["--message", `preview ${alias}`]),
   ];
+  if (dryRun) {
+    // Staging's MCP worker as a preview's /mcp reaches it: bundled and checked, never uploaded.
+    const mcp = ["versions", "upload", "-c", MCP_CONFIG, "--env", "staging", "--dry-run"];
+    wrangler([...mcp, "--outdir", path.resolve("dist/preview-mcp")]);
+  } else {
+    console.log(
+      `The preview's /mcp is served by staging's deployed MCP worker (a service binding reaches no preview).`,
+    );
+  }
   if (!subdomain) {
     console.log(
       `Preview "${alias}" of the staging API only (staging data): the platform's preview needs its own address, <NAME>-<worker>.<subdomain>.workers.dev; set WORKERS_DEV_SUBDOMAIN to the account's workers.dev subdomain.`,

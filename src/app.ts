@@ -1,6 +1,7 @@
 // The app factory, for the worker and the tests: every operation of the table with its
 // stages, 404 / 405 / OPTIONS around them, and the one error handler.
-import { type Context, Hono } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { Hono } from "hono/tiny";
 import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { createKeyUseRecorder } from "./auth/key-use.ts";
 import { access } from "./auth/middleware.ts";
@@ -20,6 +21,7 @@ import { requestContext, waitUntil } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
 import { consoleLogger, errorText } from "./log.ts";
+import { mountMcp } from "./mcp.ts";
 import built from "./openapi/worker.json" with { type: "json" };
 import { OPERATIONS, routePath } from "./operations/index.ts";
 import { type Deps, stagesOf } from "./stages.ts";
@@ -54,6 +56,9 @@ export function createApp(options: AppOptions = {}) {
     openPetStore: options.openPetStore ?? openD1PetStore,
   };
   const requireKey = access(deps.verifier);
+  /** An unknown path under /v1 is 404 after the key check and the rate limit (OPTIONS: at once). */
+  const unknownPath: MiddlewareHandler<AppEnv> = async (c, next) =>
+    c.req.method === "OPTIONS" || !c.req.path.startsWith("/v1/") ? next() : requireKey(c, next);
 
   const app = new Hono<AppEnv>();
 
@@ -67,6 +72,15 @@ export function createApp(options: AppOptions = {}) {
     keyUse.record(c.var.apiKeyId, answer, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, countUse), cors(built.cors));
+  // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
+  // a trailing slash is an unknown path, answered as the catch-all below answers one.
+  const files = OPERATIONS.flatMap((op) => (op.files ? [`/v1${op.files.path}/`] : []));
+  app.use(async (c, next) => {
+    const { path } = c.req;
+    if (path === "/" || !path.endsWith("/") || files.some((f) => path.startsWith(f))) return next();
+    await unknownPath(c, async () => {});
+    return c.notFound();
+  });
 
   app.get("/", (c) =>
     c.json({
@@ -76,6 +90,7 @@ export function createApp(options: AppOptions = {}) {
       openapi: new URL("/v1/openapi.json", c.req.url).href,
     }),
   );
+  mountMcp(app, [requireKey]);
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of OPERATIONS) {
@@ -105,7 +120,7 @@ export function createApp(options: AppOptions = {}) {
   }
 
   // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
-  app.all("/v1/*", async (c, next) => (c.req.method === "OPTIONS" ? next() : requireKey(c, next)));
+  app.all("/v1/*", unknownPath);
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
   app.onError(async (err, c) => {

@@ -58,38 +58,43 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
 /** The longest message and field an Error carries, and the most details (longer ones are cut). */
 export const ERROR_LIMITS = { message: 1024, field: 256, detail: 256, details: 20 } as const;
 
-export const ErrorDetailSchema = z.object({
-  field: z
-    .string()
-    .check(
-      z.maxLength(ERROR_LIMITS.field),
-      z.describe("The field or parameter, as a dotted path."),
-    ),
-  message: z.string().check(z.maxLength(ERROR_LIMITS.detail)),
-});
-
-export const ErrorSchema = z
-  .object({
-    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-    message: z
+/**
+ * The Error object's schema, for the document (a function: the worker never parses an Error,
+ * so none of it is bundled).
+ */
+export function errorSchema() {
+  const detail = z.object({
+    field: z
       .string()
       .check(
-        z.maxLength(ERROR_LIMITS.message),
-        z.describe("For humans; names the offending field or parameter."),
+        z.maxLength(ERROR_LIMITS.field),
+        z.describe("The field or parameter, as a dotted path."),
       ),
-    status: z
-      .int()
-      .check(
-        z.gte(400),
-        z.lte(599),
-        z.meta({ description: "Equals the HTTP status of the response.", format: "int32" }),
-      ),
-    details: z.optional(z.array(ErrorDetailSchema).check(z.maxLength(ERROR_LIMITS.details))),
-  })
-  .check(z.meta({ id: "Error", description: "Every error answer of the service." }));
+    message: z.string().check(z.maxLength(ERROR_LIMITS.detail)),
+  });
+  return z
+    .object({
+      code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+      message: z
+        .string()
+        .check(
+          z.maxLength(ERROR_LIMITS.message),
+          z.describe("For humans; names the offending field or parameter."),
+        ),
+      status: z
+        .int()
+        .check(
+          z.gte(400),
+          z.lte(599),
+          z.meta({ description: "Equals the HTTP status of the response.", format: "int32" }),
+        ),
+      details: z.optional(z.array(detail).check(z.maxLength(ERROR_LIMITS.details))),
+    })
+    .check(z.meta({ id: "Error", description: "Every error answer of the service." }));
+}
 
-export type ErrorBody = z.infer<typeof ErrorSchema>;
-export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
+export type ErrorBody = z.infer<ReturnType<typeof errorSchema>>;
+export type ErrorDetail = NonNullable<ErrorBody["details"]>[number];
 
 /**
  * An error answer: the Error object's fields and the headers it carries. One shape for

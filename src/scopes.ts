@@ -1,5 +1,5 @@
 // The scopes an API key can carry (docs/keys.md, "Managing keys"), and how they are
-// stored. Each operation names its scope once, in src/operations.ts; the scope
+// stored. Each operation names its scope once, in its file of src/operations/; the scope
 // middleware (src/auth/middleware.ts) enforces it.
 
 export const SCOPES = ["pets:read", "pets:write", "orders:read"] as const;

@@ -190,6 +190,51 @@ describe("reads", () => {
   });
 });
 
+describe("a tool call through /mcp waits for exactly the trips of the API call it makes", () => {
+  /** An MCP message to /mcp of `app`, as a 2025-11-25 client sends it. */
+  const mcp = (app: InstrumentedApp, method: string, params?: unknown) =>
+    app.exchange("/mcp", {
+      method: "POST",
+      key,
+      headers: {
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+      },
+      json: { jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) },
+    });
+  const toolCall = (app: InstrumentedApp, name: string, args: Record<string, unknown>) =>
+    mcp(app, "tools/call", { name, arguments: args });
+
+  it("listPets: a cache miss and a cached page, as through /v1", async () => {
+    const app = await warmIsolate();
+    const direct = await app.exchange(LAST_PAGE, { key });
+    const miss = await toolCall(app, "listPets", { status: "pending", limit: 100 });
+    expect(miss.response.status).toBe(200);
+    expect(
+      ((await miss.response.json()) as { result: { isError?: boolean } }).result.isError,
+    ).toBeUndefined();
+    expect(waitedFor(miss)).toEqual(waitedFor(direct));
+    expect(waitedFor(miss)).toEqual(waited(0, 1, 1, 2));
+    await app.exchange(PAGE, { key });
+    const hit = await toolCall(app, "listPets", { status: "sold", limit: 2 });
+    expect(waitedFor(hit)).toEqual(waited(0, 0, 1, 1));
+  });
+
+  it("createPet with an idempotencyKey: one primary trip; tools/list: none", async () => {
+    const app = await warmIsolate();
+    const created = await toolCall(app, "createPet", {
+      name: "trip-mcp",
+      categoryId: 1,
+      idempotencyKey: `trip-mcp-${crypto.randomUUID()}`,
+    });
+    expect(created.response.status).toBe(200);
+    expect(created.counts).toEqual(ONE_PRIMARY);
+    const listed = await mcp(app, "tools/list");
+    expect(listed.response.status).toBe(200);
+    expect(waitedFor(listed)).toEqual(waited(0, 0, 0, 0));
+  });
+});
+
 describe("a kept answer looked up beside the key's lookup is released only after the key, the rate limit, the scope and the input", () => {
   /** A fresh isolate's read of a kept answer, D1 slowed so the key's lookup ends last. */
   async function readBeside(path: string, token: string, headers: Record<string, string> = {}) {

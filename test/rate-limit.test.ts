@@ -2,7 +2,7 @@
 // account's keys together, or an operator key with its rotations). This file runs in the
 // "rate-limit" vitest project, where RATE_LIMITER allows only TEST_RATE_LIMIT requests a
 // minute per key and ACCOUNT_RATE_LIMITER TEST_ACCOUNT_RATE_LIMIT per owner (vitest.config.ts).
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
 import type { Scope } from "../src/scopes.ts";
@@ -203,4 +203,31 @@ it("an operator key counts alone: with the keys rotated from it, never with othe
   await spend(successor.key, ACCOUNT_LIMIT - LIMIT);
   await expectRateLimited(await call("/v1/pets?limit=1", { key: successor.key }), OWNER_OVER);
   await spend((await createKey("operator-other")).key, LIMIT);
+});
+
+it("counts /mcp against the key's rate like /v1: a spent key's tool call is an isError result with the 429 Error, its listing a 429", async () => {
+  const { key } = await exhausted("rate-limit-mcp");
+  const mcp = (method: string, params: unknown) =>
+    exports.default.fetch(
+      makeRequest("/mcp", {
+        method: "POST",
+        key,
+        headers: {
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2025-11-25",
+        },
+        json: { jsonrpc: "2.0", id: 1, method, params },
+      }),
+    );
+  const called = await mcp("tools/call", { name: "listPets", arguments: { limit: 1 } });
+  expect(called.status).toBe(200);
+  const { result } = (await called.json()) as {
+    result: { isError: boolean; content: Array<{ text: string }> };
+  };
+  expect(result.isError).toBe(true);
+  expect(JSON.parse(result.content[0]?.text ?? "")).toMatchObject({
+    code: "rate_limited",
+    status: 429,
+  });
+  await expectRateLimited(await mcp("tools/list", {}));
 });

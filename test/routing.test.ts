@@ -27,10 +27,14 @@ describe("paths and methods", () => {
 
   it("any other path is a 404 Error naming it: outside /v1 without a key", async () => {
     const { key } = await createKey();
-    for (const path of ["/pets", "/v2/pets", "/favicon.ico", "/v1pets", "/v1/cats"]) {
+    const paths = ["/pets", "/v2/pets", "/favicon.ico", "/v1pets", "/v1/cats", "/pets/"];
+    // Paths are exact: a trailing slash is another path, after the key check under /v1.
+    const slashed = ["/v1/pets/", "/v1/pets/1/", "/v1/store/orders/", "/v1/docs/"];
+    for (const path of [...paths, ...slashed]) {
       const response = await call(path, { key: path.startsWith("/v1/") ? key : null });
       await expectError(response, 404, "not_found", `No such path: ${path}.`);
     }
+    for (const path of slashed) await expectError(await call(path), 401, "unauthorized");
   });
 
   it.each([

@@ -5,7 +5,7 @@ import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
 import packageJson from "../../package.json" with { type: "json" };
 import { REALM, WWW_AUTHENTICATE } from "../auth/middleware.ts";
 import { IF_NONE_MATCH_MAX_LENGTH, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
-import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode, ErrorSchema } from "../errors.ts";
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode, errorSchema } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL, IF_NONE_MATCH } from "../http/conditional-read.ts";
 import { type CorsHeaders, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
@@ -405,7 +405,7 @@ export function buildOpenApiDocument(): Json {
       tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
       paths,
       components: {
-        schemas: { Error: ErrorSchema },
+        schemas: { Error: errorSchema() },
         headers: headers.components,
         securitySchemes: { bearerAuth: BEARER_AUTH },
       },
@@ -488,6 +488,8 @@ const BEARER_AUTH = {
 function description(cors: CorsHeaders): string {
   return [
     "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme). From TypeScript, use the client package `@petstore/client` (Node 20+, browsers, Workers): typed calls generated from this document, pages as async iterators, the Error object as an exception, creates retried under one `Idempotency-Key`, and a 304 as a value.",
+    "",
+    "AI agents: these operations are also tools of an MCP server (Model Context Protocol, Streamable HTTP) at `/mcp` on this API's origin, one per operation that answers JSON and named by its `operationId`; an MCP client sends the same key in `Authorization` and sees only the tools the key's scopes allow. The guide: docs/agents.md in the API's repository.",
     "",
     `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
     "",

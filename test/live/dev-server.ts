@@ -33,6 +33,16 @@ export async function allPets(origin: string, key: string): Promise<Pet[]> {
   return pets;
 }
 
+/** The key that `keys create` / `keys rotate` printed alone on its last line, and its id. */
+export function issued(output: string): { key: string; id: string } {
+  const key = output.trimEnd().split("\n").at(-1)?.trim() ?? "";
+  assert.match(key, /^\S{20,}$/, output);
+  assert.equal(output.split(key).length, 2, "the key is printed once");
+  const id = /(?:Created key|New key) id (\d+)/.exec(output)?.[1];
+  assert.ok(id, output);
+  return { key, id };
+}
+
 /** `npm run -s <args>` to completion: its output, or an error with its exit code and output. */
 export function npm(args: string[], env: NodeJS.ProcessEnv = scriptEnv) {
   return promisify(execFile)("npm", ["run", "-s", ...args], { env, timeout: 120_000 });

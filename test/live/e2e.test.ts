@@ -12,7 +12,14 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OwnedKey } from "../../scripts/key-statements.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
-import { type DevServer, LOCAL_DEV_KEY, npm, scriptEnv, startDevServer } from "./dev-server.ts";
+import {
+  type DevServer,
+  issued,
+  LOCAL_DEV_KEY,
+  npm,
+  scriptEnv,
+  startDevServer,
+} from "./dev-server.ts";
 
 const PORT = Number(process.env.E2E_PORT ?? 8791);
 /** A revoked (or rotated-out) key is refused at once or within 60 seconds at most. */
@@ -49,16 +56,6 @@ async function refusedWithinBound(key: string) {
     })
     .toBe(401);
   return call("GET", "/v1/pets?limit=1", key);
-}
-
-/** The key that `keys create` / `keys rotate` printed alone on its last line, and its id. */
-function issued(output: string): { key: string; id: string } {
-  const key = output.trimEnd().split("\n").at(-1)?.trim() ?? "";
-  expect(key, output).toMatch(/^\S{20,}$/);
-  expect(output.split(key), "the key is printed once").toHaveLength(2);
-  const id = /(?:Created key|New key) id (\d+)/.exec(output)?.[1];
-  expect(id, output).toBeDefined();
-  return { key, id: id as string };
 }
 
 /** `npm run keys -- list --json`: the keys of the server's database. */

@@ -44,8 +44,9 @@ it("--write passes twice, then read-only passes, skipping nothing and changing n
   const write = await smoke(["--base", server.base, "--write", ...platform]);
   expect(write, write.output).toMatchObject({ code: 0 });
   expect(write.output).not.toMatch(/skipped/);
-  // Nine checks of the API (with --write) and three of the platform ran, and passed.
-  expect(stripVTControlCharacters(write.output)).toMatch(/Tests +12 passed/);
+  // Twelve checks of the API (with --write; three of its MCP server) and three of the
+  // platform ran, and passed.
+  expect(stripVTControlCharacters(write.output)).toMatch(/Tests +15 passed/);
   expect(await petCount(), "--write creates exactly one pet").toBe(first + 1);
   const before = await petCount();
   const read = await smoke(["--base", server.base, ...platform]);

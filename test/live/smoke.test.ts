@@ -144,6 +144,54 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
     expect(following[0]?.id).toBeGreaterThan(page[0]?.id as number);
   });
 
+  const metadataUrl = `${options.base}/.well-known/oauth-protected-resource/mcp`;
+  const mcp = (body: unknown, init: { key?: boolean; headers?: Record<string, string> } = {}) =>
+    send("POST", "/mcp", {
+      ...init,
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+        ...init.headers,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...(body as object) }),
+    });
+
+  it("MCP: /mcp without a key is 401 pointing at its Protected Resource Metadata", async () => {
+    const answer = await mcp({ method: "tools/list" });
+    expect(json(answer, 401)).toMatchObject({ code: "unauthorized", status: 401 });
+    expect(answer.headers.get("WWW-Authenticate")).toContain(`resource_metadata="${metadataUrl}"`);
+    const metadata = json(await send("GET", metadataUrl), 200) as Record<string, unknown>;
+    expect(metadata.resource).toBe(`${options.base}/mcp`);
+    expect(metadata.authorization_servers).toEqual(
+      options.platform ? [options.platform] : [expect.any(String)],
+    );
+  });
+
+  it("MCP: a web page's Origin is refused with 403", async () => {
+    const answer = await mcp(
+      { method: "tools/list" },
+      { headers: { Origin: "https://attacker.example" } },
+    );
+    expect(answer.status).toBe(403);
+  });
+
+  it("MCP: the key lists listPets and calls it", async () => {
+    const listed = json(await mcp({ method: "tools/list" }, { key: true }), 200) as {
+      result: { tools: Array<{ name: string }> };
+    };
+    expect(listed.result.tools.map((t) => t.name)).toContain("listPets");
+    const called = json(
+      await mcp(
+        { method: "tools/call", params: { name: "listPets", arguments: { limit: 1 } } },
+        { key: true },
+      ),
+      200,
+    ) as { result: { isError?: boolean; structuredContent: { items: unknown } } };
+    expect(called.result.isError).toBeUndefined();
+    expect(PetsSchema.parse(called.result.structuredContent.items).length).toBeLessThanOrEqual(1);
+  });
+
   it("GET /v1/pets/{petId} carries its deprecation headers", async (context) => {
     const pet = created.pet ?? listed;
     if (!pet) return context.skip("no pet to fetch: the deployment holds none");

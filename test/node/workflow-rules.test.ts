@@ -119,6 +119,8 @@ describe("every deploy is followed by a smoke test", () => {
       remove(w, "deploy", "smoke test staging after the rollback");
       remove(w, "deploy", "roll the developer platform on staging back");
       remove(w, "deploy", "smoke test staging and its platform after the rollback");
+      remove(w, "deploy", "roll the MCP worker on staging back");
+      remove(w, "deploy", "smoke test staging and its MCP server after the MCP worker's rollback");
     }).toEqual([
       `${STAGING}: job deploy deploys without a rollback step (wrangler rollback, if: failure())`,
     ]);

@@ -175,6 +175,9 @@ describe("signed in", () => {
       page.querySelector('form[data-action="create-key"] button')?.getAttribute("disabled"),
     ).toBeUndefined();
     expect(page.querySelector("#new-key")?.hasAttribute("hidden")).toBe(true);
+    // The new key's panel says how an AI agent uses it: the API's MCP server.
+    expect(page.querySelector("#new-key-mcp code")?.text).toBe(`${env.API_ORIGIN}/mcp`);
+    expect(page.querySelector("#new-key-mcp")?.text).toMatch(/docs\/agents\.md/);
   });
 
   it("at 10 active keys the create button is disabled and says why", async () => {

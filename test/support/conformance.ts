@@ -12,6 +12,7 @@
 //   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
 //   code stands for (`x-error-codes`) and the headers that status always carries.
 import { Validator } from "@cfworker/json-schema";
+import { MCP_METADATA_PATH, MCP_PATH } from "../../mcp/src/contract.ts";
 import openApiDocument from "../../src/openapi/openapi.json" with { type: "json" };
 import { DOCS_ASSETS_PATH } from "../../src/operations/docs.ts";
 
@@ -208,6 +209,8 @@ export async function assertConforms(request: Request, response: Response): Prom
   try {
     pathname = decodeURI(pathname);
   } catch {}
+  // The MCP server's answers are the Model Context Protocol's (test/mcp.test.ts).
+  if (pathname === MCP_PATH || pathname === MCP_METADATA_PATH) return;
   if (!response.headers.get("X-Request-Id")) problems.push("X-Request-Id is missing");
   const match = PATHS.find((p) => p.pattern.test({ pathname }));
   const item = match ? (doc.paths[match.template] ?? {}) : {};

@@ -41,13 +41,19 @@ const scopeList = (key: ListedKey) =>
       html`<li><code>${s}</code>${UNAVAILABLE_SCOPES[s] ? html` <span class="muted">(not yet available)</span>` : ""}</li>`,
   )}</ul>`;
 
-/** The panel in which a new key is shown once (filled by app.js after create or rotate). */
-const NEW_KEY_PANEL = html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title">
+/**
+ * The panel in which a new key is shown once (filled by app.js after create or rotate),
+ * with how an AI agent uses it: the API's MCP server (docs/agents.md).
+ */
+const newKeyPanel = (
+  apiOrigin: string,
+) => html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title">
   <h2 id="new-key-title">Your new key</h2>
   <p><strong>Copy it now.</strong> It is shown only this once; we keep only a hash of it.</p>
   <div class="copyable"><code id="new-key-value" class="secret"></code><button type="button" data-copy="new-key-value">Copy key</button></div>
   <h3>Try it</h3>
   <div class="copyable"><pre><code id="new-key-curl"></code></pre><button type="button" data-copy="new-key-curl">Copy command</button></div>
+  <p id="new-key-mcp">For an AI agent: give its MCP client the server <code>${apiOrigin}/mcp</code> and this key in an <code>Authorization: Bearer</code> header. It sees the tools the key's scopes allow, nothing more (the guide: docs/agents.md in the API's repository).</p>
   <p><a id="new-key-page" href="/keys">See the new key's usage and settings</a></p>
 </section>`;
 
@@ -227,7 +233,7 @@ pageRoutes.get("/keys", async (c) => {
     ${keys.length > 0 ? html`<a class="button" href="#create">Create a key</a>` : ""}
   </div>
 </div>
-${NEW_KEY_PANEL}
+${newKeyPanel(c.env.API_ORIGIN)}
 <section id="keys" aria-labelledby="keys-title">
   <h2 id="keys-title" class="visually-hidden">Your keys</h2>
   <nav class="tabs" aria-label="Which keys">${tab(false, "Active", activeKeys.length)}${tab(true, "Ended", ended)}</nav>
@@ -303,7 +309,7 @@ ${
       ? html`<p id="replaced" class="muted">Replaced by <a href="/keys/${successor.id}">${successor.label} (<code>${successor.prefix}…</code>)</a>.</p>`
       : ""
 }
-${NEW_KEY_PANEL}
+${newKeyPanel(c.env.API_ORIGIN)}
 <section id="facts" aria-label="Key details">
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>

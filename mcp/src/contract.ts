@@ -1,0 +1,28 @@
+// What the API and the MCP worker agree on: the paths the API hands over, and the RPC
+// each side offers the other (the API's MCP binding; src/mcp.ts). No imports: both
+// workers bundle it.
+
+/** Where the MCP server answers, and where its RFC 9728 metadata is (the API's origin). */
+export const MCP_PATH = "/mcp";
+export const MCP_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp";
+/** The header of `authenticate`'s 204: the key's scopes, space-separated. */
+export const KEY_SCOPES_HEADER = "X-Key-Scopes";
+
+/** What the MCP worker may ask of the API while it answers one request. */
+export interface ApiAccess {
+  /** The key check and rate limit of /v1 for this request: 204 with the key's scopes, or /v1's refusal. */
+  authenticate(): Promise<Response>;
+  /** One API call, answered by the whole /v1 chain as if the client had sent it. */
+  fetch(request: Request): Promise<Response>;
+}
+
+/** What the API tells the MCP worker with each request. */
+export interface McpSettings {
+  /** The developer platform: the authorization server the metadata names. */
+  platformOrigin: string;
+}
+
+/** The MCP worker's RPC interface (its default entrypoint). */
+export interface McpService {
+  serve(request: Request, api: ApiAccess, settings: McpSettings): Promise<Response>;
+}

@@ -1,0 +1,56 @@
+// `/mcp` and its Protected Resource Metadata: answered by the MCP worker (mcp/) through the
+// MCP service binding, which is handed the request and a way back into this app for the
+// key check and the tool calls, so /v1's own chain serves them (docs/agents.md).
+import { RpcTarget } from "cloudflare:workers";
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import {
+  type ApiAccess,
+  KEY_SCOPES_HEADER,
+  MCP_METADATA_PATH,
+  MCP_PATH,
+  type McpService,
+} from "../mcp/src/contract.ts";
+import { errorResponse, toApiError } from "./errors.ts";
+import type { AppEnv } from "./http/types.ts";
+
+class Access extends RpcTarget implements ApiAccess {
+  readonly #app: Hono<AppEnv>;
+  readonly #c: Context<AppEnv>;
+  readonly #keyed: MiddlewareHandler<AppEnv>[];
+
+  constructor(app: Hono<AppEnv>, c: Context<AppEnv>, keyed: MiddlewareHandler<AppEnv>[]) {
+    super();
+    this.#app = app;
+    this.#c = c;
+    this.#keyed = keyed;
+  }
+
+  async authenticate(): Promise<Response> {
+    const c = this.#c;
+    const run = (i: number): Promise<void> =>
+      this.#keyed[i] ? this.#keyed[i](c, () => run(i + 1)).then(() => {}) : Promise.resolve();
+    try {
+      await run(0);
+    } catch (err) {
+      return errorResponse(toApiError(err));
+    }
+    return new Response(null, {
+      status: 204,
+      headers: { [KEY_SCOPES_HEADER]: c.var.apiKeyScopes.join(" ") },
+    });
+  }
+
+  fetch(request: Request): Promise<Response> {
+    return Promise.resolve(this.#app.fetch(request, this.#c.env, this.#c.executionCtx));
+  }
+}
+
+/** Routes `/mcp` and its metadata to the MCP worker; `keyed`: the key check and rate limit. */
+export function mountMcp(app: Hono<AppEnv>, keyed: MiddlewareHandler<AppEnv>[]): void {
+  const serve = (c: Context<AppEnv>) =>
+    (c.env.MCP as unknown as McpService).serve(c.req.raw, new Access(app, c, keyed), {
+      platformOrigin: c.env.PLATFORM_ORIGIN,
+    });
+  app.all(MCP_PATH, serve);
+  app.all(MCP_METADATA_PATH, serve);
+}

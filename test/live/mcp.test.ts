@@ -1,0 +1,286 @@
+// npm run test:mcp: the MCP server of the real `npm run dev` (on 127.0.0.1:MCP_PORT), as
+// agents reach it, with keys from `npm run keys`: the MCP conformance suite's server
+// scenarios (the rest, and why, in mcp-conformance.yml), the official SDK client in both
+// protocol eras (2025-11-25 and the stateless 2026-07-28) and the MCP Inspector's CLI:
+// list, page, a create retried under one idempotency key (one pet), a read-only key
+// refused with 403, a revoked key refused within the revocation bound.
+import { execFile } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { promisify, stripVTControlCharacters } from "node:util";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Pet } from "../../src/pets/schemas.ts";
+import {
+  allPets,
+  type DevServer,
+  issued,
+  LOCAL_DEV_KEY,
+  scriptEnv,
+  startDevServer,
+} from "./dev-server.ts";
+
+const PORT = Number(process.env.MCP_PORT ?? 8840);
+const ROOT = path.join(import.meta.dirname, "../..");
+/** A revoked key is refused at once or within 60 seconds at most (docs/keys.md). */
+const REVOCATION_BOUND_MS = 60_000;
+const run = promisify(execFile);
+
+let server: DevServer;
+let readOnly: string;
+beforeAll(async () => {
+  server = await startDevServer(PORT);
+  ({ key: readOnly } = issued(
+    await server.keys("create", "--label", "mcp read-only", "--scope", "pets:read"),
+  ));
+});
+afterAll(() => server?.stop());
+
+const ERAS = [
+  { era: "2025-11-25", options: {} },
+  { era: "2026-07-28", options: { versionNegotiation: { mode: { pin: "2026-07-28" } } } },
+] as const;
+
+/** The official SDK client, connected to /mcp with `key` in its Authorization header. */
+async function connect(key: string, options: (typeof ERAS)[number]["options"]): Promise<Client> {
+  const client = new Client({ name: "petstore-live-test", version: "1.0.0" }, options);
+  const headers = { Authorization: `Bearer ${key}` };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers } }),
+  );
+  return client;
+}
+
+/** A tool's structured content; fails on an error result. */
+async function call(client: Client, name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, JSON.stringify(result)).toBeFalsy();
+  return result.structuredContent as Record<string, unknown>;
+}
+
+/** The pets named `name`, through /v1 (not through the MCP server). */
+const named = async (name: string) =>
+  (await allPets(server.base, LOCAL_DEV_KEY)).filter((pet) => pet.name === name);
+
+describe("the MCP conformance suite (server scenarios)", () => {
+  /** `npx conformance server` against /mcp through a proxy that adds the key (it sends none). */
+  async function conformance(...args: string[]) {
+    const proxy = http.createServer((request, response) => {
+      const headers = { ...request.headers, authorization: `Bearer ${LOCAL_DEV_KEY}` };
+      const upstream = http.request(
+        new URL(request.url ?? "/", server.base),
+        { method: request.method, headers },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      request.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    // A localhost URL: the DNS rebinding scenario needs one.
+    const url = `http://localhost:${(proxy.address() as AddressInfo).port}/mcp`;
+    try {
+      const bin = path.join(ROOT, "node_modules/.bin/conformance");
+      const { stdout } = await run(bin, ["server", "--url", url, ...args], {
+        env: scriptEnv,
+        cwd: ROOT,
+        timeout: 240_000,
+        maxBuffer: 16 * 1024 * 1024,
+      }).catch((err: { stdout?: string; stderr?: string }) => {
+        throw new Error(`conformance failed:\n${err.stdout}\n${err.stderr}`);
+      });
+      return stripVTControlCharacters(stdout);
+    } finally {
+      proxy.close();
+    }
+  }
+
+  it("passes every scenario that applies; the others fail as mcp-conformance.yml says they must", async () => {
+    const baseline = path.join(import.meta.dirname, "mcp-conformance.yml");
+    const output = await conformance("--expected-failures", baseline);
+    console.log(output.slice(output.indexOf("=== SUMMARY ===")));
+    for (const scenario of [
+      "server-initialize",
+      "ping",
+      "tools-list",
+      "dns-rebinding-protection",
+    ]) {
+      expect(output).toMatch(new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`));
+    }
+  }, 300_000);
+
+  it.each(["server-sse-multiple-streams", "server-sse-polling"])(
+    "passes %s with no failed check (a warning only: no session ID, by design)",
+    async (scenario) => {
+      const output = await conformance("--scenario", scenario);
+      expect(output).toContain("Passed: 0/0, 0 failed, 1 warnings");
+      expect(output).toMatch(/WARNING Server provides session ID for/);
+    },
+    120_000,
+  );
+});
+
+describe.each(ERAS)("the official SDK client, protocol $era", ({ era, options }) => {
+  it("connects with a key, lists the tools its scopes allow, pages and creates once under a retried idempotency key", async () => {
+    const client = await connect(LOCAL_DEV_KEY, options);
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(era);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual([
+        "listPets",
+        "createPet",
+        "getPet",
+        "getOpenApiDocument",
+      ]);
+
+      const all = await allPets(server.base, LOCAL_DEV_KEY);
+      const paged: Pet[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await call(client, "listPets", { limit: 2, ...(cursor ? { cursor } : {}) });
+        paged.push(...(page.items as Pet[]));
+        cursor = page.nextCursor as string | undefined;
+      } while (cursor);
+      expect(paged).toEqual(all);
+
+      const name = `mcp-${era}-${crypto.randomUUID().slice(0, 8)}`;
+      const args = { name, categoryId: 7, idempotencyKey: crypto.randomUUID() };
+      const first = await call(client, "createPet", args);
+      const retried = await call(client, "createPet", args);
+      expect(retried).toEqual(first);
+      expect(await named(name)).toEqual([first]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("is refused a tool beyond a read-only key's scopes with 403 naming the scope", async () => {
+    const client = await connect(readOnly, options);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        "listPets",
+        "getPet",
+        "getOpenApiDocument",
+      ]);
+      const name = `mcp-refused-${era}`;
+      await expect(
+        client.callTool({ name: "createPet", arguments: { name, categoryId: 1 } }),
+      ).rejects.toThrow('Insufficient scope: required "pets:write"');
+      expect(await named(name)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+it(
+  "refuses a revoked key within the bound, in either era",
+  async () => {
+    const clients = await Promise.all(
+      ERAS.map(async ({ era, options }) => {
+        const { key, id } = issued(await server.keys("create", "--label", `mcp revoked ${era}`));
+        const client = await connect(key, options);
+        expect((await client.listTools()).tools).toHaveLength(4);
+        return { client, key, id, options };
+      }),
+    );
+    try {
+      for (const { id } of clients) await server.keys("revoke", id);
+      for (const { client, key, options } of clients) {
+        await expect
+          .poll(
+            () =>
+              client.listTools().then(
+                () => "accepted",
+                (err: Error) => err.message,
+              ),
+            { timeout: REVOCATION_BOUND_MS, interval: 1_000 },
+          )
+          .toMatch(/401|authoriz/i);
+        await expect(connect(key, options)).rejects.toThrow(/401|authoriz/i);
+      }
+    } finally {
+      await Promise.all(clients.map(({ client }) => client.close()));
+    }
+  },
+  REVOCATION_BOUND_MS + 30_000,
+);
+
+describe("the MCP Inspector's CLI", () => {
+  /** `mcp-inspector-cli --cli <server>/mcp` with `key`: its parsed JSON output. */
+  async function inspector(key: string, ...args: string[]) {
+    const bin = path.join(ROOT, "node_modules/.bin/mcp-inspector-cli");
+    const flags = ["--cli", `${server.base}/mcp`, "--transport", "http"];
+    const header = ["--header", `Authorization: Bearer ${key}`];
+    // From a folder of the repository: inspector-cli 1.0.3 looks for its package.json at
+    // "../package.json" relative to the working directory before importing it.
+    const { stdout } = await run(bin, [...flags, ...header, ...args], {
+      env: scriptEnv,
+      cwd: path.join(ROOT, "test"),
+      timeout: 60_000,
+    });
+    return JSON.parse(stdout.slice(stdout.indexOf("{"))) as Record<string, unknown>;
+  }
+
+  it("lists, pages and creates once under a retried idempotency key", async () => {
+    const listed = (await inspector(LOCAL_DEV_KEY, "--method", "tools/list")).tools as Array<{
+      name: string;
+    }>;
+    expect(listed.map((t) => t.name)).toEqual([
+      "listPets",
+      "createPet",
+      "getPet",
+      "getOpenApiDocument",
+    ]);
+
+    const page = (cursor?: string) =>
+      inspector(
+        LOCAL_DEV_KEY,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "listPets",
+        "--tool-arg",
+        "limit=1",
+        ...(cursor ? [`cursor=${cursor}`] : []),
+      );
+    const first = (await page()).structuredContent as { items: Pet[]; nextCursor: string };
+    const second = (await page(first.nextCursor)).structuredContent as { items: Pet[] };
+    const all = await allPets(server.base, LOCAL_DEV_KEY);
+    expect([...first.items, ...second.items]).toEqual(all.slice(0, 2));
+
+    const name = `mcp-inspector-${crypto.randomUUID().slice(0, 8)}`;
+    const create = () =>
+      inspector(
+        LOCAL_DEV_KEY,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "createPet",
+        "--tool-arg",
+        `name=${name}`,
+        "categoryId=3",
+        `idempotencyKey=${name}`,
+      );
+    const created = (await create()).structuredContent;
+    expect((await create()).structuredContent).toEqual(created);
+    expect(await named(name)).toEqual([created]);
+  });
+
+  it("is refused createPet with a read-only key: 403", async () => {
+    const refused = inspector(
+      readOnly,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "createPet",
+      "--tool-arg",
+      "name=inspector-refused",
+      "categoryId=1",
+    );
+    await expect(refused).rejects.toThrow(/403|insufficient_scope/);
+    expect(await named("inspector-refused")).toEqual([]);
+  });
+});
