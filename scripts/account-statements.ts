@@ -2,7 +2,8 @@
 // scripts/d1.ts as `npm run keys` does: values are written as SQL literals (sqlString of
 // key-statements.ts), so ids are checked before they get here. Free of Node APIs: the
 // tests run these very statements in workerd (test/accounts.test.ts).
-import { isoTime, sqlString } from "./key-statements.ts";
+import { isoTime } from "../src/clock.ts";
+import { sqlString } from "./key-statements.ts";
 
 /**
  * An account id as typed by a person: `acct_` and 22 base64url characters, as the
@@ -58,8 +59,8 @@ export function toListedAccount(row: Record<string, unknown>): ListedAccount {
   return {
     id: String(row.id),
     displayName: String(row.display_name),
-    createdAt: isoTime(row.created_at) ?? "",
-    disabledAt: isoTime(row.disabled_at),
+    createdAt: isoTime(row.created_at as number),
+    disabledAt: isoTime(row.disabled_at as number | null),
     activeKeys: Number(row.active_keys ?? 0),
   };
 }

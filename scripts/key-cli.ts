@@ -4,11 +4,11 @@
 // command is one entry in COMMANDS and one case in parseKeyArgs; a new column of `list`,
 // one entry in COLUMNS.
 import { tagSecrets } from "../src/auth/keys.ts";
+import { parseKeyId } from "../src/db/listed-keys.ts";
 import type { Scope } from "../src/scopes.ts";
 import { isScope, SCOPES } from "../src/scopes.ts";
 import type { D1Target } from "./d1.ts";
 import type { OwnedKey } from "./key-statements.ts";
-import { parseKeyId } from "./key-statements.ts";
 import {
   formatTable,
   noPositionals,

@@ -2,8 +2,9 @@
 // execute --command`, which cannot bind parameters): values are written as SQL literals
 // here, and only here. Free of Node APIs, so the tests run these very statements in
 // workerd (test/keys.test.ts, test/dev-seed.test.ts) against the D1 built from migrations/.
+import { KEY_COLUMNS, type ListedKey, ROTATION_ROOT, toListedKey } from "../src/db/listed-keys.ts";
 import type { Scope } from "../src/scopes.ts";
-import { formatScopes, parseScopes, SCOPES } from "../src/scopes.ts";
+import { formatScopes, SCOPES } from "../src/scopes.ts";
 
 /** A SQL string literal. */
 export function sqlString(value: string): string {
@@ -15,15 +16,6 @@ export function sqlString(value: string): string {
 function sqlInteger(value: number | null): string {
   return value === null ? "NULL" : String(Math.trunc(value));
 }
-
-/** A key id as typed by a person: digits only, so it can be written into SQL. */
-export function parseKeyId(text: string | undefined): number | undefined {
-  return text !== undefined && /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : undefined;
-}
-
-/** The columns every statement that answers keys returns, for `toListedKey`. */
-export const KEY_COLUMNS =
-  "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
 
 /**
  * "Now" in a statement: the given unix seconds, or the database's clock when the
@@ -62,9 +54,6 @@ export function createKeyStatement(key: {
      VALUES (${sqlString(key.keyHash)}, ${sqlString(key.prefix)}, ${sqlString(key.label)}, ${sqlString(scopes)}, ${now}, ${sqlExpiry(now, key)})
      RETURNING ${KEY_COLUMNS}`;
 }
-
-/** In a rotation's INSERT ... SELECT from the old key: the first key of the new key's chain. */
-export const ROTATION_ROOT = "coalesce(rotation_root_id, id)";
 
 /** Every key with the account that made it on the developer platform (NULL: the operator). */
 export const LIST_KEYS_STATEMENT = `SELECT ${KEY_COLUMNS}, account_id FROM api_keys ORDER BY id`;
@@ -131,17 +120,6 @@ export const SEED_DEMO_PETS_STATEMENT = `INSERT INTO pets (name, category_id, st
      RETURNING id`;
 
 /** A key as `npm run keys -- list --json` prints it (decisions.md names these fields). */
-export interface ListedKey {
-  id: number;
-  prefix: string;
-  label: string;
-  scopes: Scope[];
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-
 /** A key as `npm run keys -- list` shows it: with its account, or `operator` for the operator's. */
 export interface OwnedKey extends ListedKey {
   account: string;
@@ -151,22 +129,4 @@ export interface OwnedKey extends ListedKey {
 export function toOwnedKey(row: Record<string, unknown>): OwnedKey {
   const account = typeof row.account_id === "string" ? row.account_id : "operator";
   return { ...toListedKey(row), account };
-}
-
-export function isoTime(seconds: unknown): string | null {
-  return typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : null;
-}
-
-/** Maps a row answered by the statements above to its listed form. */
-export function toListedKey(row: Record<string, unknown>): ListedKey {
-  return {
-    id: Number(row.id),
-    prefix: String(row.prefix),
-    label: String(row.label),
-    scopes: parseScopes(String(row.scopes ?? "")),
-    createdAt: isoTime(row.created_at) ?? "",
-    expiresAt: isoTime(row.expires_at),
-    lastUsedAt: isoTime(row.last_used_at),
-    revokedAt: isoTime(row.revoked_at),
-  };
 }

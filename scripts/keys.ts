@@ -6,15 +6,14 @@
 // exit code 2. See scripts/key-cli.ts for the grammar and docs/keys.md, "Managing keys".
 import { displayPrefix, hashApiKey, issueApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
+import { type ListedKey, toListedKey } from "../src/db/listed-keys.ts";
 import { type D1Target, d1ExecuteOrExit, type Row } from "./d1.ts";
 import { formatKeyTable, keyTagSecret, parseKeyArgs, USAGE } from "./key-cli.ts";
 import {
   createKeyStatement,
   LIST_KEYS_STATEMENT,
-  type ListedKey,
   revokeKeyStatement,
   rotateKeyStatements,
-  toListedKey,
   toOwnedKey,
 } from "./key-statements.ts";
 import { commandLineOrExit } from "./operator-cli.ts";

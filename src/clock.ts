@@ -2,3 +2,10 @@
 export type Clock = () => number;
 
 export const systemClock: Clock = () => Date.now();
+
+/** Unix seconds as ISO 8601 (null stays null), as JSON answers and `<time>` carry them. */
+export function isoTime(seconds: number): string;
+export function isoTime(seconds: number | null): string | null;
+export function isoTime(seconds: number | null): string | null {
+  return seconds === null ? null : new Date(seconds * 1000).toISOString();
+}

@@ -6,11 +6,11 @@ import {
   createKeyStatement,
   revokeKeyStatement,
   rotateKeyStatements,
-  toListedKey,
 } from "../scripts/key-statements.ts";
 import { type AppOptions, createApp } from "../src/app.ts";
 import { displayPrefix, hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import type { VerifyContext } from "../src/auth/verifier.ts";
+import { toListedKey } from "../src/db/listed-keys.ts";
 import { base64url } from "../src/encoding.ts";
 import type { ErrorBody } from "../src/errors.ts";
 import { OPERATIONS, type Operation } from "../src/operations/index.ts";

@@ -6,11 +6,11 @@ import {
   createKeyStatement,
   LIST_KEYS_STATEMENT,
   revokeKeyStatement,
-  toListedKey,
   toOwnedKey,
 } from "../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
 import { findApiKeyByHash } from "../src/db/api-keys.ts";
+import { toListedKey } from "../src/db/listed-keys.ts";
 import {
   createAccount,
   createCheckedApp,

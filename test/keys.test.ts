@@ -3,9 +3,10 @@
 // and looked up only as their SHA-256.
 import { env } from "cloudflare:workers";
 import { afterEach, expect, it, vi } from "vitest";
-import { parseKeyId, revokeKeyStatement, sqlString } from "../scripts/key-statements.ts";
+import { revokeKeyStatement, sqlString } from "../scripts/key-statements.ts";
 import { hashApiKey } from "../src/auth/keys.ts";
 import { createApiKeyVerifier, type Verification } from "../src/auth/verifier.ts";
+import { parseKeyId } from "../src/db/listed-keys.ts";
 import type { LogLine } from "../src/log.ts";
 import {
   type CallOptions,

@@ -1,11 +1,12 @@
 // An account's API keys and their usage. Keys are the API's ordinary keys (api_keys),
 // with the owning account in account_id; every query is bound to the account, so an id
 // of another account's key finds nothing, exactly like an id that does not exist.
-import type { ListedKey as BaseListedKey } from "../../../scripts/key-statements.ts";
-import { KEY_COLUMNS, ROTATION_ROOT, toListedKey } from "../../../scripts/key-statements.ts";
+
 import { OUTCOMES, type Outcome, outcomeOf } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
+import type { ListedKey as BaseListedKey } from "../../../src/db/listed-keys.ts";
+import { KEY_COLUMNS, ROTATION_ROOT, toListedKey } from "../../../src/db/listed-keys.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, MAX_KEY_CHANGES_PER_HOUR, USAGE_DAYS, USAGE_HOURS } from "../config.ts";

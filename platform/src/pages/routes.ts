@@ -5,14 +5,15 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { parseKeyId } from "../../../scripts/key-statements.ts";
+import { isoTime } from "../../../src/clock.ts";
+import { parseKeyId } from "../../../src/db/listed-keys.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, RECOVERY_CODES, UNAVAILABLE_SCOPES } from "../config.ts";
 import { countRecoveryCodes, listPasskeys, listSessions } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
 import { findAccountKey, isActiveKey, keyUsage, listAccountKeys } from "../db/keys.ts";
 import { accountJson, passkeyJson, sessionJson } from "../routes/account.ts";
-import { isoTime, nowOf } from "../time.ts";
+import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import { userHandleOf } from "../webauthn.ts";
 import type { Html } from "./layout.ts";

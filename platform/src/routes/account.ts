@@ -4,6 +4,7 @@
 
 import type { Context } from "hono";
 import { Hono } from "hono";
+import { isoTime } from "../../../src/clock.ts";
 import { sha256Hex } from "../../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS } from "../config.ts";
 import type { Account, ChallengePurpose, ListedSession, Passkey } from "../db/accounts.ts";
@@ -50,7 +51,7 @@ import {
   signIn,
   signOut,
 } from "../session.ts";
-import { isoTime, nowOf } from "../time.ts";
+import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "../webauthn.ts";
 import {

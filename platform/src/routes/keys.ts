@@ -3,8 +3,8 @@
 // signed-in account: another account's key id is 404 exactly like a missing one.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { parseKeyId } from "../../../scripts/key-statements.ts";
 import { displayPrefix, hashApiKey, issueApiKey, tagSecrets } from "../../../src/auth/keys.ts";
+import { parseKeyId } from "../../../src/db/listed-keys.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { DEFAULT_GRACE_SECONDS, KEYS_PAGE_SIZE, MAX_ACTIVE_KEYS } from "../config.ts";
 import type { ListedKey } from "../db/keys.ts";
