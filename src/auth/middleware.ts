@@ -8,6 +8,7 @@ import { enforceRateLimit, rateLimited } from "../http/rate-limit.ts";
 import { waitUntil } from "../http/request-context.ts";
 import type { AppEnv } from "../http/types.ts";
 import type { Scope } from "../scopes.ts";
+import { acceptsAudience, MCP_PATH } from "./audience.ts";
 import type { ApiKeyVerifier, VerifiedKey } from "./verifier.ts";
 
 export const REALM = 'Bearer realm="petstore"';
@@ -57,7 +58,13 @@ async function verifiedKey(
     afterAnswer,
     lookingUp: rule.alongside && (() => rule.alongside?.(c)),
   });
-  if (verification.ok) return verification.key;
+  if (verification.ok) {
+    if (acceptsAudience(c, verification.key.audience)) return verification.key;
+    throw unauthorized(
+      `This API key was granted to an MCP client: it is accepted only at ${MCP_PATH}.`,
+      true,
+    );
+  }
   if (verification.reason === "rate_limited") {
     throw rateLimited(
       "Too many requests with invalid API keys came from this address; retry later.",

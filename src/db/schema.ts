@@ -12,6 +12,7 @@ export const MIGRATIONS = [
   "0005_idempotency_records.sql",
   "0006_drop_idempotency_keys.sql",
   "0007_developer_platform.sql",
+  "0014_oauth_grants.sql",
 ] as const;
 
 /** Where wrangler's `d1 migrations apply` records each migration it applied. */
