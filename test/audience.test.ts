@@ -5,7 +5,9 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import { rotateKeyStatements } from "../scripts/key-statements.ts";
 import { mcpToolCallEnv } from "../src/auth/audience.ts";
+import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
 import { access } from "../src/auth/middleware.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { systemClock } from "../src/clock.ts";
@@ -21,6 +23,7 @@ import {
   exampleRequest,
   expectError,
   makeRequest,
+  unknownKey,
 } from "./helpers.ts";
 
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
@@ -77,6 +80,8 @@ describe("a key whose audience is /mcp", () => {
       mcpToolCallEnv(env),
     );
     await expectError(created, 403, "insufficient_scope", /pets:write/);
+    // The worker's own env is untouched: a client's request is still /v1's.
+    await expectRefused(await call("/v1/pets", { key }));
   });
 
   it("is accepted by the access stage at /mcp, where an unknown key is still 401", async () => {
@@ -100,5 +105,25 @@ describe("a key whose audience is /mcp", () => {
     const refused = await fetch(`${key.slice(0, -4)}AAAA`);
     expect(refused.status).toBe(401);
     expect(refused.headers.get("WWW-Authenticate")).toBe(INVALID);
+  });
+});
+
+describe("rotating a key whose audience is /mcp", () => {
+  it("with `npm run keys -- rotate`'s statements, the new key keeps the audience", async () => {
+    const { id } = await mcpKey();
+    const next = await unknownKey();
+    const statements = rotateKeyStatements({
+      oldId: id,
+      keyHash: await hashApiKey(next),
+      prefix: displayPrefix(next),
+      graceSeconds: 0,
+    });
+    await env.DB.batch(statements.map((sql) => env.DB.prepare(sql)));
+    await expectRefused(await call("/v1/pets", { key: next }));
+    const listed = await createCheckedApp().fetch(
+      makeRequest("/v1/pets", { key: next }),
+      mcpToolCallEnv(env),
+    );
+    expect(listed.status).toBe(200);
   });
 });

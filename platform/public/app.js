@@ -87,17 +87,37 @@ function reveal(created) {
   panel.focus();
 }
 
+/** Where to go once signed in: back to the page that asked (a consent page), else the keys. */
+function afterSignIn(element) {
+  const back = element.closest("[data-return]")?.dataset.return;
+  return back?.startsWith("/") && !back.startsWith("//") ? back : "/keys";
+}
+
 const actions = {
   async "sign-up"(form) {
     const displayName = new FormData(form).get("displayName");
     const optionsJSON = await api("/api/sign-up/options", { displayName });
     await api("/api/sign-up", await webauthn.startRegistration({ optionsJSON }));
-    location.assign("/keys");
+    location.assign(afterSignIn(form));
   },
-  async "sign-in"() {
+  async "sign-in"(button) {
     const optionsJSON = await api("/api/sign-in/options");
     await api("/api/sign-in", await webauthn.startAuthentication({ optionsJSON }));
-    location.assign("/keys");
+    location.assign(afterSignIn(button));
+  },
+  // An OAuth client's consent (pages/consent.ts): the holder's decision, then back to the client.
+  async allow(form) {
+    const data = new FormData(form);
+    const expires = data.get("expiresInSeconds");
+    const { redirectTo } = await api(`/api/oauth/grants/${form.dataset.grantId}/allow`, {
+      scopes: data.getAll("scopes"),
+      expiresInSeconds: expires ? Number(expires) : null,
+    });
+    location.assign(redirectTo);
+  },
+  async deny(button) {
+    const { redirectTo } = await api(`/api/oauth/grants/${button.dataset.grantId}/deny`);
+    location.assign(redirectTo);
   },
   async "sign-out"() {
     await api("/api/sign-out");

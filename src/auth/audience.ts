@@ -14,7 +14,8 @@ const MCP_TOOL_CALL = Symbol("the MCP server's call of an operation for a tool")
  * through /v1's stages, but on /mcp's behalf): nothing a client sends can set it.
  */
 export function mcpToolCallEnv(env: Env): Env {
-  return Object.assign(Object.create(env) as Env, { [MCP_TOOL_CALL]: true });
+  // Defined, not assigned: an assignment would reach a proxied env's own set trap.
+  return Object.create(env, { [MCP_TOOL_CALL]: { value: true } }) as Env;
 }
 
 /** Whether a key of `audience` is accepted for the request. */

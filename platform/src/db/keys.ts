@@ -3,7 +3,7 @@
 // of another account's key finds nothing, exactly like an id that does not exist.
 import type { ListedKey } from "../../../scripts/key-statements.ts";
 import { KEY_COLUMNS, toListedKey } from "../../../scripts/key-statements.ts";
-import { OUTCOMES, type Outcome } from "../../../src/db/api-keys.ts";
+import { type KeyAudience, OUTCOMES, type Outcome } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
@@ -45,13 +45,15 @@ export async function createAccountKey(
     scopes: readonly Scope[];
     now: number;
     expiresAt: number | null;
+    /** "/mcp" for a key granted to an MCP client (docs/keys.md, "Audience"). */
+    audience?: KeyAudience;
   },
 ): Promise<ListedKey | null> {
   const [created] = await rows(
     db
       .prepare(
-        `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7
+        `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at, audience)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7, ?8
          WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS}
          RETURNING ${KEY_COLUMNS}`,
       )
@@ -63,6 +65,7 @@ export async function createAccountKey(
         key.label,
         formatScopes(key.scopes),
         key.expiresAt,
+        key.audience ?? null,
       ),
   );
   return created ?? null;
@@ -101,7 +104,7 @@ export async function countActiveKeys(db: Queryable, accountId: string, now: num
 
 /**
  * Rotation, as `npm run keys -- rotate` does it (docs/keys.md), in one transaction:
- * 1. a new key with the old key's label and scopes (no expiry), only if the old key is
+ * 1. a new key with the old key's label, scopes and audience (no expiry), only if the old key is
  *    the account's and active, and the account stays within MAX_ACTIVE_KEYS active keys
  *    (the old key does not count when its grace is 0: it ends at once);
  * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry.
@@ -116,8 +119,8 @@ export async function rotateAccountKey(
     db.batch<Record<string, unknown>>([
       db
         .prepare(
-          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at)
-           SELECT account_id, ?3, ?4, label, scopes, ?2 FROM api_keys
+          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, audience, created_at)
+           SELECT account_id, ?3, ?4, label, scopes, audience, ?2 FROM api_keys
            WHERE id = ?5 AND ${ACTIVE}
              AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
            RETURNING ${KEY_COLUMNS}`,

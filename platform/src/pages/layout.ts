@@ -31,7 +31,7 @@ export function time(iso: string | null, none = "Never"): Html {
 
 export function page(
   c: Context<PlatformAppEnv>,
-  view: { title: string; account: Account | undefined; body: Html; status?: 200 | 404 },
+  view: { title: string; account: Account | undefined; body: Html; status?: 200 | 400 | 404 },
 ): Response | Promise<Response> {
   const nav = view.account
     ? html`<nav aria-label="Main">
