@@ -554,8 +554,18 @@ describe("attacks", () => {
       json: { graceSeconds: 0 },
       session,
     });
-    const fresh = await rotated.json<{ id: number; key: string }>();
+    const fresh = await rotated.json<{ id: number; key: string; curl: string; label: string }>();
+    expect(fresh.label).toBe("Claude");
     expect(await apiView(fresh.key)).toMatchObject({ audience: "/mcp" });
+    // Its first call, as the page offers it, goes to /mcp: /v1 would refuse it.
+    expect(fresh.curl).toMatch(/ http:\/\/localhost:8787\/mcp$/);
+    expect(fresh.curl).toContain('"method":"tools/list"');
+    // The keys page and the key's page say where it works.
+    const list = parse(await (await send("/keys", { session })).text());
+    const badged = list.querySelectorAll("table.keys tbody th").map((th) => th.text.trim());
+    expect(badged).toEqual(["Claude MCP client", "Claude MCP client"]);
+    const own = parse(await (await send(`/keys/${fresh.id}`, { session })).text());
+    expect(own.querySelector(".facts")?.text).toMatch(/Works at\s*MCP client the MCP server alone/);
     expect(await apiView(key)).toBe("expired");
     const revoked = await send(`/api/keys/${fresh.id}/revoke`, { json: {}, session });
     expect(revoked.status).toBe(200);

@@ -10,6 +10,7 @@ import { MAX_ACTIVE_KEYS, USAGE_DAYS } from "../config.ts";
 import { listPasskeys } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
 import { findAccountKey, isActiveKey, keyUsage, listAccountKeys, OUTCOMES } from "../db/keys.ts";
+import { mcpKeyIds } from "../oauth/store.ts";
 import { accountJson, passkeyJson } from "../routes/account.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
@@ -26,6 +27,9 @@ function keyState(key: ListedKey, now: number): { word: string; tone: string } {
 }
 const scopeList = (key: ListedKey) =>
   html`<ul class="scopes">${key.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`;
+
+/** Marks a key granted to an MCP client by OAuth (audience /mcp). */
+const MCP_BADGE = html` <span class="badge mcp">MCP client</span>`;
 
 /** The panel in which a new key is shown once (filled by app.js after create or rotate). */
 const NEW_KEY_PANEL = html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title">
@@ -93,13 +97,14 @@ pageRoutes.get("/keys", async (c) => {
   const account = c.var.account;
   if (!account) return c.redirect("/", 303);
   const keys = await listAccountKeys(c.env.DB, account.id);
+  const mcp = await mcpKeyIds(c.env.DB, account.id);
   const now = c.var.clock();
   const active = keys.filter((k) => isActiveKey(k, now)).length;
   const full = active >= MAX_ACTIVE_KEYS;
   const rows = keys.map((key) => {
     const state = keyState(key, now);
     return html`<tr>
-  <th scope="row" data-label="Label"><a href="/keys/${key.id}">${key.label}</a></th>
+  <th scope="row" data-label="Label"><a href="/keys/${key.id}">${key.label}</a>${mcp.has(key.id) ? MCP_BADGE : ""}</th>
   <td data-label="Key"><code>${key.prefix}…</code></td>
   <td data-label="Scopes">${scopeList(key)}</td>
   <td data-label="Created">${time(key.createdAt)}</td>
@@ -186,6 +191,7 @@ ${NEW_KEY_PANEL}
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
     <div><dt>Scopes</dt><dd>${scopeList(key)}</dd></div>
+    ${(await mcpKeyIds(c.env.DB, account.id)).has(key.id) ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${c.env.API_ORIGIN}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
     <div><dt>Created</dt><dd>${time(key.createdAt)}</dd></div>
     <div><dt>Expires</dt><dd>${time(key.expiresAt)}</dd></div>
     <div><dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd></div>
