@@ -3,7 +3,8 @@
 // virtual passkey: the first 401, the consent page (a new account, then Allow), the code on
 // the client's loopback redirect, the token (an ordinary key of the account, audience /mcp),
 // refused on /v1, and the first tool answer. It prints the clicks from the first 401 to the
-// first tool answer, and a second client's with the session still open.
+// first tool answer, and a second client's with the session still open, and keeps screenshots
+// of the consent page at 390 px and 1280 px wide (test-results/browser/<this test>/).
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import {
   auth,
@@ -86,7 +87,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
   context,
   request,
   baseURL,
-}) => {
+}, testInfo) => {
   test.setTimeout(120_000);
   const problems: string[] = [];
   page.on("console", (m) => {
@@ -208,6 +209,15 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await expect(page.getByRole("checkbox", { name: /pets:read/ })).toBeChecked();
     await expect(page.getByRole("checkbox", { name: /pets:write/ })).not.toBeChecked();
     await expect(page.getByRole("checkbox", { name: /orders:read/ })).not.toBeChecked();
+    for (const [width, height] of [
+      [390, 844],
+      [1280, 800],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      const path = testInfo.outputPath(`consent-${width}.png`);
+      await page.screenshot({ path, fullPage: true });
+      await testInfo.attach(`consent at ${width} px`, { path, contentType: "image/png" });
+    }
     await person.click(page.getByRole("button", { name: "Allow" }));
     await expect(page.getByText("Connected. You may close this window.")).toBeVisible();
   });

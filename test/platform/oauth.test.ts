@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/keys.ts";
 import { findApiKeyByHash } from "../../src/db/api-keys.ts";
 import { sha256Hex } from "../../src/encoding.ts";
-import { count, expectError, ORIGIN, platformWith, send, signUp } from "./helpers.ts";
+import { count, expectError, freshAddress, ORIGIN, platformWith, send, signUp } from "./helpers.ts";
 import {
   allow,
   authorizePath,
@@ -108,6 +108,12 @@ describe("a registered client's way to a key", () => {
     expect(page.querySelector("form[data-action=allow]")).toBeNull();
     expect(page.querySelector("main")?.text).toContain("an app on this computer (127.0.0.1:43117)");
     expect(await count("oauth_grants", "client_id = ?1", clientId)).toBe(0);
+    // An ended session is none: the same sign-in, which comes back here.
+    const { session } = await signUp();
+    expect((await send("/api/sign-out", { json: {}, session })).status).toBe(204);
+    const ended = parse(await (await send(path, { session })).text());
+    expect(ended.querySelector("[data-return]")?.getAttribute("data-return")).toBe(path);
+    expect(ended.querySelector("form[data-action=allow]")).toBeNull();
   });
 
   it("consent shows the client, its host and the scopes asked with the narrowest ticked; Allow gives a code with state and iss; the token is a key of the account with audience /mcp", async () => {
@@ -329,6 +335,25 @@ describe("a client named by its metadata document (CIMD)", () => {
 });
 
 describe("attacks", () => {
+  it("a flood of authorizations naming documents from one address stops fetching at its limit", async () => {
+    const server = documents({ [DOCUMENT_ID]: documentOf() });
+    const { challenge } = await pkce();
+    const address = freshAddress();
+    const path = authorizePath({
+      client_id: DOCUMENT_ID,
+      code_challenge: challenge,
+      redirect_uri: "https://agent.example/callback",
+    });
+    for (let i = 0; i < env.TEST_PLATFORM_LIMIT; i++) {
+      expect((await server.send(path, { address })).status).toBe(200);
+    }
+    const refused = await server.send(path, { address });
+    await expectError(refused, 429, "rate_limited", /client metadata documents fetched/);
+    expect(refused.headers.get("Retry-After")).toBe("60");
+    expect(server.fetched).toHaveLength(env.TEST_PLATFORM_LIMIT);
+    expect((await server.send(path, { address: freshAddress() })).status).toBe(200);
+  });
+
   it("a token for another resource: refused at the authorization (a page) and at the token endpoint", async () => {
     const { session } = await signUp();
     const clientId = await register();

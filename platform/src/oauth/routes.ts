@@ -179,7 +179,11 @@ export function oauthRoutes(options: OAuthOptions = {}) {
   /** The client of `clientId`: a metadata document at its https URL, or a registered one. */
   async function clientOf(c: C, clientId: string | undefined): Promise<Client> {
     if (!clientId) throw new ClientError("The request names no client_id.");
-    if (clientId.startsWith("https://")) return clientFromDocument(fetcher, clientId);
+    if (clientId.startsWith("https://")) {
+      // Each fetch of a document counts against the address, as a sign-up does.
+      await countAgainst(c, c.env.SIGN_UP_LIMITER, "client metadata documents fetched");
+      return clientFromDocument(fetcher, clientId);
+    }
     const row = await findClientRow(c.env.DB, clientId);
     if (!row) throw new ClientError("No client is registered with this client_id.");
     return registeredClient(row);
