@@ -52,7 +52,7 @@ const ActiveKeySchema = z.object({
   id: z.number(),
   scopes: z.array(z.enum(SCOPES)),
   expiresAt: z.nullable(z.number()),
-  audience: z.nullable(z.literal("/mcp")),
+  audience: z.nullable(z.enum(["/mcp"])),
 });
 type ActiveKey = z.infer<typeof ActiveKeySchema>;
 
