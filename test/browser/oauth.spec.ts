@@ -3,7 +3,8 @@
 // virtual passkey: the first 401, the consent page (a new account, then Allow), the code on
 // the client's loopback redirect, the token (an ordinary key of the account, audience /mcp),
 // refused on /v1, and the first tool answer. It prints the clicks from the first 401 to the
-// first tool answer, and a second client's with the session still open, and keeps screenshots
+// first tool answer, a second client's with the session still open and a third's after signing
+// out, and keeps screenshots
 // of the consent page at 390 px and 1280 px wide (test-results/browser/<this test>/).
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import {
@@ -257,6 +258,21 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await finish(other, secondTransport);
     if (mcpServed) await firstToolAnswer(other);
     expect(second.clicks).toBe(1);
+  });
+
+  await test.step("a third client after signing out: two clicks (sign in, Allow)", async () => {
+    await page.goto(`${PLATFORM}/keys`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page).toHaveURL(`${PLATFORM}/`);
+    const third = hand(page);
+    const other = new Agent("Third agent", discovery);
+    const thirdTransport = await firstContact(other);
+    await page.goto(other.authorizationUrl?.href ?? "");
+    await third.click(page.getByRole("button", { name: "Sign in with a passkey" }));
+    await third.click(page.getByRole("button", { name: "Allow" }));
+    await finish(other, thirdTransport);
+    if (mcpServed) await firstToolAnswer(other);
+    expect(third.clicks).toBe(2);
   });
   expect(problems).toEqual([]);
 });
