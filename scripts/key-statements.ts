@@ -65,8 +65,8 @@ export function revokeKeyStatement(id: number, now: number): string {
 
 /**
  * Rotation, as two statements run in this order in one `d1 execute` (one batch):
- * 1. a new key with the old key's label, scopes and owner (its account, or its rotation
- *    chain: docs/keys.md), only if the old one is active
+ * 1. a new key with the old key's label, scopes, audience and owner (its account, or its
+ *    rotation chain: docs/keys.md), only if the old one is active
  *    (not revoked, not expired); answers the new row, or none;
  * 2. the old key then expires `graceSeconds` after `now` (or keeps an earlier expiry),
  *    only if step 1 stored the new key; answers the old row.
@@ -85,8 +85,8 @@ export function rotateKeyStatements(rotation: {
   const oldId = sqlInteger(rotation.oldId);
   const until = `(${now} + ${sqlInteger(rotation.graceSeconds)})`;
   return [
-    `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at, expires_at, account_id, rotation_root_id)
-     SELECT ${sqlString(rotation.keyHash)}, ${sqlString(rotation.prefix)}, label, scopes, ${now}, ${sqlExpiry(now, rotation)}, account_id, ${ROTATION_ROOT}
+    `INSERT INTO api_keys (key_hash, prefix, label, scopes, audience, created_at, expires_at, account_id, rotation_root_id)
+     SELECT ${sqlString(rotation.keyHash)}, ${sqlString(rotation.prefix)}, label, scopes, audience, ${now}, ${sqlExpiry(now, rotation)}, account_id, ${ROTATION_ROOT}
      FROM api_keys
      WHERE id = ${oldId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
      RETURNING ${KEY_COLUMNS}`,

@@ -10,6 +10,7 @@ import {
   MCP_PATH,
   type McpService,
 } from "../mcp/src/contract.ts";
+import { mcpToolCallEnv } from "./auth/audience.ts";
 import { errorResponse, toApiError } from "./errors.ts";
 import type { AppEnv } from "./http/types.ts";
 
@@ -41,7 +42,10 @@ class Access extends RpcTarget implements ApiAccess {
   }
 
   fetch(request: Request): Promise<Response> {
-    return Promise.resolve(this.#app.fetch(request, this.#c.env, this.#c.executionCtx));
+    // On /mcp's behalf: a key granted to an MCP client (audience /mcp) is accepted for it.
+    return Promise.resolve(
+      this.#app.fetch(request, mcpToolCallEnv(this.#c.env), this.#c.executionCtx),
+    );
   }
 }
 

@@ -234,7 +234,8 @@ const actions = {
     }
     const optionsJSON = await api("/api/sign-up/options", { displayName: field.value });
     await api("/api/sign-up", await webauthn.startRegistration({ optionsJSON }));
-    location.assign("/welcome");
+    const next = afterSignIn();
+    location.assign(next === "/keys" ? "/welcome" : `/welcome?next=${encodeURIComponent(next)}`);
   },
   async "sign-in"() {
     // The challenge the autofill holds serves the button too (the library cancels the one).
@@ -250,6 +251,20 @@ const actions = {
     }
     await api("/api/sign-in/recovery", { code: field.value });
     location.assign("/account#passkeys");
+  },
+  // An OAuth client's consent (pages/consent.ts): the holder's decision, then back to the client.
+  async allow(form) {
+    const data = new FormData(form);
+    const expires = data.get("expiresInSeconds");
+    const { redirectTo } = await api(`/api/oauth/grants/${form.dataset.grantId}/allow`, {
+      scopes: data.getAll("scopes"),
+      expiresInSeconds: expires ? Number(expires) : null,
+    });
+    location.assign(redirectTo);
+  },
+  async deny(button) {
+    const { redirectTo } = await api(`/api/oauth/grants/${button.dataset.grantId}/deny`);
+    location.assign(redirectTo);
   },
   async "sign-out"() {
     await api("/api/sign-out");

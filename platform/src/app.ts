@@ -11,6 +11,7 @@ import { requestIdFor } from "../../src/http/request-context.ts";
 import type { Logger } from "../../src/log.ts";
 import { consoleLogger, errorText } from "../../src/log.ts";
 import { isPlatformFault, PlatformError, toPlatformError } from "./errors.ts";
+import { type OAuthOptions, oauthRoutes } from "./oauth/routes.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { keyRoutes } from "./routes/keys.ts";
@@ -21,6 +22,8 @@ import { relyingParty } from "./webauthn.ts";
 export interface PlatformAppOptions {
   clock?: Clock;
   log?: Logger;
+  /** The OAuth server's options: how client metadata documents are fetched. */
+  oauth?: OAuthOptions;
 }
 
 export function createPlatformApp(options: PlatformAppOptions = {}) {
@@ -65,7 +68,9 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
   );
   app.use(loadSession);
 
+  const oauth = oauthRoutes(options.oauth);
   const api = new Hono<PlatformAppEnv>();
+  api.route("/", oauth.api);
   api.route("/", accountRoutes);
   api.route("/", keyRoutes);
   // A known path with another method: 405 with Allow; any other path: 404 (both JSON).
@@ -90,6 +95,7 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
     throw new PlatformError("not_found", `No such path: ${c.req.path}.`);
   });
   app.route("/api", api);
+  app.route("/", oauth.routes);
   app.route("/", pageRoutes);
   app.notFound(() => {
     throw new PlatformError("not_found", "No such path.");

@@ -2,13 +2,15 @@
 
 import { createPlatformApp } from "./app.ts";
 import { purgeExpired } from "./db/accounts.ts";
+import { purgeGrants } from "./oauth/store.ts";
 
 const app = createPlatformApp();
 
 export default {
   fetch: app.fetch,
-  /** Cron Trigger (wrangler.toml [triggers]): expired challenges and sessions go. */
+  /** Cron Trigger (wrangler.toml [triggers]): expired challenges, sessions and OAuth grants go. */
   async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(purgeExpired(env.DB, Math.floor(Date.now() / 1000)));
+    const now = Math.floor(Date.now() / 1000);
+    ctx.waitUntil(Promise.all([purgeExpired(env.DB, now), purgeGrants(env.DB, now)]));
   },
 } satisfies ExportedHandler<Env>;

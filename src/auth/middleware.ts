@@ -2,12 +2,14 @@
 // rate), 403 (its scope), then a deprecated operation's 410.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { MCP_PATH } from "../../mcp/src/contract.ts";
 import { ApiError } from "../errors.ts";
 import { type Deprecation, enforceSunset } from "../http/deprecation.ts";
 import { enforceRateLimit, rateLimited } from "../http/rate-limit.ts";
 import { waitUntil } from "../http/request-context.ts";
 import type { AppEnv } from "../http/types.ts";
 import type { Scope } from "../scopes.ts";
+import { acceptsAudience } from "./audience.ts";
 import type { ApiKeyVerifier, VerifiedKey } from "./verifier.ts";
 
 export const REALM = 'Bearer realm="petstore"';
@@ -57,7 +59,13 @@ async function verifiedKey(
     afterAnswer,
     lookingUp: rule.alongside && (() => rule.alongside?.(c)),
   });
-  if (verification.ok) return verification.key;
+  if (verification.ok) {
+    if (acceptsAudience(c, verification.key.audience)) return verification.key;
+    throw unauthorized(
+      `This API key was granted to an MCP client: it is accepted only at ${MCP_PATH}.`,
+      true,
+    );
+  }
   if (verification.reason === "rate_limited") {
     throw rateLimited(
       "Too many requests with invalid API keys came from this address; retry later.",

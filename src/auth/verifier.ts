@@ -10,7 +10,7 @@ import type { EdgeCache } from "../cache/edge-cache.ts";
 import { type CacheContext, createTieredCache } from "../cache/tiered.ts";
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../config.ts";
-import { findApiKeyByHash } from "../db/api-keys.ts";
+import { findApiKeyByHash, type KeyAudience } from "../db/api-keys.ts";
 import { openSession } from "../db/database.ts";
 import { addressBucket } from "../http/client-address.ts";
 import { errorText, type Logger } from "../log.ts";
@@ -23,6 +23,7 @@ export interface VerifiedKey {
   /** Its account, or its rotation chain for an operator key (StoredApiKey's `owner`). */
   owner: string;
   scopes: readonly Scope[];
+  audience: KeyAudience;
 }
 
 export type Verification =
@@ -55,6 +56,7 @@ const ActiveKeySchema = z.object({
   owner: z.string(),
   scopes: z.array(z.enum(SCOPES)),
   expiresAt: z.nullable(z.number()),
+  audience: z.nullable(z.enum(["/mcp"])),
 });
 type ActiveKey = z.infer<typeof ActiveKeySchema>;
 
@@ -77,14 +79,17 @@ async function lookUp(env: Env, keyHash: string, mayBeNew: boolean): Promise<Act
     (mayBeNew ? await findApiKeyByHash(openSession(env.DB, "first-primary"), keyHash) : null);
   if (!row || row.revoked) return null;
   const expiresAt = row.expiresAt === null ? null : row.expiresAt * 1000;
-  return { id: row.id, owner: row.owner, scopes: row.scopes, expiresAt };
+  return { id: row.id, owner: row.owner, scopes: row.scopes, expiresAt, audience: row.audience };
 }
 
 /** What D1's word on a key (null: no active key) means at `now`. */
 function verificationOf(key: ActiveKey | null, now: number): Verification {
   if (key === null) return UNKNOWN;
   if (key.expiresAt !== null && now >= key.expiresAt) return { ok: false, reason: "expired" };
-  return { ok: true, key: { id: key.id, owner: key.owner, scopes: key.scopes } };
+  return {
+    ok: true,
+    key: { id: key.id, owner: key.owner, scopes: key.scopes, audience: key.audience },
+  };
 }
 
 export function createApiKeyVerifier(

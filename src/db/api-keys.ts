@@ -15,7 +15,12 @@ export interface StoredApiKey {
   expiresAt: number | null;
   /** Whether the key has been revoked (refused for good). */
   revoked: boolean;
+  /** Where it is accepted: everywhere (null), or only at the MCP server ("/mcp"). */
+  audience: KeyAudience;
 }
+
+/** A key's audience (api_keys.audience): null for every key but one granted to an MCP client. */
+export type KeyAudience = "/mcp" | null;
 
 interface ApiKeyRow {
   id: number;
@@ -23,6 +28,7 @@ interface ApiKeyRow {
   scopes: string;
   expires_at: number | null;
   revoked: number;
+  audience: string | null;
 }
 
 /**
@@ -37,7 +43,7 @@ export async function findApiKeyByHash(
   const row = await d1(() =>
     db
       .prepare(
-        `SELECT k.id, coalesce(k.account_id, 'key:' || coalesce(k.rotation_root_id, k.id)) AS owner, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked
+        `SELECT k.id, coalesce(k.account_id, 'key:' || coalesce(k.rotation_root_id, k.id)) AS owner, k.scopes, k.expires_at, (k.revoked_at IS NOT NULL OR a.disabled_at IS NOT NULL) AS revoked, k.audience
          FROM api_keys AS k LEFT JOIN accounts AS a ON a.id = k.account_id WHERE k.key_hash = ?1`,
       )
       .bind(keyHash)
@@ -50,6 +56,7 @@ export async function findApiKeyByHash(
         scopes: parseScopes(row.scopes),
         expiresAt: row.expires_at,
         revoked: row.revoked === 1,
+        audience: row.audience === "/mcp" ? "/mcp" : null,
       }
     : null;
 }

@@ -15,6 +15,7 @@ export const MIGRATIONS = [
   "0008_key_owner_and_limits.sql",
   "0009_usage_by_operation.sql",
   "0010_platform_recovery_and_names.sql",
+  "0014_oauth_grants.sql",
 ] as const;
 
 /** Where wrangler's `d1 migrations apply` records each migration it applied. */

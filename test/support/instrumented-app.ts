@@ -21,7 +21,7 @@ export function fixedVerifier(key: string, keyId: number): ApiKeyVerifier {
   return {
     verify: async (token) =>
       token === key
-        ? { ok: true, key: { id: keyId, owner: `key:${keyId}`, scopes: SCOPES } }
+        ? { ok: true, key: { id: keyId, owner: `key:${keyId}`, scopes: SCOPES, audience: null } }
         : { ok: false, reason: "unknown" },
   };
 }

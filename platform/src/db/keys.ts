@@ -1,8 +1,7 @@
 // An account's API keys and their usage. Keys are the API's ordinary keys (api_keys),
 // with the owning account in account_id; every query is bound to the account, so an id
 // of another account's key finds nothing, exactly like an id that does not exist.
-
-import { OUTCOMES, type Outcome, outcomeOf } from "../../../src/db/api-keys.ts";
+import { type KeyAudience, OUTCOMES, type Outcome, outcomeOf } from "../../../src/db/api-keys.ts";
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { ListedKey as BaseListedKey } from "../../../src/db/listed-keys.ts";
@@ -62,13 +61,15 @@ export async function createAccountKey(
     scopes: readonly Scope[];
     now: number;
     expiresAt: number | null;
+    /** "/mcp" for a key granted to an MCP client (docs/keys.md, "Audience"). */
+    audience?: KeyAudience;
   },
 ): Promise<ListedKey | null> {
   const [created] = await rows(
     db
       .prepare(
-        `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7
+        `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at, audience)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7, ?8
          WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS} AND ${HOURLY_ROOM}
          RETURNING ${COLUMNS}`,
       )
@@ -80,6 +81,7 @@ export async function createAccountKey(
         key.label,
         formatScopes(key.scopes),
         key.expiresAt,
+        key.audience ?? null,
       ),
   );
   return created ?? null;
@@ -140,10 +142,21 @@ export async function nextKeyChangeAt(db: Queryable, accountId: string, now: num
   return row && row.n >= MAX_KEY_CHANGES_PER_HOUR && row.oldest !== null ? row.oldest + 3600 : null;
 }
 
+/** How many active keys the account holds at `now`. */
+export async function countActiveKeys(db: Queryable, accountId: string, now: number) {
+  const row = await d1(() =>
+    db
+      .prepare(`SELECT count(*) AS n FROM api_keys WHERE ${ACTIVE}`)
+      .bind(accountId, now)
+      .first<{ n: number }>(),
+  );
+  return row?.n ?? 0;
+}
+
 /**
  * Rotation, as `npm run keys -- rotate` does it (docs/keys.md), in one transaction:
- * 1. a new key with the old key's label and scopes (no expiry), only if the old key is
- *    the account's, active and not replaced already, and the account stays within
+ * 1. a new key with the old key's label, scopes and audience (no expiry), only if the old key
+ *    is the account's, active and not replaced already, and the account stays within
  *    MAX_ACTIVE_KEYS active keys (the old key does not count when its grace is 0: it ends
  *    at once) and within MAX_KEY_CHANGES_PER_HOUR keys made in the last hour;
  * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry, and
@@ -159,8 +172,8 @@ export async function rotateAccountKey(
     db.batch<Record<string, unknown>>([
       db
         .prepare(
-          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, rotation_root_id)
-           SELECT account_id, ?3, ?4, label, scopes, ?2, ${ROTATION_ROOT} FROM api_keys
+          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, audience, created_at, rotation_root_id)
+           SELECT account_id, ?3, ?4, label, scopes, audience, ?2, ${ROTATION_ROOT} FROM api_keys
            WHERE id = ?5 AND ${ACTIVE} AND replaced_by IS NULL
              AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
              AND ${HOURLY_ROOM}

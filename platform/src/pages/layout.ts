@@ -31,12 +31,12 @@ export function time(iso: string | null, none = "Never"): Html {
 
 /** A path of this site to come back to after signing in (`/keys/12`), or undefined. */
 export function localPath(value: string | undefined): string | undefined {
-  return value && /^\/(?![/\\])[^\s]*$/.test(value) && value.length <= 200 ? value : undefined;
+  return value && /^\/(?![/\\])[^\s]*$/.test(value) && value.length <= 2048 ? value : undefined;
 }
 
 export function page(
   c: Context<PlatformAppEnv>,
-  view: { title: string; account: Account | undefined; body: Html; status?: 200 | 404 },
+  view: { title: string; account: Account | undefined; body: Html; status?: 200 | 400 | 404 },
 ): Response | Promise<Response> {
   const nav = view.account
     ? html`<nav aria-label="Main">

@@ -12,6 +12,7 @@ import { MAX_ACTIVE_KEYS, RECOVERY_CODES, UNAVAILABLE_SCOPES } from "../config.t
 import { countRecoveryCodes, listPasskeys, listSessions } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
 import { findAccountKey, isActiveKey, keyUsage, listAccountKeys } from "../db/keys.ts";
+import { mcpKeyIds } from "../oauth/store.ts";
 import { accountJson, passkeyJson, sessionJson } from "../routes/account.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
@@ -41,6 +42,9 @@ const scopeList = (key: ListedKey) =>
     (s) =>
       html`<li><code>${s}</code>${UNAVAILABLE_SCOPES[s] ? html` <span class="muted">(not yet available)</span>` : ""}</li>`,
   )}</ul>`;
+
+/** Marks a key granted to an MCP client by OAuth (audience /mcp). */
+const MCP_BADGE = html` <span class="badge mcp">MCP client</span>`;
 
 /**
  * The panel in which a new key is shown once (filled by app.js after create or rotate),
@@ -166,6 +170,8 @@ pageRoutes.get("/", (c) => {
 pageRoutes.get("/welcome", async (c) => {
   const account = c.var.account;
   if (!account) return toSignIn(c);
+  // Where sign-up was asked from (a consent page), else the keys.
+  const next = localPath(c.req.query("next"));
   const [passkeys, codes] = await Promise.all([
     listPasskeys(c.env.DB, account.id),
     countRecoveryCodes(c.env.DB, account.id),
@@ -196,7 +202,7 @@ pageRoutes.get("/welcome", async (c) => {
     ${RECOVERY_CODES_PANEL}
   </li>
 </ol>
-<p><a class="button primary" href="/keys">Continue to your keys</a></p>` as Html,
+<p><a class="button primary" href="${next ?? "/keys"}">${next ? "Continue where you were" : "Continue to your keys"}</a></p>` as Html,
   });
 });
 
@@ -204,6 +210,7 @@ pageRoutes.get("/keys", async (c) => {
   const account = c.var.account;
   if (!account) return toSignIn(c);
   const keys = await listAccountKeys(c.env.DB, account.id);
+  const mcp = await mcpKeyIds(c.env.DB, account.id);
   const now = c.var.clock();
   const activeKeys = keys.filter((k) => isActiveKey(k, now));
   const ended = keys.length - activeKeys.length;
@@ -215,7 +222,7 @@ pageRoutes.get("/keys", async (c) => {
     const state = keyState(key, now);
     const successor = key.replacedBy === null ? undefined : byId.get(key.replacedBy);
     return html`<tr>
-  <th scope="row" data-label="Key"><a href="/keys/${key.id}">${key.label}</a><br><code class="muted">${key.prefix}…</code></th>
+  <th scope="row" data-label="Key"><a href="/keys/${key.id}">${key.label}</a>${mcp.has(key.id) ? MCP_BADGE : ""}<br><code class="muted">${key.prefix}…</code></th>
   <td data-label="Scopes">${scopeList(key)}</td>
   <td data-label="Created">${time(key.createdAt)}</td>
   <td data-label="Last used">${time(key.lastUsedAt)}</td>
@@ -315,6 +322,7 @@ ${newKeyPanel(c.env.API_ORIGIN)}
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
     <div><dt>Scopes</dt><dd>${scopeList(key)}</dd></div>
+    ${(await mcpKeyIds(c.env.DB, account.id)).has(key.id) ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${c.env.API_ORIGIN}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
     <div><dt>Created</dt><dd>${time(key.createdAt)}</dd></div>
     <div><dt>${key.replacedBy !== null && state.tone !== "off" ? "Stops" : "Expires"}</dt><dd>${time(key.expiresAt)}</dd></div>
     <div><dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd></div>

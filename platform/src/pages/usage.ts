@@ -75,7 +75,7 @@ export function usageSection(usage: KeyUsage): Html {
   ${
     operations.length === 0
       ? html`<p class="muted">No calls in these ${USAGE_DAYS} days.</p>`
-      : html`<div class="scroll"><table class="usage operations" aria-labelledby="operations-title">
+      : html`<div class="scroll" tabindex="0" role="region" aria-labelledby="operations-title"><table class="usage operations" aria-labelledby="operations-title">
     <thead><tr><th scope="col">Operation</th>${classHeads}</tr></thead>
     <tbody>${operations.map(([operation, counts]) => html`<tr><th scope="row">${operation === "" ? "Other paths and methods" : html`<code>${operation}</code>`}</th>${classCells(counts)}</tr>`)}</tbody>
   </table></div>`
@@ -84,7 +84,7 @@ export function usageSection(usage: KeyUsage): Html {
   ${
     codes.length === 0
       ? html`<p class="muted">None in these ${USAGE_DAYS} days.</p>`
-      : html`<div class="scroll"><table class="usage codes" aria-labelledby="codes-title">
+      : html`<div class="scroll" tabindex="0" role="region" aria-labelledby="codes-title"><table class="usage codes" aria-labelledby="codes-title">
     <thead><tr><th scope="col">Code</th><th scope="col">Status</th><th scope="col">Calls</th></tr></thead>
     <tbody>${codes.map((c) => html`<tr><th scope="row"><code>${c.code || "(none)"}</code></th><td>${c.status}</td><td>${n(c.count)}</td></tr>`)}</tbody>
   </table></div>`

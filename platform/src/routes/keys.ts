@@ -20,6 +20,8 @@ import {
 } from "../db/keys.ts";
 import { PlatformError } from "../errors.ts";
 import { keyChangesLimited } from "../limits.ts";
+import { mcpCurlLine } from "../oauth/clients.ts";
+import { mcpKeyIds } from "../oauth/store.ts";
 import { bodyOf, stateChange } from "../request.ts";
 import { CreateKeyBody, EmptyBody, LabelBody, RotateKeyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
@@ -47,8 +49,11 @@ export function curlLine(apiOrigin: string, key: string, scopes: readonly Scope[
 }
 
 /** What the create and rotate answers add to the listed key: the key itself, once. */
-function withSecret(c: C, listed: ListedKey, key: string) {
-  return { ...listed, key, curl: curlLine(c.env.API_ORIGIN, key, listed.scopes) };
+function withSecret(c: C, listed: ListedKey, key: string, mcp = false) {
+  const curl = mcp
+    ? mcpCurlLine(c.env.API_ORIGIN, key)
+    : curlLine(c.env.API_ORIGIN, key, listed.scopes);
+  return { ...listed, key, curl };
 }
 
 /** The key of the path's id, if the signed-in account has it; else 404 like a missing id. */
@@ -146,7 +151,11 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
         );
   }
   c.header("Location", `/api/keys/${rotated.created.id}`);
-  return c.json({ ...withSecret(c, rotated.created, issued.key), previous: rotated.previous }, 201);
+  const mcp = (await mcpKeyIds(c.env.DB, account.id)).has(old.id);
+  return c.json(
+    { ...withSecret(c, rotated.created, issued.key, mcp), previous: rotated.previous },
+    201,
+  );
 });
 
 keyRoutes.post("/keys/:id/label", stateChange, async (c) => {

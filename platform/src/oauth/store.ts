@@ -1,0 +1,214 @@
+// The OAuth rows (migration 0014): registered clients, and each grant from the consent
+// page to its key. Every statement that reads or decides a grant as a person is bound
+// to the signed-in account, so another account's grant id finds nothing.
+import type { Queryable } from "../../../src/db/database.ts";
+import { d1 } from "../../../src/db/database.ts";
+import type { Scope } from "../../../src/scopes.ts";
+import { formatScopes, parseScopes } from "../../../src/scopes.ts";
+
+export async function storeClient(
+  db: Queryable,
+  client: { id: string; name: string; redirectUris: string[]; now: number },
+): Promise<void> {
+  await d1(() =>
+    db
+      .prepare(
+        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES (?1, ?2, ?3, ?4)",
+      )
+      .bind(client.id, client.name, JSON.stringify(client.redirectUris), client.now)
+      .run(),
+  );
+}
+
+export function findClientRow(db: Queryable, clientId: string) {
+  return d1(() =>
+    db
+      .prepare(
+        "SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?1",
+      )
+      .bind(clientId)
+      .first<{ client_id: string; client_name: string; redirect_uris: string }>(),
+  );
+}
+
+/** What a valid authorization request asks, kept while its holder decides. */
+export interface AskedGrant {
+  clientId: string;
+  clientName: string;
+  redirectUri: string;
+  state: string | null;
+  codeChallenge: string;
+  resource: string;
+  requestedScopes: Scope[];
+}
+
+export interface Grant extends AskedGrant {
+  id: string;
+  accountId: string;
+  /** The scopes the holder allowed; null while undecided. */
+  scopes: Scope[] | null;
+  /** Seconds the key lives from its making (null: until revoked). */
+  keyLifetime: number | null;
+  keyId: number | null;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+const GRANT_COLUMNS =
+  "id, account_id, client_id, client_name, redirect_uri, state, code_challenge, resource, requested_scopes, scopes, key_lifetime, key_id, expires_at, used_at";
+
+function toGrant(row: Record<string, unknown>): Grant {
+  return {
+    id: String(row.id),
+    accountId: String(row.account_id),
+    clientId: String(row.client_id),
+    clientName: String(row.client_name),
+    redirectUri: String(row.redirect_uri),
+    state: row.state === null ? null : String(row.state),
+    codeChallenge: String(row.code_challenge),
+    resource: String(row.resource),
+    requestedScopes: parseScopes(String(row.requested_scopes)),
+    scopes: row.scopes === null ? null : parseScopes(String(row.scopes)),
+    keyLifetime: row.key_lifetime === null ? null : Number(row.key_lifetime),
+    keyId: row.key_id === null ? null : Number(row.key_id),
+    expiresAt: Number(row.expires_at),
+    usedAt: row.used_at === null ? null : Number(row.used_at),
+  };
+}
+
+async function oneGrant(statement: D1PreparedStatement): Promise<Grant | null> {
+  const row = await d1(() => statement.first<Record<string, unknown>>());
+  return row ? toGrant(row) : null;
+}
+
+/** Keeps an asked grant for the account until `expiresAt`. */
+export async function openGrant(
+  db: Queryable,
+  grant: AskedGrant & { id: string; accountId: string; now: number; expiresAt: number },
+): Promise<void> {
+  await d1(() =>
+    db
+      .prepare(
+        `INSERT INTO oauth_grants (id, account_id, client_id, client_name, redirect_uri, state, code_challenge, resource, requested_scopes, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)`,
+      )
+      .bind(
+        grant.id,
+        grant.accountId,
+        grant.clientId,
+        grant.clientName,
+        grant.redirectUri,
+        grant.state,
+        grant.codeChallenge,
+        grant.resource,
+        formatScopes(grant.requestedScopes),
+        grant.now,
+        grant.expiresAt,
+      )
+      .run(),
+  );
+}
+
+/** The account's grant that still waits for its holder's decision at `now`. */
+export function undecidedGrant(db: Queryable, accountId: string, id: string, now: number) {
+  return oneGrant(
+    db
+      .prepare(
+        `SELECT ${GRANT_COLUMNS} FROM oauth_grants
+         WHERE id = ?1 AND account_id = ?2 AND scopes IS NULL AND expires_at > ?3`,
+      )
+      .bind(id, accountId, now),
+  );
+}
+
+/** Allows an undecided grant: its code's hash, what was allowed, and the code's expiry. */
+export function allowGrant(
+  db: Queryable,
+  decision: {
+    id: string;
+    accountId: string;
+    now: number;
+    codeHash: string;
+    scopes: readonly Scope[];
+    keyLifetime: number | null;
+    codeExpiresAt: number;
+  },
+) {
+  return oneGrant(
+    db
+      .prepare(
+        `UPDATE oauth_grants SET code_hash = ?4, scopes = ?5, key_lifetime = ?6, expires_at = ?7
+         WHERE id = ?1 AND account_id = ?2 AND scopes IS NULL AND expires_at > ?3
+         RETURNING ${GRANT_COLUMNS}`,
+      )
+      .bind(
+        decision.id,
+        decision.accountId,
+        decision.now,
+        decision.codeHash,
+        formatScopes(decision.scopes),
+        decision.keyLifetime,
+        decision.codeExpiresAt,
+      ),
+  );
+}
+
+/** Denies (deletes) an undecided grant; answers it, for the redirect that says so. */
+export function denyGrant(db: Queryable, accountId: string, id: string, now: number) {
+  return oneGrant(
+    db
+      .prepare(
+        `DELETE FROM oauth_grants WHERE id = ?1 AND account_id = ?2 AND scopes IS NULL AND expires_at > ?3
+         RETURNING ${GRANT_COLUMNS}`,
+      )
+      .bind(id, accountId, now),
+  );
+}
+
+/** Marks the code of `codeHash` used, once: the grant, or null when it was unknown or used. */
+export function redeemCode(db: Queryable, codeHash: string, now: number) {
+  return oneGrant(
+    db
+      .prepare(
+        `UPDATE oauth_grants SET used_at = ?2 WHERE code_hash = ?1 AND used_at IS NULL
+         RETURNING ${GRANT_COLUMNS}`,
+      )
+      .bind(codeHash, now),
+  );
+}
+
+/** The grant of a code that was already used (a replay), if any. */
+export function usedGrant(db: Queryable, codeHash: string) {
+  return oneGrant(
+    db
+      .prepare(
+        `SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = ?1 AND used_at IS NOT NULL`,
+      )
+      .bind(codeHash),
+  );
+}
+
+/** Records the key a redeemed grant made. */
+export async function recordGrantKey(db: Queryable, id: string, keyId: number): Promise<void> {
+  await d1(() =>
+    db.prepare("UPDATE oauth_grants SET key_id = ?2 WHERE id = ?1").bind(id, keyId).run(),
+  );
+}
+
+/** Grants a day past their expiry go (a used code is remembered that long, for replays). */
+export async function purgeGrants(db: Queryable, now: number): Promise<void> {
+  await d1(() =>
+    db.prepare("DELETE FROM oauth_grants WHERE expires_at < ?1 - 86400").bind(now).run(),
+  );
+}
+
+/** The ids of the account's keys that were granted to MCP clients (audience /mcp). */
+export async function mcpKeyIds(db: Queryable, accountId: string): Promise<Set<number>> {
+  const { results } = await d1(() =>
+    db
+      .prepare("SELECT id FROM api_keys WHERE account_id = ?1 AND audience = '/mcp'")
+      .bind(accountId)
+      .all<{ id: number }>(),
+  );
+  return new Set(results.map((row) => row.id));
+}
