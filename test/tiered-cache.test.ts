@@ -3,10 +3,11 @@
 // a location cache that fails or hangs costs only what it would have saved; concurrent
 // loads share one call to the origin, and a failed one is not kept. The API key verifier
 // built on it is tested through HTTP in edge-trips.test.ts and perf-auth-cache.test.ts.
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
 import { type CacheContext, createTieredCache } from "../src/cache/tiered.ts";
+import { sha256Hex } from "../src/encoding.ts";
 import type { LogLine } from "../src/log.ts";
 
 const place: CacheContext = { origin: "https://tiers.test", afterAnswer: (work) => void work() };
@@ -95,4 +96,59 @@ it("concurrent loads of one key share one call to the origin; a failed one is no
   expect(loaded).toEqual([{ n: 2 }, { n: 2 }, { n: 2 }]);
   expect(calls).toBe(2);
   expect(cache.peek("a")).toEqual({ n: 2 });
+});
+
+describe("isolate memory and the default location", () => {
+  const none = () => ({ match: async () => undefined, put: async () => {} });
+
+  it("misses never evict values: a flood of unknown keys leaves the known ones in memory", async () => {
+    const { cache } = tiered(none);
+    for (const key of ["a", "b"]) await cache.load(key, place, async () => ({ n: 1 }));
+    for (let i = 0; i < 25; i++) await cache.load(`unknown-${i}`, place, async () => null);
+    expect([cache.peek("a"), cache.peek("b")]).toEqual([{ n: 1 }, { n: 1 }]);
+    // Each kind keeps its own newest maxEntries (10).
+    expect(cache.peek("unknown-24")).toBeNull();
+    expect(cache.peek("unknown-15")).toBeNull();
+    expect(cache.peek("unknown-14")).toBeUndefined();
+    for (let i = 0; i < 10; i++) await cache.load(`known-${i}`, place, async () => ({ n: i }));
+    expect(cache.peek("a")).toBeUndefined();
+    expect(cache.peek("known-0")).toEqual({ n: 0 });
+  });
+
+  it("a key the origin stops knowing is a miss in memory, and one it comes to know a value", async () => {
+    const { cache, clock } = tiered(none);
+    await cache.load("a", place, async () => ({ n: 1 }));
+    clock.now += 30_000;
+    expect(cache.peek("a")).toBeUndefined();
+    expect(await cache.load("a", place, async () => null)).toBeNull();
+    expect(cache.peek("a")).toBeNull();
+    clock.now += 10_000;
+    expect(await cache.load("a", place, async () => ({ n: 2 }))).toEqual({ n: 2 });
+    expect(cache.peek("a")).toEqual({ n: 2 });
+  });
+
+  it("without a cache given, the location's entries live in caches.open(name), not caches.default", async () => {
+    const name = `tiered-default-${crypto.randomUUID()}`;
+    const options = {
+      name,
+      schema: z.object({ n: z.number() }),
+      clock: () => 1_000_000,
+      ttlMs: 30_000,
+      missTtlMs: 10_000,
+      maxEntries: 10,
+      timeoutMs: 1_000,
+      log: () => {},
+    };
+    const pending: Promise<unknown>[] = [];
+    const context: CacheContext = { ...place, afterAnswer: (work) => void pending.push(work()) };
+    await createTieredCache(options).load("a", context, async () => ({ n: 7 }));
+    await Promise.all(pending);
+    const url = `${place.origin}/_internal/${name}/${await sha256Hex(`${name}:a`)}`;
+    const kept = await (await caches.open(name)).match(url);
+    expect(await kept?.json()).toEqual({ readAt: 1_000_000, value: { n: 7 } });
+    expect(kept?.headers.get("Cache-Control")).toBe("max-age=30");
+    expect(await caches.default.match(url)).toBeUndefined();
+    // Another isolate of the location finds it there.
+    expect(await createTieredCache(options).read("a", place)).toEqual({ n: 7 });
+  });
 });
