@@ -1,7 +1,7 @@
 // The issued key format (src/auth/keys.ts) at its edges: exactly `psk_`, 43 and 22 base64url
 // characters, nothing before or after; anything else is invalid before its tag is checked.
 import { expect, it } from "vitest";
-import { issueApiKey, keyFormat } from "../src/auth/keys.ts";
+import { displayPrefix, issueApiKey, keyFormat } from "../src/auth/keys.ts";
 
 const SECRET = "key-format secret";
 
@@ -33,4 +33,10 @@ it("every base64url character is accepted in both parts", async () => {
   expect(
     await keyFormat(`psk_${alphabet.slice(21, 64)}${alphabet.slice(0, 22)}`, [], "local"),
   ).toBe("unchecked");
+});
+
+it("what `keys list` shows of a key is its prefix and 6 random characters, nothing of the rest", async () => {
+  const key = await issueApiKey(SECRET);
+  expect(displayPrefix(key)).toBe(key.slice(0, 10));
+  expect(displayPrefix(key)).toMatch(/^psk_[A-Za-z0-9_-]{6}$/);
 });
