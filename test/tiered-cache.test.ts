@@ -128,6 +128,21 @@ describe("isolate memory and the default location", () => {
     expect(cache.peek("a")).toEqual({ n: 2 });
   });
 
+  it("a value that replaces a miss frees the miss's place in memory: the other misses stay", async () => {
+    // The location knows "k" as a miss read 9 s ago: fresh for 1 s more.
+    const kept = JSON.stringify({ readAt: 1_000_000 - 9_000, value: null });
+    const { cache, clock } = tiered(() => ({
+      match: async () => new Response(kept),
+      put: async () => {},
+    }));
+    for (let i = 0; i < 9; i++) await cache.load(`m${i}`, place, async () => null);
+    expect(await cache.read("k", place)).toBeNull();
+    clock.now += 1_000;
+    expect(await cache.load("k", place, async () => ({ n: 1 }))).toEqual({ n: 1 });
+    await cache.load("n", place, async () => null);
+    expect([cache.peek("m0"), cache.peek("n"), cache.peek("k")]).toEqual([null, null, { n: 1 }]);
+  });
+
   it("without a cache given, the location's entries live in caches.open(name), not caches.default", async () => {
     const name = `tiered-default-${crypto.randomUUID()}`;
     const options = {
