@@ -22,7 +22,10 @@ const TARGETS: Record<string, string[]> = {
     "test/platform/session-checks.test.ts",
     "test/platform/ceremonies.test.ts",
   ],
-  "platform/src/request.ts": ["test/platform/attacks.test.ts"],
+  "platform/src/request.ts": [
+    "test/platform/attacks.test.ts",
+    "test/platform/request-checks.test.ts",
+  ],
 };
 
 /** Stryker's score: mutants detected (killed, timed out) of those that ran or had no test. */
