@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 
 /** Each mutated module and the test files that must kill its mutants. */
 const TARGETS: Record<string, string[]> = {
-  "src/pets/cursor.ts": ["test/list-pets.test.ts"],
+  "src/pets/cursor.ts": ["test/list-pets.test.ts", "test/cursor.test.ts"],
   "src/http/etag.ts": ["test/etag.test.ts", "test/conditional-read.test.ts"],
   "src/cache/tiered.ts": ["test/tiered-cache.test.ts"],
   "src/auth/keys.ts": ["test/auth.test.ts", "test/key-format.test.ts", "test/keys.test.ts"],
