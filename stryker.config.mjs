@@ -7,7 +7,7 @@ export default {
   testRunner: "vitest",
   plugins: ["@stryker-mutator/vitest-runner"],
   // Tests reach most modules through the worker's fetch, which vitest's import graph misses.
-  vitest: { configFile: "vitest.config.ts", related: false },
+  vitest: { configFile: "vitest.mutation.config.ts", related: false },
   coverageAnalysis: "perTest",
   // Module-level mutants would each re-run every test: minutes apiece.
   ignoreStatic: true,
