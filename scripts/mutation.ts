@@ -13,6 +13,7 @@ const TARGETS: Record<string, string[]> = {
     "test/auth.test.ts",
     "test/keys.test.ts",
     "test/invalid-key-counting.test.ts",
+    "test/verifier-memory.test.ts",
     "test/invalid-key-limit.test.ts",
     "test/edge-trips.test.ts",
     "test/perf-auth-cache.test.ts",
