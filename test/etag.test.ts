@@ -129,3 +129,18 @@ describe("cacheKey: built from the validated request", () => {
     expect(cacheKey("https://other.test", getPet.path, { param })).not.toBe(a);
   });
 });
+
+describe("ifNoneMatchMatches against a current tag that is not an entity tag", () => {
+  it("only * matches it: not itself, not a member that is no entity tag either", () => {
+    for (const current of ["abc", "", 'W/"abc'])
+      for (const [field, expected] of [
+        ["*", true],
+        [current, false],
+        ["abc", false],
+        ['"abc"', false],
+        ["x, y", false],
+      ] as const) {
+        expect(ifNoneMatchMatches(field, current), `${field} against ${current}`).toBe(expected);
+      }
+  });
+});

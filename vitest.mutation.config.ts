@@ -1,0 +1,17 @@
+// vitest.config.ts for `npm run mutation`: the same projects, with a time limit for tests that
+// Stryker's instrumentation slows down on these shared cores.
+import { defineConfig } from "vitest/config";
+import base from "./vitest.config.ts";
+
+export default defineConfig(async (env) => {
+  const config = await base(env);
+  type Project = { test: { testTimeout?: number } };
+  const projects = (config.test?.projects ?? []) as Project[];
+  return {
+    ...config,
+    test: {
+      ...config.test,
+      projects: projects.map((p) => ({ ...p, test: { ...p.test, testTimeout: 30_000 } })),
+    },
+  };
+});
