@@ -308,8 +308,9 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
   await test.step("sees the call on the key's page: a chart, and the same numbers", async () => {
     await page.getByRole("link", { name: "See the new key's usage and settings" }).click();
     await expect(page.getByRole("heading", { name: "storefront web" })).toBeVisible();
-    // A key's first answer is written right after it; those in the next 10 s, 10 s later.
-    await expect(page.locator("#days-wide-desc")).toHaveText(/^1 call in all/);
+    // A key's first answer (the 200) is written right after it; the 403 in the next 10 s, 10 s
+    // later, so the page holds it too when the reviews above took that long on a loaded machine.
+    await expect(page.locator("#days-wide-desc")).toHaveText(/^(1 call|2 calls) in all/);
     await expect(page.locator(".legend li").first()).toHaveText("Successful (2xx, 3xx): 1");
     await review(page, testInfo, "key");
   });
