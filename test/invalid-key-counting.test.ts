@@ -1,7 +1,7 @@
-// The invalid-key limiter as the verifier uses it (docs/keys.md, "Hostile tokens"), over a
-// limiter binding the test controls: what it counts (every refused token, wherever the
-// refusal comes from, and every lookup), a limiter that refuses (429) or fails (open,
-// logged), and a location cache that hangs (given up after 50 ms).
+// The invalid-key limiter as the verifier uses it, over a limiter binding the test controls
+// (docs/keys.md, "Hostile tokens and the invalid-key limiter"): what it counts (every refused
+// token, wherever its refusal comes from, and every lookup), a limiter that refuses (429) or
+// fails (open, logged), and a location cache that hangs (given up after 50 ms).
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
