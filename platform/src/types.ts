@@ -4,7 +4,7 @@ import type { Account, SessionRecord } from "./db/accounts.ts";
 import type { RelyingParty } from "./webauthn.ts";
 
 /** Per-request values the platform's middleware sets; handlers read them with `c.var`. */
-export interface PlatformVariables {
+interface PlatformVariables {
   requestId: string;
   clock: Clock;
   log: Logger;

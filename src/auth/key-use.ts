@@ -11,7 +11,7 @@ import { addUsageStatement, recordApiKeyUseStatement, type UsageCount } from "..
 import { errorText, type Logger } from "../log.ts";
 
 /** What is counted of an answer. */
-export type Answer = Pick<UsageCount, "operation" | "status" | "code">;
+type Answer = Pick<UsageCount, "operation" | "status" | "code">;
 
 export interface KeyUseRecorder {
   /** Counts an answer of key `keyId`; the write it may start goes to `waitUntil`. Never throws. */

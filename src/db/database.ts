@@ -41,7 +41,7 @@ export class DatabaseSchemaError extends Error {
  * table or column; anything else (a constraint, SQL, a binding that throws) as it is,
  * which the app answers 500 `internal_error` and logs with its cause.
  */
-export function classifyD1Error(err: unknown): unknown {
+function classifyD1Error(err: unknown): unknown {
   const message = err instanceof Error ? err.message : String(err);
   const lower = message.toLowerCase();
   if (TRANSIENT_D1_ERRORS.some((text) => lower.includes(text.toLowerCase()))) {
