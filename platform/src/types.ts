@@ -1,3 +1,4 @@
+// What the platform's middleware sets on each request, and its Hono env.
 import type { Clock } from "../../src/clock.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Account, SessionRecord } from "./db/accounts.ts";
@@ -9,7 +10,7 @@ interface PlatformVariables {
   clock: Clock;
   log: Logger;
   rp: RelyingParty;
-  /** The signed-in account (set by `requireSession`, or by `optionalSession` when there is one). */
+  /** The signed-in account, set by `loadSession` (undefined: none); `signedIn` requires one. */
   account: Account | undefined;
   /** The session the browser presented, when it is valid. */
   session: SessionRecord | undefined;
