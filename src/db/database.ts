@@ -1,3 +1,4 @@
+// Running D1 work: what a query takes, and its failures classified by what a retry can cure.
 import { DatabaseUnavailableError } from "../errors.ts";
 
 /** A D1 database or one of its sessions: what every query function accepts. */

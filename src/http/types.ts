@@ -1,3 +1,4 @@
+// The Hono env of the API: its bindings and what its stages set on each request.
 import type { Clock } from "../clock.ts";
 import type { PetStore } from "../db/pet-store.ts";
 import type { Scope } from "../scopes.ts";

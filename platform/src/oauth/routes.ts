@@ -1,7 +1,6 @@
 // The platform as an OAuth 2.1 authorization server for MCP clients (docs/platform.md,
-// "Connecting agents"): RFC 8414 metadata, RFC 7591 registration, the authorization
-// endpoint (the consent page), the holder's decision (JSON, this origin only) and the
-// token endpoint, whose access token is an ordinary key of the account with audience /mcp.
+// "Connecting agents"): metadata, registration, consent, the holder's decision (JSON, this
+// origin only) and the token endpoint, whose access token is a key with audience /mcp.
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
