@@ -1,7 +1,6 @@
-// The invalid-key limiter as the verifier uses it (docs/keys.md, "Hostile tokens"), over a
-// limiter binding the test controls: what it counts (every refused token, wherever the
-// refusal comes from, and every lookup), a limiter that refuses (429) or fails (open,
-// logged), and a location cache that hangs (given up after 50 ms).
+// The invalid-key limiter as the verifier uses it (docs/keys.md, "Hostile tokens and the
+// invalid-key limiter"), over a limiter binding the test controls: what it counts, a limiter
+// that refuses (429) or fails (open, logged), and a location cache that hangs (given up at 50 ms).
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
