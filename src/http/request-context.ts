@@ -33,9 +33,8 @@ export function requestContext<E extends RequestEnv>(
   return async (c, next) => {
     const started = performance.now();
     const requestId = requestIdFor(c.req.raw);
-    const own = c as unknown as Context<RequestEnv>;
-    own.set("requestId", requestId);
-    own.set("clock", clock);
+    c.set("requestId", requestId);
+    c.set("clock", clock);
     await next();
     c.res.headers.set(REQUEST_ID, requestId);
     answered?.(c);
