@@ -1,4 +1,4 @@
-// The methods of each path, for the API and the platform: OPTIONS lists them, any other method is 405.
+// The methods of each path, for the API and the platform: OPTIONS lists them, another is 405.
 import type { Handler } from "hono";
 import type { ServiceError } from "../errors.ts";
 

@@ -1,5 +1,5 @@
-// The outermost stage of the API and the platform: the request id, the clock, one structured JSON log
-// line per request, and work a request hands on past its answer.
+// The outermost stage of the API and the platform: the request id, the clock, one structured
+// JSON log line per request, and work a request hands on past its answer.
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
