@@ -16,11 +16,11 @@ import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import { cors } from "./http/cors.ts";
-import { listMethods, refuseMethod } from "./http/methods.ts";
+import { listMethods, methodsByPath, refuseMethod } from "./http/methods.ts";
 import { requestContext, waitUntil } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
-import { consoleLogger, errorText } from "./log.ts";
+import { consoleLogger, faultLine } from "./log.ts";
 import { mountMcp } from "./mcp.ts";
 import built from "./openapi/worker.json" with { type: "json" };
 import { OPERATIONS, routePath } from "./operations/index.ts";
@@ -71,7 +71,7 @@ export function createApp(options: AppOptions = {}) {
     const answer = { operation: c.var.operationId ?? "", status, code };
     keyUse.record(c.var.apiKeyId, answer, c.env, (work) => waitUntil(c, work));
   };
-  app.use(requestContext(log, clock, countUse), cors(built.cors));
+  app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
   // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
   // a trailing slash is an unknown path, answered as the catch-all below answers one.
   const files = OPERATIONS.flatMap((op) => (op.files ? [`/v1${op.files.path}/`] : []));
@@ -104,19 +104,10 @@ export function createApp(options: AppOptions = {}) {
   // The methods each path allows are the ones registered above (HEAD comes with GET):
   // OPTIONS answers them in Allow without a key; any other method is 405 with Allow,
   // after the key check and the rate limit where the path needs a key.
-  const allowed = new Map<string, string[]>();
-  for (const { path, method } of app.routes) {
-    if (method === "ALL") continue;
-    const methods = allowed.get(path) ?? [];
-    for (const m of method === "GET" ? ["GET", "HEAD"] : [method]) {
-      if (!methods.includes(m)) methods.push(m);
-    }
-    allowed.set(path, methods);
-  }
-  for (const [path, methods] of allowed) {
+  for (const [path, methods] of methodsByPath(app.routes)) {
     const allow = [...methods, "OPTIONS"].join(", ");
     app.options(path, listMethods(allow));
-    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey] : []), refuseMethod(allow));
+    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey] : []), refuseMethod(allow, ApiError));
   }
 
   // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
@@ -127,12 +118,7 @@ export function createApp(options: AppOptions = {}) {
     const apiError = toApiError(err);
     if (isFault(err)) {
       log({
-        level: "error",
-        msg: "unhandled error",
-        request_id: c.var.requestId,
-        error: errorText(err),
-        cause:
-          err instanceof Error && err.cause instanceof Error ? errorText(err.cause) : undefined,
+        ...faultLine(c.var.requestId, err),
         // A missing table: which migrations the database lacks.
         ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
       });
@@ -142,5 +128,3 @@ export function createApp(options: AppOptions = {}) {
 
   return app;
 }
-
-export type App = ReturnType<typeof createApp>;

@@ -1,3 +1,4 @@
+// Time in both workers: the clock tests can inject, and unix seconds as ISO 8601.
 /** Milliseconds since the epoch. Injected so tests can stand on either side of a date. */
 export type Clock = () => number;
 

@@ -56,7 +56,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
 };
 
 /** The longest message and field an Error carries, and the most details (longer ones are cut). */
-export const ERROR_LIMITS = { message: 1024, field: 256, detail: 256, details: 20 } as const;
+const ERROR_LIMITS = { message: 1024, field: 256, detail: 256, details: 20 } as const;
 
 /**
  * The Error object's schema, for the document (a function: the worker never parses an Error,

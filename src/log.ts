@@ -9,3 +9,14 @@ export const consoleLogger: Logger = (line) => console.log(JSON.stringify(line))
 export function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
+
+/** The line of a fault (an answer the service did not mean to give), with its cause. */
+export function faultLine(requestId: string, err: unknown): LogLine {
+  return {
+    level: "error",
+    msg: "unhandled error",
+    request_id: requestId,
+    error: errorText(err),
+    cause: err instanceof Error && err.cause instanceof Error ? errorText(err.cause) : undefined,
+  };
+}

@@ -11,7 +11,7 @@ import { displayPrefix, hashApiKey } from "../src/auth/keys.ts";
 import { access } from "../src/auth/middleware.ts";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";
 import { systemClock } from "../src/clock.ts";
-import { errorResponse, toApiError } from "../src/errors.ts";
+import { errorResponse, isFault, toApiError } from "../src/errors.ts";
 import { requestContext } from "../src/http/request-context.ts";
 import type { AppEnv } from "../src/http/types.ts";
 import { OPERATIONS } from "../src/operations/index.ts";
@@ -87,13 +87,7 @@ describe("a key whose audience is /mcp", () => {
   it("is accepted by the access stage at /mcp, where an unknown key is still 401", async () => {
     const verifier = createApiKeyVerifier(systemClock);
     const app = new Hono<AppEnv>()
-      .use(
-        requestContext(
-          () => {},
-          systemClock,
-          () => {},
-        ),
-      )
+      .use(requestContext(() => {}, systemClock, isFault))
       .all("/mcp", access(verifier), (c) => c.json({ keyId: c.var.apiKeyId }))
       .onError((err) => errorResponse(toApiError(err)));
     const { key, id } = await mcpKey();

@@ -4,7 +4,7 @@ import type { ErrorDetail } from "../../src/errors.ts";
 import { ApiError, ServiceError, toApiError } from "../../src/errors.ts";
 
 /** Machine-readable codes of the platform's JSON answers and the status each one carries. */
-export const PLATFORM_ERROR_STATUS = {
+const PLATFORM_ERROR_STATUS = {
   invalid_json: 400,
   validation_failed: 400,
   invalid_challenge: 400,

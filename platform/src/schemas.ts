@@ -6,10 +6,10 @@ import { SCOPES } from "../../src/scopes.ts";
 import { DISPLAY_NAME_MAX, LABEL_MAX, MAX_EXPIRY_SECONDS, MAX_GRACE_SECONDS } from "./config.ts";
 
 /** An account's display name: 1 to 64 characters under the name rules. */
-export const DisplayNameSchema = nameSchema(DISPLAY_NAME_MAX);
+const DisplayNameSchema = nameSchema(DISPLAY_NAME_MAX);
 
 /** A key's label, and a passkey's name: 1 to 100 characters under the name rules. */
-export const LabelSchema = nameSchema(LABEL_MAX);
+const LabelSchema = nameSchema(LABEL_MAX);
 
 /** A body with nothing in it: `{}`. */
 export const EmptyBody = z.strictObject({});

@@ -1,7 +1,6 @@
-// Sessions (docs/platform.md, "Sessions"): a 256-bit random token in the `__Host-session`
-// cookie (HttpOnly, Secure, SameSite=Strict, Path=/), stored only as its SHA-256. It ends
-// 7 days after its last use or 30 days after its sign-in, at sign-out, at "sign out
-// everywhere", and as soon as its account is disabled.
+// Sessions (docs/platform.md, "Sessions"): a random token in the `__Host-session` cookie,
+// stored only as its SHA-256, ended at its idle or absolute expiry, at sign-out and when its
+// account is disabled.
 import type { Context } from "hono";
 import { deleteCookie, getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";

@@ -1,15 +1,16 @@
+// What the platform's middleware sets on each request, and its Hono env.
 import type { Clock } from "../../src/clock.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Account, SessionRecord } from "./db/accounts.ts";
 import type { RelyingParty } from "./webauthn.ts";
 
 /** Per-request values the platform's middleware sets; handlers read them with `c.var`. */
-export interface PlatformVariables {
+interface PlatformVariables {
   requestId: string;
   clock: Clock;
   log: Logger;
   rp: RelyingParty;
-  /** The signed-in account (set by `requireSession`, or by `optionalSession` when there is one). */
+  /** The signed-in account, set by `loadSession` (undefined: none); `signedIn` requires one. */
   account: Account | undefined;
   /** The session the browser presented, when it is valid. */
   session: SessionRecord | undefined;

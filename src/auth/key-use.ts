@@ -1,9 +1,5 @@
-// What each key did, written after its answers and never on their path: its answers per
-// UTC hour, operation, status and Error code, and its last use (docs/platform.md, "Usage").
-// They wait in isolate memory until a timer in the answer's waitUntil writes the key's in
-// one D1 batch: at most once per USAGE_WRITE_INTERVAL_MS per key per isolate, and every
-// answer within that interval of itself, with no further traffic. A failed write is tried
-// once more an interval later. An isolate that ends loses what it held: at most that interval.
+// What each key did, counted per UTC hour, operation, status and Error code, and its last use:
+// written after its answers, never on their path (docs/platform.md, "Usage").
 
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, USAGE_WRITE_INTERVAL_MS } from "../config.ts";
@@ -11,7 +7,7 @@ import { addUsageStatement, recordApiKeyUseStatement, type UsageCount } from "..
 import { errorText, type Logger } from "../log.ts";
 
 /** What is counted of an answer. */
-export type Answer = Pick<UsageCount, "operation" | "status" | "code">;
+type Answer = Pick<UsageCount, "operation" | "status" | "code">;
 
 export interface KeyUseRecorder {
   /** Counts an answer of key `keyId`; the write it may start goes to `waitUntil`. Never throws. */

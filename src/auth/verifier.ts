@@ -1,10 +1,6 @@
-// Verifies API keys at the edge, so that no answer waits for the D1 primary
-// (docs/keys.md, "Verification in tiers"): the token's format and tag first (anything
-// else is refused with no lookup at all), then what D1 said about the key's hash, kept
-// in a tiered cache (isolate memory, the location's Cache API), then D1 itself: a read
-// replica, and the primary only for a key with a valid tag that the replica lacks (one
-// created seconds ago). Refused tokens and D1 lookups count against the client address's
-// invalid-key limiter, which answers 429 before any lookup once it is exceeded.
+// Verifies API keys at the edge in tiers: format and tag, isolate memory, the location's Cache
+// API, a D1 replica, the primary; refused tokens and lookups count against the invalid-key
+// limiter (docs/keys.md, "Verification in tiers").
 import * as z from "zod/mini";
 import type { EdgeCache } from "../cache/edge-cache.ts";
 import { type CacheContext, createTieredCache } from "../cache/tiered.ts";

@@ -1,3 +1,4 @@
+// API keys and their usage in D1: the lookup by hash, the usage counts, the last use.
 import type { Scope } from "../scopes.ts";
 import { parseScopes } from "../scopes.ts";
 import type { Queryable } from "./database.ts";

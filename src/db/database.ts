@@ -1,3 +1,4 @@
+// Running D1 work: what a query takes, and its failures classified by what a retry can cure.
 import { DatabaseUnavailableError } from "../errors.ts";
 
 /** A D1 database or one of its sessions: what every query function accepts. */
@@ -41,7 +42,7 @@ export class DatabaseSchemaError extends Error {
  * table or column; anything else (a constraint, SQL, a binding that throws) as it is,
  * which the app answers 500 `internal_error` and logs with its cause.
  */
-export function classifyD1Error(err: unknown): unknown {
+function classifyD1Error(err: unknown): unknown {
   const message = err instanceof Error ? err.message : String(err);
   const lower = message.toLowerCase();
   if (TRANSIENT_D1_ERRORS.some((text) => lower.includes(text.toLowerCase()))) {

@@ -1,8 +1,5 @@
-// Idempotency records of POST /v1/pets (migrations 0005 and 0008), kept per owner of the
-// API key (its account, or its rotation chain), in one D1 batch: clear an expired record,
-// insert the pet unless the key is held, record it, read the answer back. A batch is one transaction and one round trip to the primary, so a new key, a
-// replay and a 422 each cost one trip, and concurrent retries with one key create one
-// pet. docs/design.md ("Idempotency in one batch") says what the SQL relies on.
+// Idempotency records of POST /v1/pets, per owner of the API key, kept with the pet in one D1
+// batch, one trip to the primary (docs/design.md, "Idempotency in one batch").
 import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
 import { sha256 } from "../encoding.ts";
 import type { Queryable } from "./database.ts";

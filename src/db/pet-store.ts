@@ -6,7 +6,7 @@ import { createPetIdempotently } from "./idempotency.ts";
 import { insertPet, selectPage, selectPet } from "./pets.ts";
 
 /** One keyset page: the pets after `afterId` in ascending id order. */
-export interface PetPageResult {
+interface PetPageResult {
   pets: Pet[];
   /** Whether more pets follow this page. */
   hasMore: boolean;

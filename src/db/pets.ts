@@ -1,3 +1,4 @@
+// The pets table: its rows as Pets, and the statements that read and insert them.
 import type { NewPet, Pet, PetStatus } from "../pets/schemas.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";

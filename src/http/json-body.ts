@@ -6,7 +6,7 @@ import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./types.ts";
 
 /** Deeper JSON than this is refused: no valid NewPet nests at all. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 const tooLarge = () =>
   new ApiError("payload_too_large", `Request body must be at most ${MAX_BODY_BYTES} bytes.`);

@@ -1,15 +1,12 @@
-// The outermost stage: the request id, the clock, one structured JSON log line per request,
-// and work a request hands on past its answer.
-import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
+// The outermost stage of the API and the platform: the request id, the clock, one structured
+// JSON log line per request, and work a request hands on past its answer.
+import type { Context, Env, MiddlewareHandler } from "hono";
 import type { Clock } from "../clock.ts";
-import { isFault } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { AppEnv } from "./types.ts";
 
 const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
 
-export function requestIdFor(request: Request): string {
+function requestIdFor(request: Request): string {
   const ray = request.headers.get("cf-ray");
   return ray && RAY_ID.test(ray) ? ray : crypto.randomUUID();
 }
@@ -18,16 +15,29 @@ export const REQUEST_ID = "X-Request-Id";
 /** The calling application, as a client names it (`@petstore/client`'s `appName`): logged. */
 export const CLIENT_NAME = "X-Client-Name";
 
-/** Every answer gets its request id; `answered` sees each answer once it is built. */
-export function requestContext(log: Logger, clock: Clock, answered: (c: Context<AppEnv>) => void) {
-  return createMiddleware<AppEnv>(async (c, next) => {
+/** What the stage sets for every request. */
+export interface RequestEnv extends Env {
+  Variables: { requestId: string; clock: Clock };
+}
+
+/**
+ * Every answer gets its request id and a log line, at error level when `isFault` says
+ * what was thrown is a fault; `answered` sees each answer once it is built.
+ */
+export function requestContext<E extends RequestEnv>(
+  log: Logger,
+  clock: Clock,
+  isFault: (err: unknown) => boolean,
+  answered?: (c: Context<E>) => void,
+): MiddlewareHandler<E> {
+  return async (c, next) => {
     const started = performance.now();
     const requestId = requestIdFor(c.req.raw);
     c.set("requestId", requestId);
     c.set("clock", clock);
     await next();
     c.res.headers.set(REQUEST_ID, requestId);
-    answered(c);
+    answered?.(c);
     log({
       level: isFault(c.error) ? "error" : "info",
       msg: "request",
@@ -38,7 +48,7 @@ export function requestContext(log: Logger, clock: Clock, answered: (c: Context<
       client: c.req.header(CLIENT_NAME)?.slice(0, 200),
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
     });
-  });
+  };
 }
 
 /**

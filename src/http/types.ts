@@ -1,9 +1,10 @@
+// The Hono env of the API: its bindings and what its stages set on each request.
 import type { Clock } from "../clock.ts";
 import type { PetStore } from "../db/pet-store.ts";
 import type { Scope } from "../scopes.ts";
 
 /** Per-request values set by middleware; handlers read them with `c.var`. */
-export interface AppVariables {
+interface AppVariables {
   requestId: string;
   /** The operation answering (its operationId), set by its first stage. */
   operationId?: string;

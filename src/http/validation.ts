@@ -55,7 +55,7 @@ export function issuesToApiError(target: Target, issues: readonly $ZodIssue[]): 
 }
 
 /** The hook given to every `zValidator`: invalid input becomes our 400, never Hono's. */
-export function validationHook(
+function validationHook(
   result:
     | { success: true }
     | { success: false; error: { issues: readonly $ZodIssue[] }; target: Target },

@@ -28,16 +28,16 @@ export const DOCS_ASSETS = {
   init: { path: `${DOCS_ASSETS_PATH}/docs-init.js`, versioned: false },
 } as const;
 
-export const IMMUTABLE = "public, max-age=31536000, immutable";
+const IMMUTABLE = "public, max-age=31536000, immutable";
 /** May be stored, but must be revalidated before every use (ETag from the asset store). */
-export const REVALIDATE = "no-cache";
+const REVALIDATE = "no-cache";
 
 /**
  * The page's policy: this origin only. Styles may be inline because the renderer
  * injects its stylesheet at run time; scripts may not. `connect-src 'self'` keeps
  * "try it" and everything else on this origin.
  */
-export const DOCS_CSP = [
+const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
@@ -53,7 +53,7 @@ export const DOCS_CSP = [
  * The page, with a "Get a key" link to the developer platform at `platformOrigin` (the
  * PLATFORM_ORIGIN var of the environment): a link, not a load, so the CSP stays as it is.
  */
-export const docsPageHtml = (platformOrigin: string) => `<!doctype html>
+const docsPageHtml = (platformOrigin: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -76,7 +76,7 @@ export const docsPageHtml = (platformOrigin: string) => `<!doctype html>
 </html>
 `;
 
-export function docsPage(c: Context<AppEnv>): Response {
+function docsPage(c: Context<AppEnv>): Response {
   return c.html(docsPageHtml(c.env.PLATFORM_ORIGIN), 200, {
     "Content-Security-Policy": DOCS_CSP,
     "Cache-Control": REVALIDATE,
@@ -96,7 +96,7 @@ const VERSIONED = new Set<string>(
  * (which answers If-None-Match with 304), with this service's cache policy; an unknown
  * file is the usual 404 Error.
  */
-export async function docsAsset(c: Context<AppEnv>): Promise<Response> {
+async function docsAsset(c: Context<AppEnv>): Promise<Response> {
   ifNoneMatchOf(c);
   const stored = await c.env.ASSETS.fetch(c.req.raw);
   if (stored.status === 404) {

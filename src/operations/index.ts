@@ -16,4 +16,4 @@ export const OPERATIONS: readonly Operation[] = [
 ];
 
 export { type Operation, routePath, TAGS } from "./operation.ts";
-export { createPet, getDocs, getOpenApiDocument, getPet, listOrders, listPets };
+export { createPet, getOpenApiDocument, getPet, listPets };

@@ -7,9 +7,9 @@ import { NAME_RULES_TEXT, nameSchema } from "./names.ts";
 /** The document's pattern for names (src/pets/names.ts), where the document builder looks for it. */
 export { portableNamePattern } from "./names.ts";
 
-export const PET_STATUSES = ["available", "pending", "sold"] as const;
+const PET_STATUSES = ["available", "pending", "sold"] as const;
 
-export const PetStatusSchema = z
+const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
 
@@ -31,7 +31,7 @@ const CATEGORY_ID_MESSAGE = `must be an integer from 1 to ${MAX_ID}`;
 
 // z.int() is a safe integer: it refuses anything above MAX_ID (2^53 - 1) itself, so one
 // more bound would report one problem twice.
-export const CategoryIdSchema = z.int({ error: requiredOr(CATEGORY_ID_MESSAGE) }).check(
+const CategoryIdSchema = z.int({ error: requiredOr(CATEGORY_ID_MESSAGE) }).check(
   z.gte(1, { error: CATEGORY_ID_MESSAGE }),
   z.meta({
     description:
@@ -41,7 +41,7 @@ export const CategoryIdSchema = z.int({ error: requiredOr(CATEGORY_ID_MESSAGE) }
   }),
 );
 
-export const PetIdSchema = z
+const PetIdSchema = z
   .int()
   .check(
     z.gte(1),

@@ -1,5 +1,5 @@
-// The layers of src/ (docs/design.md, "Layers"), from the entry down: a file imports only
-// from its own layer and the layers below it. Every file of src/ must belong to a layer.
+// The layers of src/ and what each worker and the client package may import from outside
+// its own folder (docs/design.md, "Layers"). Every file of src/ must belong to a layer.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
@@ -16,10 +16,28 @@ const LAYERS = [
   ["errors.ts", "config.ts", "scopes.ts", "clock.ts", "log.ts", "encoding.ts", "cache/"],
 ];
 
-const SRC = path.join(import.meta.dirname, "../../src");
-const FILES = readdirSync(SRC, { recursive: true, encoding: "utf8" })
-  .map((file) => file.split(path.sep).join("/"))
-  .filter((file) => /\.(ts|js|json)$/.test(file));
+/** The API's layers from the operations down, which the other workers may import. */
+const belowApp = (target: string) => target.startsWith("src/") && layerOf(target.slice(4)) >= 2;
+
+/** Each worker's source and the client's, and what each may import outside its own folder. */
+const OUTSIDE: Record<string, (target: string) => boolean> = {
+  "src/": (target) => target === "mcp/src/contract.ts" || target === "package.json",
+  "platform/src/": (target) => belowApp(target) || target === "mcp/src/contract.ts",
+  "mcp/src/": (target) => belowApp(target) || target === "package.json",
+  // Its types are generated from the API's document, not imported: it is published alone.
+  "packages/client/src/": () => false,
+};
+
+const ROOT = path.join(import.meta.dirname, "../..");
+
+function filesOf(folder: string): string[] {
+  return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: "utf8" })
+    .map((file) => `${folder}${file.split(path.sep).join("/")}`)
+    .filter((file) => /\.(ts|js|json)$/.test(file));
+}
+
+const SOURCES = Object.keys(OUTSIDE).flatMap(filesOf);
+const SRC = SOURCES.filter((file) => file.startsWith("src/")).map((file) => file.slice(4));
 
 function layerOf(file: string): number {
   return LAYERS.findIndex((members) =>
@@ -27,32 +45,56 @@ function layerOf(file: string): number {
   );
 }
 
-/** The files of src/ that `file` imports (relative specifiers only; packages are not layers). */
+/** The files `file` imports, from the repository's root (relative specifiers only). */
 function importsOf(file: string): string[] {
-  const text = readFileSync(path.join(SRC, file), "utf8");
+  const text = readFileSync(path.join(ROOT, file), "utf8");
   const specifiers = text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g);
-  return [...specifiers]
-    .map(([, specifier]) =>
-      path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier as string)),
-    )
-    .filter((target) => !target.startsWith("../"));
+  return [...specifiers].map(([, specifier]) =>
+    path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier as string)),
+  );
 }
 
+/** Every import of a source that leaves its own folder, as `file -> target`. */
+const OUTWARD = SOURCES.flatMap((file) => {
+  const folder = Object.keys(OUTSIDE).find((f) => file.startsWith(f)) as string;
+  return importsOf(file)
+    .filter((target) => !target.startsWith(folder))
+    .map((target) => ({ folder, file, target }));
+});
+
 it("places every file of src/ in one layer", () => {
-  expect(FILES.length).toBeGreaterThan(30);
-  expect(FILES.filter((file) => layerOf(file) < 0)).toEqual([]);
+  expect(SRC.length).toBeGreaterThan(30);
+  expect(SRC.filter((file) => layerOf(file) < 0)).toEqual([]);
 });
 
 it("has no import from a lower layer to a higher one", () => {
   const upward: string[] = [];
   let across = 0;
-  for (const file of FILES) {
-    for (const target of importsOf(file)) {
-      if (layerOf(target) < layerOf(file)) upward.push(`${file} -> ${target}`);
-      if (layerOf(target) > layerOf(file)) across++;
+  for (const file of SRC) {
+    for (const target of importsOf(`src/${file}`)) {
+      if (!target.startsWith("src/")) continue;
+      const layer = layerOf(target.slice(4));
+      if (layer < layerOf(file)) upward.push(`${file} -> ${target}`);
+      if (layer > layerOf(file)) across++;
     }
   }
   expect(upward).toEqual([]);
   // The check saw the imports at all: most run across layers.
   expect(across).toBeGreaterThan(50);
+});
+
+it("has no worker import from scripts/, bench/ or test/", () => {
+  const tools = OUTWARD.filter(({ target }) => /^(scripts|bench|test)\//.test(target));
+  expect(tools.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+});
+
+it("imports from outside a worker's or the client's folder only what its rule allows", () => {
+  const refused = OUTWARD.filter(({ folder, target }) => !OUTSIDE[folder]?.(target));
+  expect(refused.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+  // The check saw the imports at all: the platform and the MCP worker use the API's layers.
+  for (const folder of ["platform/src/", "mcp/src/"]) {
+    expect(OUTWARD.filter((i) => i.folder === folder && belowApp(i.target)).length).toBeGreaterThan(
+      0,
+    );
+  }
 });

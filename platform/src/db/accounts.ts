@@ -12,7 +12,7 @@ export interface Account {
 }
 
 /** The display name a deleted account keeps (the column needs one): none of the person's. */
-export const DELETED_NAME = "(deleted)";
+const DELETED_NAME = "(deleted)";
 
 export interface Passkey {
   credentialId: string;

@@ -7,8 +7,8 @@ import { readBodyCapped } from "../../../src/http/json-body.ts";
 import { PetNameSchema } from "../../../src/pets/schemas.ts";
 
 /** A metadata document is at most this large, and fetched within this time. */
-export const CLIENT_DOCUMENT_MAX_BYTES = 5 * 1024;
-export const CLIENT_DOCUMENT_TIMEOUT_MS = 5_000;
+const CLIENT_DOCUMENT_MAX_BYTES = 5 * 1024;
+const CLIENT_DOCUMENT_TIMEOUT_MS = 5_000;
 /** Redirect URIs a client may name, and the length of each. */
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2_000;
@@ -44,7 +44,7 @@ function isPrivateHost(hostname: string): boolean {
  * 7.1, such as `com.example.app:/callback`); never with a fragment or credentials.
  * Answers the reason it is refused, or undefined.
  */
-export function redirectUriProblem(uri: string): string | undefined {
+function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > MAX_URI_LENGTH) return `is longer than ${MAX_URI_LENGTH} characters`;
   const url = URL.parse(uri);
   if (!url) return "is not an absolute URI";
@@ -135,7 +135,7 @@ export function parseClientMetadata(
 }
 
 /** Where a client's metadata document may be: https on the default port, a public host, a path. */
-export function documentUrlProblem(clientId: string): string | undefined {
+function documentUrlProblem(clientId: string): string | undefined {
   const url = URL.parse(clientId);
   if (url?.protocol !== "https:") return "is not an https URL";
   if (url.href !== clientId) return "is not in its normal form";

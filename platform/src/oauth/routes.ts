@@ -1,7 +1,6 @@
 // The platform as an OAuth 2.1 authorization server for MCP clients (docs/platform.md,
-// "Connecting agents"): RFC 8414 metadata, RFC 7591 registration, the authorization
-// endpoint (the consent page), the holder's decision (JSON, this origin only) and the
-// token endpoint, whose access token is an ordinary key of the account with audience /mcp.
+// "Connecting agents"): metadata, registration, consent, the holder's decision (JSON, this
+// origin only) and the token endpoint, whose access token is a key with audience /mcp.
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
@@ -51,14 +50,14 @@ import {
 type C = Context<PlatformAppEnv>;
 
 /** The holder decides within this many seconds of opening the consent page. */
-export const CONSENT_SECONDS = 10 * 60;
+const CONSENT_SECONDS = 10 * 60;
 /** An authorization code is redeemed within this many seconds of the holder's Allow, once. */
-export const CODE_SECONDS = 60;
+const CODE_SECONDS = 60;
 
-export const METADATA_PATH = "/.well-known/oauth-authorization-server";
-export const AUTHORIZE_PATH = "/oauth/authorize";
-export const TOKEN_PATH = "/oauth/token";
-export const REGISTER_PATH = "/oauth/register";
+const METADATA_PATH = "/.well-known/oauth-authorization-server";
+const AUTHORIZE_PATH = "/oauth/authorize";
+const TOKEN_PATH = "/oauth/token";
+const REGISTER_PATH = "/oauth/register";
 
 /** The one resource this server grants (RFC 8707): the API's MCP server. */
 const resourceOf = (env: Env) => `${env.API_ORIGIN}${MCP_PATH}`;

@@ -1,7 +1,5 @@
-// The consent page of an OAuth authorization (docs/platform.md, "Connecting agents"):
-// signed out, a sign-in that comes back here; signed in, the client's name and host, the
-// scopes it asks (the narrowest one ticked), the key's lifetime, Allow and Deny; and the
-// page that says why a request cannot go on. Allow and Deny are JSON requests (app.js).
+// The consent page of an OAuth authorization (docs/platform.md, "Connecting agents"), signed in
+// or out, and the page that says why a request cannot go on. Allow and Deny send JSON (app.js).
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Scope } from "../../../src/scopes.ts";

@@ -1,7 +1,5 @@
-// The pages: the front door (sign up, sign in, recover), the welcome after sign-up, the
-// keys, one key with its usage, and the account (passkeys, recovery codes, sessions,
-// deletion). Pages only read; every change goes through the JSON endpoints
-// (public/app.js), so every change passes the same Origin and JSON checks.
+// The pages: the front door, the welcome after sign-up, the keys, one key with its usage and the
+// account. Pages only read: every change is a JSON request (public/app.js), checked as such.
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { html } from "hono/html";
