@@ -1,8 +1,6 @@
-// npm run bench:edge (issue 20): what a client far from the D1 primary (in Sydney) waits for.
-// ISOLATES workers of bench/edge-worker.ts share one D1 and one Cache API as a location's do;
-// each request class is sent one at a time and checked against the edge contract; rewrites the
-// edge section of docs/performance.md; exit 1 when a row or the target fails.
-// Knobs: EDGE_SAMPLES (12), BENCH_PORT (8781: the isolates take it and the three after it).
+// npm run bench:edge: what a client in Sydney waits for, request class by class, from ISOLATES
+// workers of bench/edge-worker.ts sharing one D1 and Cache API; rewrites the edge section of
+// docs/performance.md. Knobs: EDGE_SAMPLES (12), BENCH_PORT (8781, and the three after it).
 import { once } from "node:events";
 import { rmSync } from "node:fs";
 import http from "node:http";
@@ -27,10 +25,7 @@ const PAGE = "/v1/pets?limit=20";
 type Trips = Record<Place, number> & { inSequence: number };
 const agent = new http.Agent({ keepAlive: true });
 
-/**
- * One request to `isolate` as `key` for the location's one public host, timed as the client
- * waits for it (the whole body); throws unless it answers `init.status` (200 unless given).
- */
+/** One request to `isolate` as `key`, timed to its whole body; throws unless `init.status` (200). */
 async function send(
   isolate: number,
   pathname: string,

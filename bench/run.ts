@@ -1,8 +1,6 @@
-// npm run bench (issues 4 and 10; docs/performance.md, "What it measures"): the API against
-// baselines in ABBA pairs of load slices, then the bundle and start-up of the API and the MCP
-// worker; rewrites "Latest run"; exit 1 when a comparison was not measured or an answer was
-// wrong after the load. Knobs: BENCH_PAIRS (6), BENCH_SLICE_SECONDS (2), BENCH_CONNECTIONS
-// (10), BENCH_STARTUP_PAIRS (20), BENCH_PORT (8781).
+// npm run bench (docs/performance.md, "What it measures"): the API against baselines in ABBA
+// pairs of load slices, its bundle and start-up; rewrites "Latest run". Knobs: BENCH_PAIRS (6),
+// BENCH_SLICE_SECONDS (2), BENCH_CONNECTIONS (10), BENCH_STARTUP_PAIRS (20), BENCH_PORT (8781).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -12,43 +10,10 @@ import { buildMcpWorker, mcpWorkerOptions } from "../scripts/mcp-worker.ts";
 import { GET_PET_SQL, LIST_PETS_SQL } from "../src/db/pets.ts";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import {
-  abba,
-  addPets,
-  apiWorkerOptions,
-  BadAnswers,
-  BUNDLE_BUDGET_KIB,
-  begin,
-  buildBundle,
-  type Check,
-  canPin,
-  type Endpoint,
-  f0,
-  f1,
-  f2,
-  HOST,
-  LOADGEN_CPU,
-  log,
-  ms,
-  newKey,
-  PORTS,
-  pinned,
-  ROOT,
-  SERVER_CPU,
-  type Slice,
-  STARTUP_BUDGET_MS,
-  sample,
-  seconds,
-  serve,
-  sizeOf,
-  sizeText,
-  sleep,
-  slice,
-  spread,
-  table,
-  writeMeasured,
-} from "./lib.ts";
+import type { Check, Endpoint, Slice } from "./lib.ts";
+import * as lib from "./lib.ts";
 
+const { f0, f1, f2, log, ms, PORTS, sample, slice, spread } = lib;
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
 const SLICE_S = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -122,16 +87,13 @@ export default {
   },
 };`;
 
-/**
- * The built API with the edge cache (api) and with a no-op Cache API (api-d1), and the
- * baselines, over a fresh D1 holding PETS pets; its workerd pinned to SERVER_CPU.
- */
+/** The API with the edge cache (api) and with a no-op one (api-d1) and the baselines, over PETS pets. */
 async function server(bundle: string, state: string) {
-  const api = apiWorkerOptions(bundle);
+  const api = lib.apiWorkerOptions(bundle);
   const { compatibilityDate, d1Databases, ratelimits } = api;
-  const socket = (port: number) => ({ unsafeDirectSockets: [{ host: HOST, port }] });
+  const socket = (port: number) => ({ unsafeDirectSockets: [{ host: lib.HOST, port }] });
   const plain = { compatibilityDate, modules: true };
-  const mf = await serve(state, {
+  const mf = await lib.serve(state, {
     workers: [
       { ...api, name: "api", ...socket(PORTS.api) },
       { ...api, name: "api-d1", cacheAPI: false, ...socket(PORTS.apiD1) },
@@ -140,10 +102,10 @@ async function server(bundle: string, state: string) {
     ],
   });
   const db = await mf.getD1Database("DB", "raw");
-  await addPets(db, PETS);
+  await lib.addPets(db, PETS);
   const count = await db.prepare("SELECT count(*) AS n FROM pets").first<{ n: number }>();
   assert.equal(count?.n, PETS, "the database was not seeded");
-  return { mf, key: (await newKey(db)).key };
+  return { mf, key: (await lib.newKey(db)).key };
 }
 
 // ------------------------------------------------------------------ endpoints
@@ -174,26 +136,6 @@ const rawHit: Check = (_, h) =>
   assert.equal(h.get("x-raw-cache"), "hit", `raw cache ${h.get("x-raw-cache") ?? "not used"}`);
 const deprecated: Check = (_, h) => assert.ok(h.get("Deprecation"), "no Deprecation header");
 
-const RAW_CALLS = "raw worker + rate limiter + D1 session + Cache API match and body read";
-/** What each endpoint is, as the tables name it. */
-const LABELS: Record<string, string> = {
-  a: "(a) static 20-pet JSON, bare worker",
-  b: "(b) listPets SQL, raw D1 worker",
-  bp: "(b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
-  bh: `(b+h) ${RAW_CALLS} (page 1)`,
-  bhf: `(b+hf) ${RAW_CALLS} (one pet)`,
-  bn: `(b+n) ${RAW_CALLS}, 304 on its ETag (page 1)`,
-  c: "(c) listPets page 1, from D1",
-  cs: "(c') listPets page 1, status=available, from D1",
-  d: `(d) listPets deep page (after id ${f0(DEEP_AFTER)}), from D1`,
-  ds: "(d') listPets deep page, status=available, from D1",
-  e: "(e) createPet",
-  f: "(f) getPet, from D1",
-  ch: "(c hit) listPets page 1, edge-cache hit",
-  fh: "(f hit) getPet, edge-cache hit",
-  cn: "(c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
-};
-
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const headers = { Authorization: `Bearer ${key}` };
   const deep = await encodeCursor(DEEP_AFTER, undefined, LOCAL_CURSOR_SECRET);
@@ -216,40 +158,70 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
     headers: { ...headers, "Content-Type": "application/json" },
     body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
   };
-  /** One endpoint: where it is, and what every sample answer of it must pass. */
-  const row = (id: string, where: Omit<Endpoint, "id" | "label">, ...checks: Check[]) => ({
-    ...{ id, label: LABELS[id] ?? id, ...where, checks },
+  /** One endpoint: its id and label, where it is, and what every sample answer must pass. */
+  const row = (
+    id: string,
+    label: string,
+    where: Omit<Endpoint, "id" | "label">,
+    ...checks: Check[]
+  ) => ({
+    ...{ id, label: `(${label}`, ...where, checks },
   });
+  const RAW_CALLS = "raw worker + rate limiter + D1 session + Cache API match and body read";
   const rows: Endpoint[] = [
-    row("a", { port: PORTS.static, path: "/" }, page(1)),
-    row("b", raw(""), page(1)),
-    row("bp", raw("platform"), page(1)),
-    row("bh", rawHits("list"), page(1)),
-    row("bhf", rawHits("pet"), benchPet),
-    row("bn", rawHits("list&inm", 304), empty),
-    row("c", fromApi("/v1/pets"), page(1), next, fromD1),
-    row("cs", fromApi("/v1/pets?status=available"), page(1, "available")),
-    row("d", fromApi(`/v1/pets?cursor=${deep}`), page(DEEP_AFTER + 1)),
+    row("a", "a) static 20-pet JSON, bare worker", { port: PORTS.static, path: "/" }, page(1)),
+    row("b", "b) listPets SQL, raw D1 worker", raw(""), page(1)),
+    row(
+      "bp",
+      "b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
+      raw("platform"),
+      page(1),
+    ),
+    row("bh", `b+h) ${RAW_CALLS} (page 1)`, rawHits("list"), page(1)),
+    row("bhf", `b+hf) ${RAW_CALLS} (one pet)`, rawHits("pet"), benchPet),
+    row("bn", `b+n) ${RAW_CALLS}, 304 on its ETag (page 1)`, rawHits("list&inm", 304), empty),
+    row("c", "c) listPets page 1, from D1", fromApi("/v1/pets"), page(1), next, fromD1),
+    row(
+      "cs",
+      "c') listPets page 1, status=available, from D1",
+      fromApi("/v1/pets?status=available"),
+      page(1, "available"),
+    ),
+    row(
+      "d",
+      `d) listPets deep page (after id ${f0(DEEP_AFTER)}), from D1`,
+      fromApi(`/v1/pets?cursor=${deep}`),
+      page(DEEP_AFTER + 1),
+    ),
     row(
       "ds",
+      "d') listPets deep page, status=available, from D1",
       fromApi(`/v1/pets?status=available&cursor=${deepAvailable}`),
       page(DEEP_AFTER + 1, "available"),
     ),
-    row("e", create, created),
-    row("f", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
-    row("ch", hits("/v1/pets"), page(1), next),
-    row("fh", hits(`/v1/pets/${BENCH_PET_ID}`), benchPet, deprecated),
+    row("e", "e) createPet", create, created),
+    row("f", "f) getPet, from D1", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
+    row("ch", "c hit) listPets page 1, edge-cache hit", hits("/v1/pets"), page(1), next),
+    row(
+      "fh",
+      "f hit) getPet, edge-cache hit",
+      hits(`/v1/pets/${BENCH_PET_ID}`),
+      benchPet,
+      deprecated,
+    ),
     // If-None-Match is filled in by prime() once the page's tag is known.
-    row("cn", hits("/v1/pets", 304), empty, next),
+    row(
+      "cn",
+      "c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
+      hits("/v1/pets", 304),
+      empty,
+      next,
+    ),
   ];
   return Object.fromEntries(rows.map((e) => [e.id, e]));
 }
 
-/**
- * Makes the hit rows hits: asks each until its answer came from the cache (the first misses
- * and puts after the answer), hands the tags to the 304 rows, and checks that a hit is
- * byte-identical to the same answer read from D1 (body and ETag).
- */
+/** Asks each hit row until it is a hit, hands the tags to the 304 rows; a hit must equal D1's answer. */
 async function prime(eps: Record<string, Endpoint>): Promise<void> {
   const untilHit = async (id: string) => {
     for (let i = 1; ; i++) {
@@ -257,7 +229,7 @@ async function prime(eps: Record<string, Endpoint>): Promise<void> {
         if (i === 50) throw new Error(`still not a cache hit after 50 requests: ${err.message}`);
       });
       if (answer) return { body: answer.body, etag: answer.headers.get("ETag") ?? "" };
-      await sleep(20);
+      await lib.sleep(20);
     }
   };
   const [ch, fh, bh] = [await untilHit("ch"), await untilHit("fh"), await untilHit("bh")];
@@ -308,10 +280,8 @@ type Comparison = { target: string; base: string } & (
 const firstLine = (text: string) => text.split("\n").slice(0, 2).join(" ").trim();
 
 /**
- * PAIRS pairs of slices in ABBA order: the throughput ratios and the extra server time per
- * request (median over pairs of 1e6/rps(target) - 1e6/rps(base)). A pair with a bad answer
- * is said, both endpoints are checked again, and it runs once more; a second failure ends
- * the comparison, not measured.
+ * PAIRS ABBA pairs of slices: the throughput ratios and the extra server time per request. A
+ * pair with a bad answer is said and run again once; a second failure ends the comparison.
  */
 async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<Comparison> {
   const [t, b] = [target.id, base.id];
@@ -328,7 +298,7 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
         all.push(...pair);
         break;
       } catch (err) {
-        if (!(err instanceof BadAnswers)) throw err;
+        if (!(err instanceof lib.BadAnswers)) throw err;
         log(`${t}/${b} pair ${i + 1}, attempt ${attempt}: ${err.message}`);
         const recheck = await Promise.allSettled([sample(target), sample(base)]);
         const still = recheck.flatMap((x) => (x.status === "rejected" ? [x.reason.message] : []));
@@ -347,12 +317,11 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
 }
 
 /**
- * Start-up as `workerd serve` (pinned to SERVER_CPU) sees it: spawn to the first answer to
- * GET / (the API's 200; the MCP worker's 404: it answers the API's RPC only), against a raw
- * worker with the same compatibility and text bindings, in ABBA pairs after one of each.
+ * Start-up: spawning `workerd serve` (pinned) to its first answer to GET / (the MCP worker's is
+ * a 404), against a raw worker with the same compatibility and text bindings, in ABBA pairs.
  */
 async function startup(kind: "api" | "mcp", bundle: string, dir: string) {
-  const options = kind === "mcp" ? mcpWorkerOptions(bundle) : apiWorkerOptions(bundle);
+  const options = kind === "mcp" ? mcpWorkerOptions(bundle) : lib.apiWorkerOptions(bundle);
   const texts = Object.entries(options.bindings ?? {})
     .filter(([, v]) => typeof v === "string")
     .map(([name, v]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(v)})`);
@@ -365,7 +334,7 @@ async function startup(kind: "api" | "mcp", bundle: string, dir: string) {
       `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [(name = "main", worker = .worker)],
-  sockets = [(name = "http", address = "${HOST}:${PORTS.startup}", http = (), service = "main")],
+  sockets = [(name = "http", address = "${lib.HOST}:${PORTS.startup}", http = (), service = "main")],
 );
 const worker :Workerd.Worker = (
   modules = [(name = "worker.js", esModule = embed "worker.js")],
@@ -379,8 +348,8 @@ const worker :Workerd.Worker = (
   };
   const firstAnswer = async (file: string, status: number) => {
     const started = performance.now();
-    const workerd = path.join(ROOT, "node_modules/.bin/workerd");
-    const [command = "", ...args] = pinned(SERVER_CPU, [workerd, "serve", file]);
+    const workerd = path.join(lib.ROOT, "node_modules/.bin/workerd");
+    const [command = "", ...args] = lib.pinned(lib.SERVER_CPU, [workerd, "serve", file]);
     const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
@@ -388,11 +357,11 @@ const worker :Workerd.Worker = (
       for (;;) {
         if (child.exitCode !== null) throw new Error(`workerd exited: ${stderr}`);
         if (performance.now() - started > 20_000) throw new Error(`no answer in 20 s: ${stderr}`);
-        const response = await fetch(`http://${HOST}:${PORTS.startup}/`).catch(() => undefined);
+        const response = await fetch(`http://${lib.HOST}:${PORTS.startup}/`).catch(() => undefined);
         const body = await response?.text();
         if (response?.status === status) return performance.now() - started;
         if (response) throw new Error(`${kind}: ${response.status} ${body}`);
-        await sleep(1); // not listening yet
+        await lib.sleep(1); // not listening yet
       }
     } finally {
       if (child.exitCode === null && child.signalCode === null) {
@@ -412,7 +381,7 @@ const worker :Workerd.Worker = (
   ];
   await rawFirst(); // warms the page cache: workerd's binary, the bundle
   await workerFirst();
-  const pairs = await abba(STARTUP_PAIRS, rawFirst, workerFirst);
+  const pairs = await lib.abba(STARTUP_PAIRS, rawFirst, workerFirst);
   return {
     worker: spread(pairs.map(([, w]) => w)),
     raw: spread(pairs.map(([r]) => r)),
@@ -425,10 +394,12 @@ async function measure() {
   log(
     `plan: ${COMPARISONS.length} comparisons x ${PAIRS} pairs x 2 slices x ${SLICE_S} s = ~${Math.round(COMPARISONS.length * PAIRS * 2 * SLICE_S)} s of load, plus a warm-up slice per endpoint`,
   );
-  const { facts, scratch } = await begin("run", Object.values(PORTS));
+  const { facts, scratch } = await lib.begin("run", Object.values(PORTS));
   log("building the worker (wrangler deploy --dry-run)");
-  const bundle = buildBundle(path.join(scratch, "build"));
-  log(`bundle: ${sizeText(bundle)}; starting the server on CPU ${SERVER_CPU}, ${f0(PETS)} pets`);
+  const bundle = lib.buildBundle(path.join(scratch, "build"));
+  log(
+    `bundle: ${lib.sizeText(bundle)}; starting the server on CPU ${lib.SERVER_CPU}, ${f0(PETS)} pets`,
+  );
   const all: Slice[] = [];
   const comparisons: Comparison[] = [];
   /** Endpoints whose answer was wrong when checked again after all the load. */
@@ -464,7 +435,7 @@ async function measure() {
   const api = await startup("api", bundle.file, path.join(scratch, "startup-api"));
   const mcpFile = buildMcpWorker(path.join(scratch, "mcp"));
   const mcp = {
-    ...sizeOf(mcpFile),
+    ...lib.sizeOf(mcpFile),
     ...(await startup("mcp", mcpFile, path.join(scratch, "startup-mcp"))),
   };
   rmSync(scratch, { recursive: true, force: true });
@@ -479,7 +450,7 @@ async function measure() {
     );
     return `| ${e.label} | ${f0(rps.median)} | ${f0(rps.min)}-${f0(rps.max)} | ${p(0.5)} | ${p(0.99)} | ${f0(latencies.length)} |`;
   });
-  return { facts, bundle, api, mcp, comparisons, afterLoad, endpointRows, seconds: seconds() };
+  return { facts, bundle, api, mcp, comparisons, afterLoad, endpointRows, seconds: lib.seconds() };
 }
 
 // -------------------------------------------------------------------- figures
@@ -510,23 +481,23 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
   problems.push(...r.afterLoad.map((why) => `- **wrong answer after the load**: ${why}`));
   return [
     `Run ${r.facts.date}: ${r.facts.line}.`,
-    `Server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOADGEN_CPU}: ${canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} ABBA pairs of ${SLICE_S} s slices per comparison, ${CONNECTIONS} connections, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
+    `Server pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} ABBA pairs of ${SLICE_S} s slices per comparison, ${CONNECTIONS} connections, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
     `Every comparison measured, no pair run again, every answer right after the load: ${problems.length === 0 ? "yes" : "**no**, see below"}.`,
     ...(problems.length > 0 ? ["", ...problems] : []),
     "",
     "### Targets",
     "",
-    table("| target | budget | measured | |", [
+    lib.table("| target | budget | measured | |", [
       ...targets,
       "| auth adds no D1 query in steady state | 0 queries | 0 (test/perf-auth-cache.test.ts, npm test) | met |",
       "| a cache hit reads no D1 row | 0 rows | 0 (test/conditional-read.test.ts, npm test; here: no bookmark on any hit answer) | met |",
-      `| bundle <= ${BUNDLE_BUDGET_KIB} KiB gzip | <= ${BUNDLE_BUDGET_KIB} | ${f1(gzipKiB)} KiB | ${verdict(gzipKiB <= BUNDLE_BUDGET_KIB)} |`,
-      `| start-up <= +${STARTUP_BUDGET_MS} ms over a raw worker | <= +${STARTUP_BUDGET_MS} | +${ms(r.api.extra.median)} ms (${ms(r.api.extra.min)} to ${ms(r.api.extra.max)}) | ${verdict(r.api.extra.median <= STARTUP_BUDGET_MS)} |`,
+      `| bundle <= ${lib.BUNDLE_BUDGET_KIB} KiB gzip | <= ${lib.BUNDLE_BUDGET_KIB} | ${f1(gzipKiB)} KiB | ${verdict(gzipKiB <= lib.BUNDLE_BUDGET_KIB)} |`,
+      `| start-up <= +${lib.STARTUP_BUDGET_MS} ms over a raw worker | <= +${lib.STARTUP_BUDGET_MS} | +${ms(r.api.extra.median)} ms (${ms(r.api.extra.min)} to ${ms(r.api.extra.max)}) | ${verdict(r.api.extra.median <= lib.STARTUP_BUDGET_MS)} |`,
     ]),
     "",
     "### Ratios (throughput, medians over back-to-back pairs)",
     "",
-    table(
+    lib.table(
       "| ratio | median | range | extra server time per request |",
       r.comparisons.map((x) =>
         "notMeasured" in x
@@ -537,7 +508,7 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
     "",
     "### Endpoints",
     "",
-    table(
+    lib.table(
       "| endpoint | req/s (median of slices) | range | p50 ms | p99 ms | requests |",
       r.endpointRows,
     ),
@@ -546,14 +517,14 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
     "",
     "### Bundle and start-up",
     "",
-    `- Bundle (\`wrangler deploy --dry-run\`, minified; the OpenAPI document and the docs page's files are static assets, not in it): ${f1(r.bundle.bytes / 1024)} KiB, **${f1(gzipKiB)} KiB gzip** (zlib level 9; wrangler says "${r.bundle.wranglerSays ?? "?"}"). Budget ${BUNDLE_BUDGET_KIB} KiB gzip, enforced by \`npm run bench:size\`.`,
-    `- Start-up (spawn \`workerd serve\` to first 200 on GET /, median of ${STARTUP_PAIRS} ABBA pairs): API ${start(r.api)}. Budget +${STARTUP_BUDGET_MS} ms.`,
+    `- Bundle (\`wrangler deploy --dry-run\`, minified; the OpenAPI document and the docs page's files are static assets, not in it): ${f1(r.bundle.bytes / 1024)} KiB, **${f1(gzipKiB)} KiB gzip** (zlib level 9; wrangler says "${r.bundle.wranglerSays ?? "?"}"). Budget ${lib.BUNDLE_BUDGET_KIB} KiB gzip, enforced by \`npm run bench:size\`.`,
+    `- Start-up (spawn \`workerd serve\` to first 200 on GET /, median of ${STARTUP_PAIRS} ABBA pairs): API ${start(r.api)}. Budget +${lib.STARTUP_BUDGET_MS} ms.`,
     `- The MCP worker (\`mcp/\`, a worker of its own behind the API's MCP binding, outside the API's budget): ${f1(r.mcp.bytes / 1024)} KiB, **${f1(r.mcp.gzipKiB)} KiB gzip**; start-up to its first answer ${start(r.mcp)}. The API pays it on its first \`/mcp\` request in a location only.`,
   ].join("\n");
 }
 
 const results = await measure();
-writeMeasured("docs/performance.md", markdown(results));
+lib.writeMeasured("docs/performance.md", markdown(results));
 const notMeasured = results.comparisons.filter((x) => "notMeasured" in x).length;
 if (notMeasured > 0 || results.afterLoad.length > 0) {
   console.error(
