@@ -406,6 +406,38 @@ const BREAKS: Array<[string, string, (w: Workflow) => void, string]> = [
     (w) => remove(w, "deploy", "apply staging D1 migrations"),
     "a workflow must apply staging's migrations",
   ],
+  [
+    "staging only dry-run",
+    STAGING,
+    (w) => {
+      const s = step(w, "deploy", "deploy staging") as Step & { with: { command: string } };
+      s.with.command = "deploy --dry-run --env staging";
+    },
+    "a workflow must deploy staging",
+  ],
+  [
+    "the wrangler action at v3",
+    STAGING,
+    (w) => {
+      step(w, "deploy", "deploy staging").uses = `${ACTION}@v3`;
+    },
+    `${STAGING}: ${deploy("deploy staging")}: use ${ACTION}@v4`,
+  ],
+  [
+    "an upload that names no environment",
+    RELEASE,
+    (w) => {
+      const s = step(w, "deploy", "upload the release") as Step & { with: { command: string } };
+      s.with.command = s.with.command.replace(/--env production/, "");
+    },
+    "versions upload names --env staging or production",
+  ],
+  [
+    "versions deploy before any upload",
+    RELEASE,
+    (w) => remove(w, "deploy", "upload the release"),
+    `${RELEASE}: ${deploy("send 10% of traffic to the new version")}: versions deploy before versions upload`,
+  ],
 ];
 
 describe("each delivery rule catches its break", () => {
