@@ -226,7 +226,8 @@ export async function serve(
         if (/^(error|warn)$/.test(level) || /"level":"(error|warn)"/.test(message))
           problem(level, message);
       },
-      handleUncaughtError: (error: Error) => problem("error", `miniflare: ${error.stack}`),
+      handleUncaughtError: (error: Error) =>
+        problem("error", `miniflare: ${error.stack ?? error.message}`),
       ...options,
     }),
   );
