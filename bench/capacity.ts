@@ -1,107 +1,64 @@
-// npm run bench:capacity — the capacity figures of issue 10, written into the measured
-// section of docs/scaling.md (the rest of that file, the plan, is kept).
-//  1. builds the worker as it deploys (wrangler deploy --dry-run) and takes wrangler.toml's
-//     D1 binding from it;
-//  2. storage: a fresh local D1 (miniflare, in this process) with the migrations; bytes
-//     per pet and per idempotency record from D1's own `meta.size_after` (SQLite page
-//     count x page size) before and after N inserts of each, then SQLite's dbstat table
-//     (node:sqlite on the database file) for what each table and index holds;
-//  3. rows read: the real app (createApp from src/app.ts, run here in Node) over that D1,
-//     every statement recorded with D1's `meta.rows_read` and `meta.rows_written`, one
-//     request per operation (auth on a cold cache, hits, misses, creates, the replay);
-//  4. load: bench/server.ts (the built bundle in workerd, direct sockets) pinned to CPU 1,
-//     autocannon pinned to CPU 0, on 127.0.0.1: creates without and with a unique
-//     Idempotency-Key each, and listPets read from D1, at 1, 2, 4, ... connections;
-//  5. prints the tables and rewrites the measured section of docs/scaling.md.
-// Knobs (environment): CAPACITY_STEP_SECONDS (4), CAPACITY_ROWS (100000).
+// npm run bench:capacity (issue 10): bytes per row, rows read per request and creates per
+// second on one local D1, and what one database holds; rewrites "Measured" of docs/scaling.md.
+// Knobs: CAPACITY_STEP_SECONDS (4), CAPACITY_ROWS (100000), BENCH_PORT (8781).
 import assert from "node:assert/strict";
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { median, quantileSorted } from "simple-statistics";
-import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.ts";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
-import {
-  type CacheLike,
-  type Executed,
-  NO_EDGE_CACHE,
-  Recorder,
-} from "../test/support/instrumentation.ts";
-import {
-  addKey,
-  addPets,
-  begin,
-  type Check,
-  canPin,
-  type Endpoint,
-  f0,
-  LOADGEN_CPU,
-  log,
-  ms,
-  PORTS,
-  SERVER_CPU,
-  sample,
-  seconds,
-  slice,
-  withServer,
-  writeMeasured,
-} from "./lib.ts";
-import { apiWorkerOptions, localMiniflare } from "./workers.ts";
+import type { Executed } from "../test/support/instrumentation.ts";
+import * as lib from "./lib.ts";
 
+const { f0, f1, log, ms } = lib;
 const STEP_S = Number(process.env.CAPACITY_STEP_SECONDS ?? 4);
 const ROWS = Number(process.env.CAPACITY_ROWS ?? 100_000);
 const RAMP = [1, 2, 4, 8, 16, 32];
-/** D1's maximum database size (developers.cloudflare.com/d1/platform/limits/), in bytes. */
+/** D1's maximum database size and an account's storage on Workers Paid before a limit increase (developers.cloudflare.com/d1/platform/limits/). */
 const D1_MAX_BYTES = 10e9;
-/** D1's storage per account on Workers Paid before a limit increase (same page), in bytes. */
 const ACCOUNT_BYTES = 250e9;
-const f1 = (n: number) => n.toFixed(1);
 
 // -------------------------------------------------------------------- storage
 /** D1's own size of the database (page count x page size), from a query's meta. */
-async function d1Size(db: D1Database): Promise<number> {
-  return (await db.prepare("SELECT count(*) AS n FROM pets").all()).meta.size_after;
-}
+const d1Size = async (db: D1Database) => (await db.prepare("SELECT 1").all()).meta.size_after;
 
-/** Average bytes of key hash / fingerprint / digits of the pet id, over the records. */
-async function recordShape(db: D1Database): Promise<string> {
-  const shape = await db
-    .prepare(
-      `SELECT round(avg(length(key_hash)), 1) || ' / ' || round(avg(length(fingerprint)), 1)
-       || ' / ' || round(avg(length(CAST(pet_id AS TEXT))), 1) AS shape FROM idempotency_records`,
-    )
-    .first<{ shape: string }>();
-  return shape?.shape ?? "?";
-}
+/** Average bytes of key hash / fingerprint / digits of the pet id, over the idempotency records. */
+const recordShape = async (db: D1Database) =>
+  (
+    await db
+      .prepare(
+        `SELECT round(avg(length(key_hash)), 1) || ' / ' || round(avg(length(fingerprint)), 1)
+         || ' / ' || round(avg(length(CAST(pet_id AS TEXT))), 1) AS shape FROM idempotency_records`,
+      )
+      .first<{ shape: string }>()
+  )?.shape ?? "?";
 
+/**
+ * `n` records of the shape the API writes (src/db/idempotency.ts): SHA-256 digests of the key
+ * and the body, pet ids like the table's, creation times over the 24 hours a record lives.
+ */
 async function idempotencyRecords(db: D1Database, keyId: number, n: number): Promise<void> {
-  // The shape the API writes (src/db/idempotency.ts): the SHA-256 of the client's key and
-  // of the body (32 bytes each, as random as a digest); pet ids like the table's;
-  // creation times rising over the 24 hours a record lives, in insertion order.
-  const { maxId } = (await db
-    .prepare("SELECT max(id) AS maxId FROM pets")
-    .first<{ maxId: number }>()) ?? { maxId: 0 };
   await db
     .prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
        INSERT INTO idempotency_records (scope, key_hash, fingerprint, pet_id, created_at)
        SELECT 'key:' || ?1, randomblob(32), randomblob(32), m.id - i, m.now - 86400 + i * 86400 / m.n
-       FROM n, (SELECT CAST(?4 AS INTEGER) AS id, CAST(?3 AS INTEGER) AS now, CAST(?2 AS INTEGER) AS n) AS m`,
+       FROM n, (SELECT (SELECT max(id) FROM pets) AS id, CAST(?3 AS INTEGER) AS now, CAST(?2 AS INTEGER) AS n) AS m`,
     )
-    .bind(keyId, n, Math.floor(Date.now() / 1000), maxId)
+    .bind(keyId, n, Math.floor(Date.now() / 1000))
     .run();
 }
 
-/** SQLite's page size and what each table and index holds, from the database file. */
-function dbstat(stateDir: string) {
-  const dir = path.join(stateDir, "v3", "d1", "miniflare-D1DatabaseObject");
+/** SQLite's page size and what each table and index holds (dbstat), from the database file. */
+function dbstat(state: string) {
+  const dir = path.join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const file = readdirSync(dir).find((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
-  if (!file) throw new Error(`no D1 database file in ${dir}`);
+  assert.ok(file, `no D1 database file in ${dir}`);
   const sqlite = new DatabaseSync(path.join(dir, file), { readOnly: true });
   try {
-    const pageSize = (sqlite.prepare("PRAGMA page_size").get() as { page_size: number }).page_size;
+    const { page_size } = sqlite.prepare("PRAGMA page_size").get() as { page_size: number };
     const objects = sqlite
       .prepare(
         `SELECT name, sum(pgsize) AS bytes, 100.0 * sum(unused) / sum(pgsize) AS unusedPct
@@ -109,47 +66,51 @@ function dbstat(stateDir: string) {
          GROUP BY name ORDER BY name`,
       )
       .all() as Array<{ name: string; bytes: number; unusedPct: number }>;
-    return { pageSize, objects };
+    return { pageSize: page_size, objects };
   } finally {
     sqlite.close();
   }
 }
 
 /**
- * Storage and rows read, on a fresh D1 in this process (the migrations applied): bytes per
- * row from D1's size before and after ROWS inserts of each kind, with the rows-read table
- * measured in between (over ROWS pets with short names).
+ * On a fresh D1 (miniflare's, in this process): bytes per row from D1's size before and after
+ * ROWS inserts of each kind, and in between the rows read per request over ROWS short pets.
  */
-async function storageAndRowsRead(stateDir: string, bundle: string) {
-  const api = apiWorkerOptions(bundle);
-  const mf = localMiniflare(stateDir, { workers: [{ ...api, name: "probe" }] });
+async function storageAndRowsRead(state: string, probe: string) {
+  const api = lib.apiWorkerOptions(probe);
+  const workers = [
+    { ...api, name: "probe", unsafeDirectSockets: [{ host: lib.HOST, port: lib.PORTS.api }] },
+    {
+      ...api,
+      name: "probe-d1",
+      cacheAPI: false,
+      unsafeDirectSockets: [{ host: lib.HOST, port: lib.PORTS.apiD1 }],
+    },
+  ];
+  const mf = await lib.serve(state, { workers }, false);
   try {
     const db = await mf.getD1Database("DB", "probe");
-    const key = await issueApiKey(LOCAL_KEY_TAG_SECRET);
-    const keyId = await addKey(db, await hashApiKey(key));
+    const { key, id } = await lib.newKey(db);
     const empty = await d1Size(db);
     log(`storage: ${f0(ROWS)} pets with short names`);
-    await addPets(db, ROWS);
+    await lib.addPets(db, ROWS);
     const withPets = await d1Size(db);
-
     log("rows read per operation (the app over the same D1)");
-    const operations = await rowsRead(db, key);
+    const operations = await rowsRead(key);
     const real = await recordShape(db);
-
     log(`storage: ${f0(ROWS)} pets with 100-character names, ${f0(ROWS)} idempotency records`);
     const beforeLong = await d1Size(db);
-    await addPets(db, ROWS, "substr('pet-' || i || '-' || hex(zeroblob(60)), 1, 100)");
+    await lib.addPets(db, ROWS, "substr('pet-' || i || '-' || hex(zeroblob(60)), 1, 100)");
     const withLong = await d1Size(db);
     await db.prepare("DELETE FROM idempotency_records").run();
     const beforeRecords = await d1Size(db);
-    await idempotencyRecords(db, keyId, ROWS);
-    const withRecords = await d1Size(db);
+    await idempotencyRecords(db, id, ROWS);
     const storage = {
       emptyBytes: empty,
       shortPetBytes: (withPets - empty) / ROWS,
       longPetBytes: (withLong - beforeLong) / ROWS,
-      recordBytes: (withRecords - beforeRecords) / ROWS,
-      /** The probe's real record next to the generated ones: average column lengths. */
+      recordBytes: ((await d1Size(db)) - beforeRecords) / ROWS,
+      /** The API's own record next to the generated ones: average column lengths. */
       recordShape: { real, generated: await recordShape(db) },
     };
     return { storage, operations };
@@ -159,123 +120,63 @@ async function storageAndRowsRead(stateDir: string, bundle: string) {
 }
 
 // ------------------------------------------------------------------ rows read
-interface App {
-  fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response>;
-}
-type Log = (line: Record<string, unknown>) => void;
-interface AppOptions {
-  log: Log;
-  edgeCache: () => CacheLike;
-}
-type CreateApp = (options: AppOptions & { keyUse?: unknown }) => App;
-type CreateKeyUseRecorder = (
-  clock: () => number,
-  log: Log,
-  options: { sleep: (ms: number) => Promise<void> },
-) => unknown;
-
 /**
- * The app factory of src/app.ts, loaded at run time: it is worker code, type-checked by
- * tsconfig.json with the Workers types, not by this Node configuration.
+ * Statements, rows read and rows written of one request per operation, by name: the app in
+ * workerd (bench/edge-worker.ts, no delays) with the edge cache (`cached`) and without.
  */
-async function loadCreateApp(): Promise<(options: AppOptions) => App> {
-  // The one Workers API the app uses that Node lacks (src/auth/verifier.ts): a
-  // constant-time comparison, Node's own underneath.
-  const subtle = crypto.subtle as SubtleCrypto & { timingSafeEqual?: unknown };
-  subtle.timingSafeEqual ??= timingSafeEqual;
-  const appModule = "../src/app.ts";
-  const keyUseModule = "../src/auth/key-use.ts";
-  const { createApp } = (await import(appModule)) as { createApp: CreateApp };
-  const { createKeyUseRecorder } = (await import(keyUseModule)) as {
-    createKeyUseRecorder: CreateKeyUseRecorder;
-  };
-  // Usage timers that wake at once: a key's first answer is written, the next ones of
-  // its 10 s are not (the run takes less), so no request waits 10 s for its work.
-  return (options) =>
-    createApp({
-      ...options,
-      keyUse: createKeyUseRecorder(Date.now, options.log, { sleep: async () => {} }),
-    });
-}
-
-/** The Cache API as one data center's: answers kept in memory, copies handed out. */
-function memoryCache(): CacheLike {
-  const kept = new Map<string, Response>();
-  return {
-    match: async (key) => kept.get(String(key))?.clone(),
-    put: async (key, response) => {
-      kept.set(String(key), response.clone());
-    },
-  };
-}
-
-/** Statements, rows read and rows written of one request per operation, by name. */
-async function rowsRead(db: D1Database, key: string) {
-  const createApp = await loadCreateApp();
-  const recorder = new Recorder();
-  const env = {
-    DB: recorder.d1(db),
-    RATE_LIMITER: { limit: async () => ({ success: true }) },
-    ACCOUNT_RATE_LIMITER: { limit: async () => ({ success: true }) },
-    INVALID_KEY_LIMITER: { limit: async () => ({ success: true }) },
-    ENVIRONMENT: "local",
-    CORS_ALLOWED_ORIGINS: "*",
-  } as unknown as Env;
-  const quiet = (line: Record<string, unknown>) => {
-    if (line.level === "error") console.error(JSON.stringify(line));
-  };
-  // A fresh app is a fresh isolate: its auth cache is cold.
-  const edge = memoryCache();
-  const cached = createApp({ log: quiet, edgeCache: () => edge });
-  const fromD1 = createApp({ log: quiet, edgeCache: () => NO_EDGE_CACHE });
-
-  async function request(app: App, pathname: string, expected: number, init: RequestInit = {}) {
-    recorder.reset();
-    const pending: Array<Promise<unknown>> = [];
-    const ctx = {
-      waitUntil: (work: Promise<unknown>) => pending.push(work),
-      passThroughOnException: () => {},
-      props: {},
-    } as unknown as ExecutionContext;
-    const headers = { Authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) };
-    const request = new Request(`https://petstore.bench${pathname}`, { ...init, headers });
-    const response = await app.fetch(request, env, ctx);
-    const body = await response.text();
-    await Promise.all(pending); // the cache put and the usage write count too
-    if (response.status !== expected) {
-      throw new Error(`${pathname}: ${response.status}, expected ${expected}: ${body}`);
-    }
-    return { response, statements: recorder.statements() };
+async function rowsRead(key: string) {
+  const [cached, fromD1] = [lib.PORTS.api, lib.PORTS.apiD1];
+  /** One request and every statement it made, with the work after the answer (`afterMs`). */
+  async function request(
+    port: number,
+    pathname: string,
+    status: number,
+    init: RequestInit = {},
+    afterMs = 100,
+  ) {
+    const headers = {
+      ...{ Host: "api.petstore.test", Authorization: `Bearer ${key}` },
+      ...(init.headers as Record<string, string>),
+    };
+    const response = await fetch(`http://${lib.HOST}:${port}${pathname}`, { ...init, headers });
+    assert.equal(response.status, status, `${pathname}: ${await response.text()}`);
+    await lib.sleep(afterMs);
+    const list = await fetch(`http://${lib.HOST}:${port}/__bench/statements`);
+    return { response, statements: (await list.json()) as Executed[] };
   }
-
-  const op = (name: string, statements: Executed[], detail = "") => ({
-    name,
-    statements: statements.length,
-    rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
-    rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
-    detail,
-  });
-  const ops: Array<ReturnType<typeof op>> = [];
-  const add = (...args: Parameters<typeof op>) => ops.push(op(...args));
+  const ops: Array<{
+    name: string;
+    statements: number;
+    rowsRead: number;
+    rowsWritten: number;
+    detail: string;
+  }> = [];
+  const add = (name: string, statements: Executed[], detail = "") =>
+    ops.push({
+      ...{ name, statements: statements.length, detail },
+      rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
+      rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
+    });
   const on = (table: string) => (s: Executed) => new RegExp(`\\b${table}\\b`).test(s.sql);
-  const hit = (name: string, r: { response: Response; statements: Executed[] }) => {
-    if (r.statements.length > 0 || r.response.headers.get("x-d1-bookmark") !== null) {
-      throw new Error(`${name}: not a cache hit (${r.statements.length} statements)`);
-    }
-    add(name, r.statements, "served by the edge cache");
-  };
-  /** The request's own statements: not its key's usage, which any answer's work after it may write. */
-  const statementsOf = async (pathname: string, status = 200, init: RequestInit = {}) =>
-    (await request(fromD1, pathname, status, init)).statements.filter(
-      (s) => !/\b(api_key_usage|last_used_at)\b/.test(s.sql),
+  /** Its key's usage, which any answer's work after it may write. */
+  const usage = (s: Executed) => /\b(api_key_usage|last_used_at)\b/.test(s.sql);
+  const hit = (name: string, r: Awaited<ReturnType<typeof request>>) => {
+    const statements = r.statements.filter((s) => !usage(s));
+    assert.ok(
+      statements.length === 0 && !r.response.headers.has("x-d1-bookmark"),
+      `${name}: not a hit`,
     );
+    add(name, statements, "served by the edge cache");
+  };
+  /** The request's own statements (without the key's usage), from D1. */
+  const own = async (pathname: string, status = 200, init: RequestInit = {}) =>
+    (await request(fromD1, pathname, status, init)).statements.filter((s) => !usage(s));
 
-  // First request of the key in this "isolate": the key is looked up, its usage written.
-  const first = await request(cached, "/v1/pets", 200);
-  const authStatements = first.statements.filter(on("api_keys"));
+  // The key's first request in this isolate: it is looked up, its usage written within 10 s.
+  const first = await request(cached, "/v1/pets", 200, {}, 11_000);
   add(
     "auth, cold cache: key lookup (then kept 30 s per location)",
-    authStatements.filter((s) => /^\s*SELECT/i.test(s.sql)),
+    first.statements.filter((s) => on("api_keys")(s) && /^\s*SELECT/i.test(s.sql)),
   );
   add(
     "usage: last use and counts (after the answer; at most once per key per 10 s per isolate)",
@@ -284,58 +185,52 @@ async function rowsRead(db: D1Database, key: string) {
   add("listPets page 1 (limit 20), from D1", first.statements.filter(on("pets")), "limit + 1");
   const again = await request(cached, "/v1/pets", 200);
   hit("listPets page 1, edge-cache hit", again);
-  const tag = again.response.headers.get("ETag") ?? "";
+  const etag = again.response.headers.get("ETag") ?? "";
   hit(
     "304 revalidation of page 1 (a hit)",
-    await request(cached, "/v1/pets", 304, { headers: { "If-None-Match": tag } }),
+    await request(cached, "/v1/pets", 304, { headers: { "If-None-Match": etag } }),
   );
-
-  await statementsOf("/v1/pets?limit=1"); // warms this app's auth cache
+  await own("/v1/pets?limit=1"); // warms this app's auth cache
   const deepAfter = Math.floor(ROWS * 0.9);
-  const pet = `/v1/pets/${Math.floor(ROWS / 2)}`;
-  const deep = await encodeCursor(deepAfter, undefined, LOCAL_CURSOR_SECRET);
-  const deepAvailable = await encodeCursor(deepAfter, "available", LOCAL_CURSOR_SECRET);
-  const last = await encodeCursor(ROWS - 5, undefined, LOCAL_CURSOR_SECRET);
-  add("listPets page 1, limit 100, from D1", await statementsOf("/v1/pets?limit=100"), "limit + 1");
+  const cursor = (after: number, status?: "available") =>
+    encodeCursor(after, status, LOCAL_CURSOR_SECRET);
+  add("listPets page 1, limit 100, from D1", await own("/v1/pets?limit=100"), "limit + 1");
   add(
     `listPets deep page (after id ${f0(deepAfter)}), from D1`,
-    await statementsOf(`/v1/pets?cursor=${deep}`),
+    await own(`/v1/pets?cursor=${await cursor(deepAfter)}`),
     "limit + 1",
   );
   add(
     "listPets deep page, status=available, from D1",
-    await statementsOf(`/v1/pets?status=available&cursor=${deepAvailable}`),
+    await own(`/v1/pets?status=available&cursor=${await cursor(deepAfter, "available")}`),
     "limit + 1",
   );
   add(
     "listPets last page (5 pets; never kept, so a 304 for it reads this too)",
-    await statementsOf(`/v1/pets?cursor=${last}`),
+    await own(`/v1/pets?cursor=${await cursor(ROWS - 5)}`),
   );
-  add("getPet, from D1", await statementsOf(pet));
+  const pet = `/v1/pets/${Math.floor(ROWS / 2)}`;
+  add("getPet, from D1", await own(pet));
   await request(cached, pet, 200);
   hit("getPet, edge-cache hit", await request(cached, pet, 200));
   add(
     "getPet of an id that does not exist (404, never kept)",
     (await request(cached, "/v1/pets/900000000", 404)).statements,
   );
-
-  const body = JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" });
   const post = (headers: Record<string, string> = {}) => ({
     method: "POST",
     headers: { "Content-Type": "application/json", ...headers },
-    body,
+    body: JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" }),
   });
-  add("createPet", await statementsOf("/v1/pets", 201, post()));
+  add("createPet", await own("/v1/pets", 201, post()));
   const keyed = post({ "Idempotency-Key": randomUUID() });
   add(
     "createPet with a new Idempotency-Key",
-    await statementsOf("/v1/pets", 201, keyed),
+    await own("/v1/pets", 201, keyed),
     "one batch (one round trip): clear an expired record, insert, record, read back",
   );
   const replay = await request(fromD1, "/v1/pets", 201, keyed);
-  if (replay.response.headers.get("Idempotent-Replayed") !== "true") {
-    throw new Error("the second create with the same key was not a replay");
-  }
+  assert.equal(replay.response.headers.get("Idempotent-Replayed"), "true", "not a replay");
   add(
     "createPet replay (same key, same body)",
     replay.statements,
@@ -345,188 +240,171 @@ async function rowsRead(db: D1Database, key: string) {
 }
 
 // ----------------------------------------------------------------------- load
+type Step = { connections: number; rps: number; p50: number; p99: number };
+
 /**
- * Where a ramp saturates, as the report defines it: the knee, and the median rate from the
- * knee on (one noisy step does not move it, as it would a maximum).
+ * Where a ramp saturates: the knee (the first step after which doubling the connections adds
+ * less than 10%) and the median rate from the knee on.
  */
 function saturation(steps: Step[]) {
   const i = steps.findIndex(
     (s, j) => j === steps.length - 1 || (steps[j + 1] as Step).rps < 1.1 * s.rps,
   );
+  const knee = steps[i] as Step;
   return {
-    knee: steps[i] as Step,
+    knee,
     rate: median(steps.slice(i).map((s) => s.rps)),
     best: Math.max(...steps.map((s) => s.rps)),
   };
 }
 
 /** Creates (plain and keyed) and listPets from D1 at each step of RAMP connections. */
-async function load(bundle: string, scratch: string) {
-  const server = { bundle, state: path.join(scratch, "state-load"), pets: ROWS };
-  return withServer(server, async (key, ready) => {
-    log(`server ready: ${f0(ready.pets)} pets`);
+async function load(bundle: string, state: string) {
+  const api = lib.apiWorkerOptions(bundle);
+  const socket = (port: number) => ({ unsafeDirectSockets: [{ host: lib.HOST, port }] });
+  const mf = await lib.serve(state, {
+    workers: [
+      { ...api, name: "api", ...socket(lib.PORTS.api) },
+      { ...api, name: "api-d1", cacheAPI: false, ...socket(lib.PORTS.apiD1) },
+    ],
+  });
+  try {
+    const db = await mf.getD1Database("DB", "api");
+    await lib.addPets(db, ROWS);
+    const { key } = await lib.newKey(db);
+    log(`server ready: ${f0(ROWS)} pets`);
     const auth = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
-    const created: Check = (body) => assert.ok((JSON.parse(body) as Pet).id, "not created");
-    const fresh: Check = (_, h) =>
-      assert.equal(h.get("Idempotent-Replayed"), null, "a replay: a key was used twice");
     const create = {
-      port: PORTS.api,
-      path: "/v1/pets",
-      method: "POST" as const,
+      ...{ port: lib.PORTS.api, path: "/v1/pets", method: "POST" as const, status: 201 },
       body: JSON.stringify({ name: "Capacity", categoryId: 3, status: "pending" }),
-      status: 201,
-      checks: [created],
-      each: fresh,
+      checks: [(body: string) => assert.ok((JSON.parse(body) as Pet).id, "not created")],
+      each: (_: string, h: Headers) =>
+        assert.equal(h.get("Idempotent-Replayed"), null, "a replay: a key was used twice"),
     };
-    const endpoints: Endpoint[] = [
+    const endpoints: lib.Endpoint[] = [
       { ...create, id: "create", label: "createPet", headers: auth },
       {
-        ...create,
-        id: "create-keyed",
-        label: "createPet with a unique Idempotency-Key",
-        headers: { ...auth, "Idempotency-Key": "capacity-[<id>]" },
-        uniqueIds: true,
+        ...{ ...create, id: "create-keyed", label: "createPet with a unique Idempotency-Key" },
+        ...{ headers: { ...auth, "Idempotency-Key": "capacity-[<id>]" }, uniqueIds: true },
       },
       {
-        id: "list",
-        label: "listPets page 1, from D1 (edge cache off)",
-        port: PORTS.apiD1,
-        path: "/v1/pets",
-        headers: auth,
+        ...{ id: "list", label: "listPets page 1, from D1 (edge cache off)" },
+        ...{ port: lib.PORTS.apiD1, path: "/v1/pets", headers: auth },
         checks: [(body) => assert.equal((JSON.parse(body) as Pet[]).length, 20, "not a page")],
         each: (_, h) => assert.ok(h.get("x-d1-bookmark"), "not read from D1"),
       },
     ];
-    const ramps: Ramp[] = endpoints.map((e) => ({ id: e.id, label: e.label, steps: [] }));
+    const steps = new Map<string, Step[]>(endpoints.map((e) => [e.id, []]));
     for (const e of endpoints) {
-      await sample({ ...e, headers: { ...e.headers, "Idempotency-Key": randomUUID() } });
-      await slice(e, 2, 8); // warm-up
+      await lib.sample({ ...e, headers: { ...e.headers, "Idempotency-Key": randomUUID() } });
+      await lib.slice(e, 2, 8); // warm-up
     }
     for (const connections of RAMP) {
-      // Alternate the order at each step, so drift does not favour one of them.
-      const order = connections % 2 === 0 ? endpoints : [...endpoints].reverse();
-      for (const e of order) {
-        const s = await slice(e, STEP_S, connections);
+      // The order alternates at each step, so drift does not favour one of them.
+      for (const e of connections % 2 === 0 ? endpoints : endpoints.toReversed()) {
+        const s = await lib.slice(e, STEP_S, connections);
         const sorted = s.latenciesMs.toSorted((a, b) => a - b);
-        const step = {
-          connections,
-          rps: s.rps,
-          p50: quantileSorted(sorted, 0.5),
-          p99: quantileSorted(sorted, 0.99),
-        };
-        ramps.find((r) => r.id === e.id)?.steps.push(step);
+        const [p50, p99] = [quantileSorted(sorted, 0.5), quantileSorted(sorted, 0.99)];
+        steps.get(e.id)?.push({ connections, rps: s.rps, p50, p99 });
         log(
-          `${e.label}, ${connections} connections: ${f0(step.rps)} req/s, p50 ${ms(step.p50)} ms, p99 ${ms(step.p99)} ms`,
+          `${e.label}, ${connections} connections: ${f0(s.rps)} req/s, p50 ${ms(p50)} ms, p99 ${ms(p99)} ms`,
         );
       }
     }
-    return ramps;
-  });
+    return endpoints.map((e) => steps.get(e.id) as Step[]);
+  } finally {
+    await mf.dispose();
+  }
 }
-type Step = { connections: number; rps: number; p50: number; p99: number };
-type Ramp = { id: string; label: string; steps: Step[] };
 
 // ---------------------------------------------------------------------- report
-async function measure() {
-  const { facts, scratch, bundle } = await begin("capacity");
-  const stateDir = path.join(scratch, "state-storage");
-  const { storage: measured, operations } = await storageAndRowsRead(stateDir, bundle.file);
-  log("load: creates and reads at 1..32 connections");
-  const ramps = await load(bundle.file, scratch);
-  const storage = { ...measured, ...dbstat(stateDir) };
-  rmSync(scratch, { recursive: true, force: true });
-  return { machine: facts, storage, operations, ramps, seconds: seconds() };
-}
+const { facts, scratch } = await lib.begin("capacity", Object.values(lib.PORTS));
+log("building the worker (wrangler deploy --dry-run)");
+const bundle = lib.buildBundle(path.join(scratch, "build")).file;
+const probe = lib.buildBundle(path.join(scratch, "probe"), "bench/edge-worker.ts").file;
+const storageState = path.join(scratch, "state-storage");
+const { storage: measured, operations } = await storageAndRowsRead(storageState, probe);
+const s = { ...measured, ...dbstat(storageState) };
+log("load: creates and reads at 1..32 connections");
+const [plain = [], keyed = [], list = []] = await load(bundle, path.join(scratch, "state-load"));
+rmSync(scratch, { recursive: true, force: true });
 
-function markdown(r: Awaited<ReturnType<typeof measure>>): string {
-  const m = r.machine;
-  const s = r.storage;
-  const [plain, keyed, list] = r.ramps as [Ramp, Ramp, Ramp];
-  const [p, k, l] = [saturation(plain.steps), saturation(keyed.steps), saturation(list.steps)];
-  // Planning arithmetic from the figures above and D1's published 10 GB.
-  const perCreate = s.shortPetBytes + s.recordBytes;
-  const recordsLive = (rate: number) => rate * 25 * 3600; // kept 24 h, purged hourly
-  const statementsOf = (name: string) =>
-    r.operations.find((o) => o.name === name)?.statements ?? Number.NaN;
-  const plainStatements = statementsOf("createPet");
-  const keyedStatements = statementsOf("createPet with a new Idempotency-Key");
-  const lines = [
-    `Measured ${m.date} by \`npm run bench:capacity\` (bench/capacity.ts) in ${Math.round(r.seconds)} s: ${m.cpus} CPUs (${m.cpuModel}), load average before the run ${m.loadAverage}; Node ${m.node}, miniflare ${m.miniflare}, workerd ${m.workerd}. Server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOADGEN_CPU}: ${canPin ? "yes" : "NO"}. Local figures: one workerd thread runs the worker, the D1 emulation and the rate limiter's Durable Object; they are this machine's, not production's.`,
-    "",
-    "### Creates per second on one local D1 (the built bundle in workerd)",
-    "",
-    `${STEP_S} s of closed-loop load per step, connections doubled per step, every answer checked (201, and no \`Idempotent-Replayed\`: every key was new). listPets page 1 read from D1 (the API with the edge cache off) for comparison.`,
-    "",
+const [p, k, l] = [saturation(plain), saturation(keyed), saturation(list)];
+const perCreate = s.shortPetBytes + s.recordBytes;
+const statementsOf = (name: string) =>
+  operations.find((o) => o.name === name)?.statements ?? Number.NaN;
+const [plainStatements, keyedStatements] = [
+  statementsOf("createPet"),
+  statementsOf("createPet with a new Idempotency-Key"),
+];
+const cells = (x: Step | undefined) =>
+  x ? `${f0(x.rps)} | ${ms(x.p50)} | ${ms(x.p99)}` : "- | - | -";
+const section = [
+  `Measured ${facts.date} by \`npm run bench:capacity\` (bench/capacity.ts) in ${Math.round(lib.seconds())} s: ${facts.line}. workerd pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO"}. Local figures: one workerd thread runs the worker, the D1 emulation and the rate limiter's Durable Object; they are this machine's, not production's.`,
+  "",
+  "### Creates per second on one local D1 (the built bundle in workerd)",
+  "",
+  `${STEP_S} s of closed-loop load per step, connections doubled per step, every answer checked (201, and no \`Idempotent-Replayed\`: every key was new). listPets page 1 read from D1 (the API with the edge cache off) for comparison.`,
+  "",
+  lib.table(
     "| connections | createPet req/s | p50 ms | p99 ms | with Idempotency-Key req/s | p50 ms | p99 ms | listPets from D1 req/s | p50 ms | p99 ms |",
-    "|---|---|---|---|---|---|---|---|---|---|",
-    ...RAMP.map((c, i) => {
-      const cell = (x: Ramp) => {
-        const step = x.steps[i];
-        return step ? `${f0(step.rps)} | ${ms(step.p50)} | ${ms(step.p99)}` : "- | - | -";
-      };
-      return `| ${c} | ${cell(plain)} | ${cell(keyed)} | ${cell(list)} |`;
-    }),
-    "",
-    `- **Saturation** (the knee: the first step after which doubling the connections adds less than 10%; the rate: the median of the steps from the knee on): createPet about ${f0(p.rate)} creates/s from ${p.knee.connections} connection(s) on (p99 there ${ms(p.knee.p99)} ms; best single step ${f0(p.best)}); with Idempotency-Key about ${f0(k.rate)} creates/s from ${k.knee.connections} (p99 ${ms(k.knee.p99)} ms; best step ${f0(k.best)}), ${f0((1 - k.rate / p.rate) * 100)}% fewer; listPets from D1 about ${f0(l.rate)} req/s from ${l.knee.connections}. Past the knee more connections only queue: latency grows with the connection count (Little's law) while throughput stays flat, within this machine's step-to-step noise.`,
-    "",
-    "### Bytes on disk",
-    "",
-    `D1's own database size (\`meta.size_after\`: SQLite page count x page size, ${s.pageSize}-byte pages) before and after inserting ${f0(ROWS)} rows of each kind into a fresh local D1 holding the migrations (${f0(s.emptyBytes)} bytes empty).`,
-    "",
-    "| rows | bytes per row |",
-    "|---|---|",
+    RAMP.map((c, i) => `| ${c} | ${cells(plain[i])} | ${cells(keyed[i])} | ${cells(list[i])} |`),
+  ),
+  "",
+  `- **Saturation** (the knee: the first step after which doubling the connections adds less than 10%; the rate: the median of the steps from the knee on): createPet about ${f0(p.rate)} creates/s from ${p.knee.connections} connection(s) on (p99 there ${ms(p.knee.p99)} ms; best single step ${f0(p.best)}); with Idempotency-Key about ${f0(k.rate)} creates/s from ${k.knee.connections} (p99 ${ms(k.knee.p99)} ms; best step ${f0(k.best)}), ${f0((1 - k.rate / p.rate) * 100)}% fewer; listPets from D1 about ${f0(l.rate)} req/s from ${l.knee.connections}. Past the knee more connections only queue: latency grows with the connection count (Little's law) while throughput stays flat, within this machine's step-to-step noise.`,
+  "",
+  "### Bytes on disk",
+  "",
+  `D1's own database size (\`meta.size_after\`: SQLite page count x page size, ${s.pageSize}-byte pages) before and after inserting ${f0(ROWS)} rows of each kind into a fresh local D1 holding the migrations (${f0(s.emptyBytes)} bytes empty).`,
+  "",
+  lib.table("| rows | bytes per row |", [
     `| pet, short name (\`pet-<id>\`, 8-10 characters), with its (status, id) index entry | ${f1(s.shortPetBytes)} |`,
     `| pet, 100-character name (the maximum), with its index entry | ${f1(s.longPetBytes)} |`,
     `| idempotency record (SHA-256 of the key and of the body, the pet's id, the time), with its created_at index entry | ${f1(s.recordBytes)} |`,
-    "",
-    `Record shape (average bytes of key hash / fingerprint / digits of the pet id): the API's own record ${s.recordShape.real}; the generated ones ${s.recordShape.generated}. Where the bytes are (SQLite's dbstat, after all inserts: ${f0(2 * ROWS)} pets of both kinds, ${f0(ROWS)} records): ${s.objects.map((o) => `${o.name} ${f0(o.bytes)} bytes (${f0(o.unusedPct)}% unused)`).join("; ")}.`,
-    "",
-    "### Rows read per request (D1's meta.rows_read, every statement of the request)",
-    "",
-    `The real app (src/app.ts, run in Node) over the same local D1 with ${f0(ROWS)} pets; the edge cache is an in-memory Cache API where a row says hit. Rows written count too (D1 bills both).`,
-    "",
+  ]),
+  "",
+  `Record shape (average bytes of key hash / fingerprint / digits of the pet id): the API's own record ${s.recordShape.real}; the generated ones ${s.recordShape.generated}. Where the bytes are (SQLite's dbstat, after all inserts: ${f0(2 * ROWS)} pets of both kinds, ${f0(ROWS)} records): ${s.objects.map((o) => `${o.name} ${f0(o.bytes)} bytes (${f0(o.unusedPct)}% unused)`).join("; ")}.`,
+  "",
+  "### Rows read per request (D1's meta.rows_read, every statement of the request)",
+  "",
+  `The app as it deploys (bench/edge-worker.ts: its D1 calls recorded, no delay) in workerd over the same local D1 with ${f0(ROWS)} pets, with the local Cache API where a row says hit and without it elsewhere. Rows written count too (D1 bills both).`,
+  "",
+  lib.table(
     "| operation | statements | rows read | rows written | note |",
-    "|---|---|---|---|---|",
-    ...r.operations.map(
+    operations.map(
       (o) => `| ${o.name} | ${o.statements} | ${o.rowsRead} | ${o.rowsWritten} | ${o.detail} |`,
     ),
-    "",
-    "### What one database holds (arithmetic on the figures above and D1's published limits)",
-    "",
-    "D1 publishes a 10 GB maximum per database and that a database runs one query at a time, so its throughput is about 1 / query duration (1 ms a query: about 1,000 queries a second). Statements per create come from the rows-read table; the write duration of production D1 is not published, so the 1 ms is the published rule of thumb, not a measurement.",
-    "",
-    "| | figure |",
-    "|---|---|",
+  ),
+  "",
+  "### What one database holds (arithmetic on the figures above and D1's published limits)",
+  "",
+  "D1 publishes a 10 GB maximum per database and that a database runs one query at a time, so its throughput is about 1 / query duration (1 ms a query: about 1,000 queries a second). Statements per create come from the rows-read table; the write duration of production D1 is not published, so the 1 ms is the published rule of thumb, not a measurement.",
+  "",
+  lib.table("| | figure |", [
     `| pets in 10 GB (short names, no idempotency records) | ${f0(D1_MAX_BYTES / s.shortPetBytes)} |`,
     `| pets in 10 GB (100-character names) | ${f0(D1_MAX_BYTES / s.longPetBytes)} |`,
     `| bytes a keyed create adds (pet + record; the record goes after 24 h) | ${f1(perCreate)} |`,
     `| statements per create: plain / with Idempotency-Key | ${plainStatements} / ${keyedStatements} |`,
     `| one database's create ceiling at 1 ms a statement: plain / with Idempotency-Key | ${f0(1000 / plainStatements)} / ${f0(1000 / keyedStatements)} creates/s |`,
-    "",
-    `Load multiples of the measured keyed create rate (${f0(k.rate)}/s, its saturation rate above), sustained; pets are never deleted, idempotency records live 24 h (plus up to an hour until the hourly purge):`,
-    "",
+  ]),
+  "",
+  `Load multiples of the measured keyed create rate (${f0(k.rate)}/s, its saturation rate above), sustained; pets are never deleted, idempotency records live 24 h (plus up to an hour until the hourly purge):`,
+  "",
+  lib.table(
     "| load | keyed creates/s | primary busy at 1 ms a statement (writer databases needed) | idempotency records alive | one database full after | 10 GB databases filled a year | account's 250 GB full after |",
-    "|---|---|---|---|---|---|---|",
-    ...[1, 10, 100, 1000].map((multiple) => {
+    [1, 10, 100, 1000].map((multiple) => {
       const rate = multiple * k.rate;
       const busy = (rate * keyedStatements) / 1000;
-      const records = recordsLive(rate);
+      const records = rate * 25 * 3600; // kept 24 h, purged hourly
       const recordBytes = records * s.recordBytes;
       const petBytesPerDay = rate * 86400 * s.shortPetBytes;
-      const oneDb =
-        recordBytes >= D1_MAX_BYTES
-          ? "never fits: the records alone exceed 10 GB"
-          : `${f1((D1_MAX_BYTES - recordBytes) / petBytesPerDay)} days`;
+      const fullAfter = (limit: number, what: string) =>
+        recordBytes >= limit
+          ? `never fits: the records alone exceed ${what}`
+          : `${f1((limit - recordBytes) / petBytesPerDay)} days`;
       const perYear = (petBytesPerDay * 365 + recordBytes) / D1_MAX_BYTES;
-      const account =
-        recordBytes >= ACCOUNT_BYTES
-          ? "never fits: the records alone exceed 250 GB"
-          : `${f1((ACCOUNT_BYTES - recordBytes) / petBytesPerDay)} days`;
-      return `| ${multiple}x | ${f0(rate)} | ${f0(busy * 100)}% (${Math.ceil(busy)}) | ${f0(records)} (${f1(recordBytes / 1e9)} GB) | ${oneDb} | ${f0(perYear)} | ${account} |`;
+      return `| ${multiple}x | ${f0(rate)} | ${f0(busy * 100)}% (${Math.ceil(busy)}) | ${f0(records)} (${f1(recordBytes / 1e9)} GB) | ${fullAfter(D1_MAX_BYTES, "10 GB")} | ${f0(perYear)} | ${fullAfter(ACCOUNT_BYTES, "250 GB")} |`;
     }),
-  ];
-  return lines.join("\n");
-}
-
-const section = markdown(await measure());
-writeMeasured("docs/scaling.md", section);
+  ),
+].join("\n");
+lib.writeMeasured("docs/scaling.md", section);

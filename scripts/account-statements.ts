@@ -1,7 +1,5 @@
-// The SQL that `npm run accounts` sends about developer platform accounts, through
-// scripts/d1.ts as `npm run keys` does: values are written as SQL literals (sqlString of
-// key-statements.ts), so ids are checked before they get here. Free of Node APIs: the
-// tests run these very statements in workerd (test/accounts.test.ts).
+// The SQL that `npm run accounts` sends (scripts/d1.ts), values as SQL literals (sqlString of
+// key-statements.ts); Node-free: the tests run these very statements in workerd.
 import { isoTime } from "../src/clock.ts";
 import { sqlString } from "./key-statements.ts";
 

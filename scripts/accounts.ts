@@ -1,8 +1,6 @@
-// npm run accounts -- list|disable|enable ... [--env staging|production | --persist-to DIR]
-// The developer platform's accounts, for the operator: the same database and paths as
-// `npm run keys` (scripts/d1.ts: the local database through a running `npm run dev`, a
-// remote one through wrangler). Each command is one batch. Wrong input: one line, the
-// usage, exit code 2. The grammar is scripts/account-cli.ts; docs/platform.md, "The operator".
+// npm run accounts -- list|disable|enable ... [--env staging|production | --persist-to DIR]:
+// the platform's accounts, through the same database paths as `npm run keys` (scripts/d1.ts).
+// Grammar: scripts/account-cli.ts; docs/platform.md, "The operator".
 import { AUTH_CACHE_TTL_MS, AUTH_UNKNOWN_TTL_MS } from "../src/config.ts";
 import { formatAccountTable, parseAccountArgs, USAGE } from "./account-cli.ts";
 import {

@@ -1,17 +1,6 @@
-// npm run client:outside: the client package as a project outside this repository meets it.
-// 1. Builds and packs packages/client; checks what the tarball holds and its metadata,
-//    and prints its size and its runtime JavaScript's (gzip).
-// 2. Installs the tarball, the newest typescript and the oldest the package supports into
-//    a project in a temporary folder, with the machine's npm; no server package may come.
-// 3. test/outside/consumer.ts compiled by both TypeScripts under node10 (the oldest only:
-//    7 has no node10), node16 from CommonJS and from ES modules, and bundler; then run as
-//    CommonJS and as an ES module on Node 20 and on Node 24.
-// 4. test/outside/program.ts, --strict, run on Node 20 and 24 against a real `npm run dev`,
-//    directly and through test/outside/fault-proxy.ts: it prints the fault table.
-// 5. Generates types from the served document with openapi-typescript and
-//    @hey-api/openapi-ts, as integrators do; fails on any warning they print and on a
-//    --strict error in a two-line create with each.
-// CLIENT_OUTSIDE_PORT (default 8796) is the dev server's port.
+// npm run client:outside: the client's tarball in a project outside the repository (its files,
+// size, types under TypeScript 5.4 and the newest, Node 20 and 24), its program against `npm
+// run dev` and a fault proxy, and two generators on the served document. CLIENT_OUTSIDE_PORT.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import {

@@ -1,12 +1,6 @@
-// npm run contract [-- --port N]: the API tested from outside by tools nobody here wrote.
-// Portman turns the served document (src/openapi/openapi.json) and its committed config
-// (test/contract/portman-config.json: contract tests on every operation, variations for
-// the documented error answers) into a Postman collection, and Newman runs it against
-// `npm run dev` on 127.0.0.1 with a fresh local D1 in a temporary directory, so every
-// run starts from the same database (local-dev-key and the demo pets). Newman's table
-// gives the counts; the exit code is Portman's (non-zero on any failed assertion). The
-// collection it ran is left in dist/contract/collection.json, to import into Postman or
-// rerun with `npx newman run`.
+// npm run contract [-- --port N]: Portman turns the served document and
+// test/contract/portman-config.json into a collection that Newman runs against `npm run dev`
+// on a fresh local D1; the collection stays in dist/contract/collection.json.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,13 +1,6 @@
-// Runs SQL statements on the project's D1 as one batch (one transaction) and answers
-// each statement's rows, for `npm run keys` and `npm run dev`:
-// - a named environment's remote database: `wrangler d1 execute --remote`;
-// - the local database while an `npm run dev` serves it: through that server's Local
-//   Explorer API (/cdn-cgi/explorer/api, wrangler dev's local copy of Cloudflare's D1
-//   REST API), so the batch runs in the server's own workerd. A second process on the
-//   same SQLite file (what `wrangler d1 execute --local` starts) takes locks the server's
-//   workerd does not wait for: a query of the server that meets one fails with
-//   SQLITE_BUSY (a 500), and the other way round;
-// - the local database otherwise: `wrangler d1 execute --local`, one process.
+// Runs SQL statements on the project's D1 as one batch and answers each one's rows: remotely
+// with `wrangler d1 execute`, locally through a running `npm run dev`'s Local Explorer API
+// (docs/design.md, "npm run dev": why not a second process) or `wrangler d1 execute --local`.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod/mini";

@@ -1,7 +1,5 @@
-// When `npm run deploy:production` may go on, decided without Node APIs so
-// test/deploy-confirm.test.ts runs this very logic in workerd: a person types the
-// environment's name; `--yes` skips the question; without a terminal to ask on and
-// without `--yes` it refuses rather than deploy unattended by accident.
+// When `npm run deploy:production` may go on (Node-free: tested in workerd): a person types the
+// environment's name, `--yes` skips it, and without a terminal and `--yes` it refuses.
 
 export const ENVIRONMENT = "production";
 

@@ -1,10 +1,6 @@
-// npm run deploy:production [-- --yes]
-// By hand: production's remote D1 migrations (once, for all workers), then `wrangler
-// deploy --env production` of the MCP worker (first: the API's MCP binding needs it), the
-// API and the developer platform (all traffic at once), after a person types "production"
-// (scripts/deploy-confirm.ts).
-// Without a terminal and without --yes it refuses (exit 2). CI never runs this: the
-// release workflow rolls production out gradually (docs/release.md).
+// npm run deploy:production [-- --yes]: by hand, after a person types "production": remote
+// migrations, then `wrangler deploy --env production` of the MCP worker, the API and the
+// platform. CI never runs it: the release workflow rolls out gradually (docs/release.md).
 import { createInterface } from "node:readline/promises";
 import { confirmed, decide, USAGE, UsageError } from "./deploy-confirm.ts";
 import { runWranglerForeground, wrangler } from "./wrangler.ts";

@@ -1,14 +1,6 @@
-// npm run dev [-- <wrangler dev flags>] [--platform-port N]
-// 1. applies migrations/ to the local D1 (the one --persist-to names, if given),
-// 2. seeds the local-only key `local-dev-key` and, into a database without pets, a few
-//    demo pets (LOCAL database only, never remote),
-// 3. serves the API, its MCP server and the developer platform (docs/design.md,
-//    "npm run dev"): ONE `wrangler dev` runs the API (its flags as given) with the platform
-//    and the MCP worker as auxiliary workers in the same workerd, so all use one local D1
-//    and the API's MCP binding finds its worker; a second `wrangler dev` runs
-//    platform/dev/, a door on the platform's port that hands every request to it,
-// 4. prints both addresses once both answer, and notes the API's address beside the
-//    database so that `npm run keys` and `npm run accounts` go through it (scripts/d1.ts).
+// npm run dev [-- <wrangler dev flags>] [--platform-port N]: migrates and seeds the local D1,
+// then one `wrangler dev` serves the API with the platform and MCP workers, a second the
+// platform's door (docs/design.md, "npm run dev"); `npm run keys` finds it (scripts/d1.ts).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";

@@ -1,16 +1,6 @@
-// npm run docs:assets
-// Writes the worker's static files into dist/assets, the [assets] directory of
-// wrangler.toml, at the URL paths they are served from:
-//   - the OpenAPI document, GET /v1/openapi.json: src/openapi/openapi.json as the worker
-//     served it when it was bundled (compact JSON);
-//   - the reference page's files (GET /v1/docs), at the paths src/operations/docs.ts
-//     names: @scalar/api-reference's standalone browser build (the pinned
-//     devDependency), under a name that carries its version (cached for a year), and
-//     the page's own init script, src/openapi/docs-init.js.
-// Nothing of it is committed (dist/ is git-ignored) and none of it enters the worker
-// script. wrangler.toml's [build] runs it before dev, deploy (dry runs too) and versions
-// upload, and npm's pretest hook before the tests, so each works on a fresh clone.
-// Quiet unless it fails.
+// npm run docs:assets: the document and the reference page's files (Scalar's browser build
+// under a versioned name, src/openapi/docs-init.js) into dist/assets at the paths they are
+// served from; wrangler.toml's [build] and npm's pretest run it. Quiet unless it fails.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,8 +1,6 @@
 // What a person types after `npm run keys --`, read with the operator commands' grammar
-// (scripts/operator-cli.ts; test/node/keys-cli.test.ts runs this very parser). Wrong input
-// becomes one UsageError line; scripts/keys.ts prints it with the usage and exits 2. A new
-// command is one entry in COMMANDS and one case in parseKeyArgs; a new column of `list`,
-// one entry in COLUMNS.
+// (scripts/operator-cli.ts): a command is one entry in COMMANDS and one case in parseKeyArgs,
+// a column of `list` one entry in COLUMNS.
 import { tagSecrets } from "../src/auth/keys.ts";
 import { parseKeyId } from "../src/db/listed-keys.ts";
 import type { Scope } from "../src/scopes.ts";

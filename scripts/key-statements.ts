@@ -1,7 +1,6 @@
-// The SQL that `npm run keys` and `npm run dev` send (scripts/d1.ts: through `wrangler d1
-// execute --command`, which cannot bind parameters): values are written as SQL literals
-// here, and only here. Free of Node APIs, so the tests run these very statements in
-// workerd (test/keys.test.ts, test/dev-seed.test.ts) against the D1 built from migrations/.
+// The SQL that `npm run keys` and `npm run dev` send through `wrangler d1 execute --command`,
+// which binds no parameters: values become SQL literals here, and only here. Node-free, so the
+// tests run these very statements in workerd (test/keys.test.ts, test/dev-seed.test.ts).
 import { KEY_COLUMNS, type ListedKey, ROTATION_ROOT, toListedKey } from "../src/db/listed-keys.ts";
 import type { Scope } from "../src/scopes.ts";
 import { formatScopes, SCOPES } from "../src/scopes.ts";

@@ -1,9 +1,6 @@
-// npm run keys -- create|list|rotate|revoke ... [--env staging|production]
-// Without --env the local database (the one `npm run dev` uses) is changed, through the
-// running `npm run dev` when one serves it (scripts/d1.ts). Each command is one batch.
-// Keys are stored only as SHA-256 hashes; `create` and `rotate` print the new key
-// once, alone on the last line of standard output. Wrong input: one line, the usage,
-// exit code 2. See scripts/key-cli.ts for the grammar and docs/keys.md, "Managing keys".
+// npm run keys -- create|list|rotate|revoke ... [--env staging|production]: one batch per
+// command, local through a running `npm run dev` (scripts/d1.ts); a new key is printed once,
+// alone on the last line. Grammar: scripts/key-cli.ts; docs/keys.md, "Managing keys".
 import { displayPrefix, hashApiKey, issueApiKey } from "../src/auth/keys.ts";
 import { AUTH_CACHE_TTL_MS } from "../src/config.ts";
 import { type ListedKey, toListedKey } from "../src/db/listed-keys.ts";

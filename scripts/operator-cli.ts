@@ -1,8 +1,6 @@
-// The grammar the operator's commands share (`npm run keys`, `npm run accounts`): a
-// command word, then options and other words, read with node:util's parseArgs and checked
-// against what the command takes; `--env` or `--persist-to` name the database
-// (scripts/d1.ts). Wrong input becomes one UsageError line, which the CLI prints with its
-// usage before exiting 2 (commandLineOrExit).
+// The grammar of the operator's commands (`npm run keys`, `npm run accounts`): a command word,
+// then options and words read with node:util's parseArgs and checked against the command;
+// `--env` or `--persist-to` name the database. Wrong input: one UsageError line, exit 2.
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import type { D1Target } from "./d1.ts";
 

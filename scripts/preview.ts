@@ -1,18 +1,6 @@
-// npm run preview [-- NAME] [--dry-run]
-// Uploads the current code as new versions of the STAGING workers, the API and the
-// developer platform, without deploying them, each reachable at its own preview URL
-// under the alias NAME (default: the current git branch): `wrangler versions upload
-// --env staging --preview-alias NAME` of each. A preview version runs with staging's
-// bindings (staging D1, staging rate limits): there is deliberately no way to preview
-// against production.
-// The platform accepts changes only from its own origin, and its passkeys are bound to
-// its host, so its preview is given its own preview URL as PLATFORM_ORIGIN (and the API
-// preview's as API_ORIGIN; the API preview's "Get a key" leads to it). Those URLs are
-// <NAME>-<worker>.<subdomain>.workers.dev: the account's workers.dev subdomain comes from
-// WORKERS_DEV_SUBDOMAIN; without it, only the API is previewed. docs/release.md.
-// The MCP worker is not previewed: a service binding reaches the worker's deployed version
-// only, so a preview of the API answers /mcp with staging's MCP worker (docs/release.md).
-// --dry-run bundles and checks all three without an account (CI runs it).
+// npm run preview [-- NAME] [--dry-run]: uploads the API and the platform as staging versions
+// under the preview alias NAME (the git branch by default), each given the other's preview URL
+// (WORKERS_DEV_SUBDOMAIN); never production, nor the MCP worker (docs/release.md).
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";

@@ -1,11 +1,6 @@
-// The release workflows' glue: reads on standard input what a wrangler command wrote for
-// programs and prints `name=value` lines for $GITHUB_OUTPUT (scripts/wrangler-output.ts):
-//   ... deployments status --env E --json | npm run -s rollout -- serving [--allow-none]
-//   npm run -s rollout -- uploaded < <the WRANGLER_OUTPUT_FILE_PATH of versions upload>
-//       (version-id=<id>, and preview-url=<url> when the version has one)
-//   ... d1 time-travel info DB --env E --json | npm run -s rollout -- bookmark   (bookmark=<b>)
-// --allow-none: an environment that has never been deployed (no deployment in the
-// input) prints `version-id=` and a warning instead of failing: nothing to roll back to.
+// npm run -s rollout -- serving [--allow-none] | uploaded | bookmark: reads what a wrangler
+// command wrote for programs on standard input and prints `name=value` lines for
+// $GITHUB_OUTPUT (scripts/wrangler-output.ts; docs/release.md).
 import { text } from "node:stream/consumers";
 import { parseArgs } from "node:util";
 import {

