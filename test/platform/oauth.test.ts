@@ -179,8 +179,10 @@ describe("a registered client's way to a key", () => {
       audience: "/mcp",
     });
     // Listed with the account's keys under the client's name.
-    const listed = await (await send("/api/keys", { session })).json<Array<{ label: string }>>();
-    expect(listed.map((k) => k.label)).toEqual(["Claude"]);
+    const listed = await (await send("/api/keys", { session })).json<
+      Array<{ label: string; audience: string | null }>
+    >();
+    expect(listed.map((k) => [k.label, k.audience])).toEqual([["Claude", "/mcp"]]);
   });
 
   it("Deny sends the client back with access_denied, state and iss, and grants nothing", async () => {

@@ -201,14 +201,3 @@ export async function purgeGrants(db: Queryable, now: number): Promise<void> {
     db.prepare("DELETE FROM oauth_grants WHERE expires_at < ?1 - 86400").bind(now).run(),
   );
 }
-
-/** The ids of the account's keys that were granted to MCP clients (audience /mcp). */
-export async function mcpKeyIds(db: Queryable, accountId: string): Promise<Set<number>> {
-  const { results } = await d1(() =>
-    db
-      .prepare("SELECT id FROM api_keys WHERE account_id = ?1 AND audience = '/mcp'")
-      .bind(accountId)
-      .all<{ id: number }>(),
-  );
-  return new Set(results.map((row) => row.id));
-}
