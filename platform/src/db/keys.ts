@@ -97,13 +97,13 @@ export async function createAccountKey(
 }
 
 /** Which of an account's keys a list shows: active ones, ended ones (revoked or expired), all. */
-export type KeyFilter = "active" | "ended" | "all";
+type KeyFilter = "active" | "ended" | "all";
 const FILTERS: Record<KeyFilter, string> = { active: LIVE, ended: `NOT (${LIVE})`, all: "1" };
 
 /** Where a page of keys starts: below a key id (older keys), above one (newer), or the newest. */
 export type KeysCursor = { before: number } | { after: number } | undefined;
 
-export interface KeysPageQuery {
+interface KeysPageQuery {
   cursor: KeysCursor;
   limit: number;
   /** Default "all". */
@@ -131,7 +131,7 @@ function keysPageStatement(db: Queryable, accountId: string, query: KeysPageQuer
 }
 
 /** A listed key and, when a rotation replaced it, its successor's prefix. */
-export type PagedKey = ListedKey & { successorPrefix: string | null };
+type PagedKey = ListedKey & { successorPrefix: string | null };
 
 /** The page's keys newest first, and whether more follow on the cursor's side. */
 function keysOfPage(rows: Array<Record<string, unknown>>, query: KeysPageQuery) {
@@ -156,7 +156,7 @@ export async function pageAccountKeys(
   return { keys: keys.map(({ successorPrefix: _, ...key }) => key), more };
 }
 
-export interface KeysPage {
+interface KeysPage {
   keys: PagedKey[];
   /** Whether the filter has keys older than the last shown, and newer than the first. */
   older: boolean;
