@@ -67,7 +67,8 @@ export function revokeKeyStatement(id: number, now: number): string {
  * 1. a new key with the old key's label, scopes, audience and owner (its account, or its
  *    rotation chain: docs/keys.md), only if the old one is active
  *    (not revoked, not expired); answers the new row, or none;
- * 2. the old key then expires `graceSeconds` after `now` (or keeps an earlier expiry),
+ * 2. the old key then expires `graceSeconds` after `now` (or keeps an earlier expiry) and
+ *    names the new key as its successor (`replaced_by`, as the platform's rotation does),
  *    only if step 1 stored the new key; answers the old row.
  * The new key expires as `expiresAt` / `expiresInSeconds` say (neither: never).
  */
@@ -89,7 +90,8 @@ export function rotateKeyStatements(rotation: {
      FROM api_keys
      WHERE id = ${oldId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
      RETURNING ${KEY_COLUMNS}`,
-    `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ${until}), ${until})
+    `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ${until}), ${until}),
+       replaced_by = (SELECT id FROM api_keys WHERE key_hash = ${sqlString(rotation.keyHash)})
      WHERE id = ${oldId} AND EXISTS (SELECT 1 FROM api_keys WHERE key_hash = ${sqlString(rotation.keyHash)})
      RETURNING ${KEY_COLUMNS}`,
   ];

@@ -109,6 +109,11 @@ describe("rotate (the statements of `keys rotate`)", () => {
     expect(expired).toMatchObject([
       { id: old.id, expiresAt: new Date((NOW + DAY) * 1000).toISOString() },
     ]);
+    // The old key names its successor, as the platform's rotation does.
+    const successor = await env.DB.prepare("SELECT replaced_by FROM api_keys WHERE id = ?1")
+      .bind(old.id)
+      .first<{ replaced_by: number | null }>();
+    expect(successor?.replaced_by).toBe(created[0]?.id);
     // During the grace period both keys work; from its end only the new one.
     for (const k of [old.key, key]) expect((await listAt(NOW + 3600, k)).status).toBe(200);
     const late = await listAt(NOW + DAY, old.key);

@@ -43,6 +43,9 @@ export const DISPLAY_NAME_MAX = 64;
 /** A key label's and a passkey name's length in characters, as a pet's name. */
 export const LABEL_MAX = 100;
 
+/** A registered OAuth client is purged this long after registering unless a grant made it a key. */
+export const CLIENT_UNGRANTED_DAYS = 30;
+
 /** Seconds a client over a sign-up or failed sign-in limit is told to wait (the window). */
 export const LIMIT_RETRY_AFTER_SECONDS = 60;
 

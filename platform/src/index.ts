@@ -2,15 +2,24 @@
 
 import { createPlatformApp } from "./app.ts";
 import { purgeExpired } from "./db/accounts.ts";
-import { purgeGrants } from "./oauth/store.ts";
+import { purgeGrants, purgeUngrantedClients } from "./oauth/store.ts";
 
 const app = createPlatformApp();
 
 export default {
   fetch: app.fetch,
-  /** Cron Trigger (wrangler.toml [triggers]): expired challenges, sessions and OAuth grants go. */
+  /**
+   * Cron Trigger (wrangler.toml [triggers]): expired challenges, sessions and OAuth grants go,
+   * and registered OAuth clients that never got a grant.
+   */
   async scheduled(_controller, env, ctx) {
     const now = Math.floor(Date.now() / 1000);
-    ctx.waitUntil(Promise.all([purgeExpired(env.DB, now), purgeGrants(env.DB, now)]));
+    ctx.waitUntil(
+      Promise.all([
+        purgeExpired(env.DB, now),
+        purgeGrants(env.DB, now),
+        purgeUngrantedClients(env.DB, now),
+      ]),
+    );
   },
 } satisfies ExportedHandler<Env>;

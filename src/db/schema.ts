@@ -16,6 +16,7 @@ export const MIGRATIONS = [
   "0009_usage_by_operation.sql",
   "0010_platform_recovery_and_names.sql",
   "0014_oauth_grants.sql",
+  "0015_key_pages_and_client_purge.sql",
 ] as const;
 
 /** Where wrangler's `d1 migrations apply` records each migration it applied. */

@@ -452,7 +452,32 @@ test("rotation lands on the new key; the old one says what replaced it and when 
   await page.goto(`${PLATFORM}/keys?show=ended`);
   await expect(rows).toHaveCount(1);
   await expect(rows.first().locator(".badge")).toHaveText("Revoked");
+  await expect(page.locator("nav.pager")).toHaveCount(0);
   await review(page, testInfo, "keys-ended");
+
+  // Pages of ended keys (50 each) lead to each other by links that keep the filter, without
+  // the script; with two ended keys, the page after the newest has a link back to it.
+  await page.goto(`${PLATFORM}/keys/${freshId}`);
+  page.once("dialog", (dialog) => dialog.accept());
+  await page.getByRole("button", { name: "Revoke key" }).click();
+  await expect(page.locator(".title-row .badge")).toHaveText("Revoked");
+  await page.goto(`${PLATFORM}/keys?show=ended&before=${freshId}`);
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first().getByRole("link", { name: "checkout server" })).toHaveAttribute(
+    "href",
+    `/keys/${old.id}`,
+  );
+  const pager = page.getByRole("navigation", { name: "Pages of ended keys" });
+  await expect(pager.getByRole("link")).toHaveText(["Newer ended keys"]);
+  await review(page, testInfo, "keys-ended-older");
+  await pager.getByRole("link", { name: "Newer ended keys" }).click();
+  await page.waitForURL(`${PLATFORM}/keys?show=ended&after=${old.id}#keys`);
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first().getByRole("link")).toHaveText(["checkout server (new)"]);
+  await expect(pager.getByRole("link")).toHaveText(["Older ended keys"]);
+  // The focus goes on from the list the link named: its first link is the filter's.
+  await page.keyboard.press("Tab");
+  await expect(page.getByRole("link", { name: "Active 0" })).toBeFocused();
   expect(problems).toEqual([]);
 });
 

@@ -1,10 +1,15 @@
 // Helpers of the platform's tests: requests through the platform worker's own fetch (or
 // its app factory with an injected clock), accounts made with the software authenticator.
-import { createExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { PlatformAppOptions } from "../../platform/src/app.ts";
 import { createPlatformApp } from "../../platform/src/app.ts";
+import worker from "../../platform/src/index.ts";
 import type { Forgery } from "./authenticator.ts";
 import { SoftwareAuthenticator } from "./authenticator.ts";
 
@@ -174,4 +179,15 @@ export async function addPasskey(
     json: await authenticator.register(await begun.json()),
     session,
   });
+}
+
+/** Runs the platform's hourly Cron Trigger (platform/wrangler.toml) and waits for its work. */
+export async function runCron(): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(
+    createScheduledController({ scheduledTime: Date.now(), cron: "41 * * * *" }),
+    env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
 }

@@ -15,6 +15,7 @@ interface ListedKey {
   lastUsedAt: string | null;
   revokedAt: string | null;
   replacedBy: number | null;
+  audience: "/mcp" | null;
 }
 type CreatedKey = ListedKey & { key: string; curl: string };
 
@@ -47,6 +48,8 @@ describe("creating a key", () => {
       lastUsedAt: null,
       revokedAt: null,
       replacedBy: null,
+      // Where the API takes it: everywhere (an MCP client's grant says "/mcp").
+      audience: null,
       key: expect.stringMatching(/^psk_[A-Za-z0-9_-]{65}$/),
       curl: `curl -H "Authorization: Bearer ${key.key}" http://localhost:8787/v1/pets`,
     });

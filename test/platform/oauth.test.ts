@@ -5,10 +5,20 @@
 import { env } from "cloudflare:workers";
 import { parse } from "node-html-parser";
 import { describe, expect, it } from "vitest";
+import { CLIENT_UNGRANTED_DAYS } from "../../platform/src/config.ts";
 import { displayPrefix, hashApiKey } from "../../src/auth/keys.ts";
 import { findApiKeyByHash } from "../../src/db/api-keys.ts";
 import { sha256Hex } from "../../src/encoding.ts";
-import { count, expectError, freshAddress, ORIGIN, platformWith, send, signUp } from "./helpers.ts";
+import {
+  count,
+  expectError,
+  freshAddress,
+  ORIGIN,
+  platformWith,
+  runCron,
+  send,
+  signUp,
+} from "./helpers.ts";
 import {
   allow,
   authorizePath,
@@ -179,8 +189,10 @@ describe("a registered client's way to a key", () => {
       audience: "/mcp",
     });
     // Listed with the account's keys under the client's name.
-    const listed = await (await send("/api/keys", { session })).json<Array<{ label: string }>>();
-    expect(listed.map((k) => k.label)).toEqual(["Claude"]);
+    const listed = await (await send("/api/keys", { session })).json<
+      Array<{ label: string; audience: string | null }>
+    >();
+    expect(listed.map((k) => [k.label, k.audience])).toEqual([["Claude", "/mcp"]]);
   });
 
   it("Deny sends the client back with access_denied, state and iss, and grants nothing", async () => {
@@ -231,6 +243,44 @@ describe("a registered client's way to a key", () => {
         /redirect_uri is not one that Claude registered/,
       );
     }
+  });
+});
+
+describe("the purge of registrations", () => {
+  it(`the hourly cron deletes a registered client that got no grant in ${CLIENT_UNGRANTED_DAYS} days; one that did, or is younger, or is being asked for, stays`, async () => {
+    const { session } = await signUp();
+    const granted = await codeFor(session);
+    expect((await redeem(granted)).status).toBe(200);
+    const pending = await register();
+    await openConsent({ client_id: pending, code_challenge: (await pkce()).challenge }, session);
+    const [idle, young] = [await register(), await register()];
+    const now = Math.floor(Date.now() / 1000);
+    const registered = (clientId: string, daysAgo: number) =>
+      env.DB.prepare("UPDATE oauth_clients SET created_at = ?2 WHERE client_id = ?1").bind(
+        clientId,
+        now - daysAgo * 86400,
+      );
+    await env.DB.batch([
+      registered(granted.clientId, CLIENT_UNGRANTED_DAYS + 5),
+      registered(pending, CLIENT_UNGRANTED_DAYS + 1),
+      registered(idle, CLIENT_UNGRANTED_DAYS + 1),
+      registered(young, CLIENT_UNGRANTED_DAYS - 1),
+    ]);
+
+    await runCron();
+
+    const kept = async (clientId: string) =>
+      (await count("oauth_clients", "client_id = ?1", clientId)) === 1;
+    expect(await kept(idle)).toBe(false);
+    expect(await kept(granted.clientId)).toBe(true);
+    expect(await kept(pending)).toBe(true);
+    expect(await kept(young)).toBe(true);
+    // The purged client is unknown: it must register again.
+    const again = await send(
+      authorizePath({ client_id: idle, code_challenge: (await pkce()).challenge }),
+      { session },
+    );
+    await expectRefusedPage(again, /No client is registered with this client_id/);
   });
 });
 

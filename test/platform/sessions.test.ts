@@ -1,20 +1,15 @@
 // Sessions as the contract states them: a __Host- cookie (HttpOnly, Secure,
 // SameSite=Strict, Path=/) holding a 256-bit token stored only hashed; 7 days idle, 30
 // days at most; sign-out, sign-out everywhere; the hourly purge.
-import {
-  createExecutionContext,
-  createScheduledController,
-  waitOnExecutionContext,
-} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../../platform/src/index.ts";
 import { sha256Hex } from "../../src/encoding.ts";
 import {
   count,
   expectError,
   movableClock,
   platformWith,
+  runCron,
   send,
   setSession,
   signIn,
@@ -139,13 +134,7 @@ describe("the hourly purge", () => {
     await session("old", now - DAY, now);
     await session("live", now - DAY, now + DAY);
 
-    const ctx = createExecutionContext();
-    await worker.scheduled(
-      createScheduledController({ scheduledTime: Date.now(), cron: "41 * * * *" }),
-      env,
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
+    await runCron();
 
     const left = await env.DB.prepare(
       "SELECT challenge_hash AS id FROM challenges WHERE challenge_hash LIKE '%-challenge' UNION ALL SELECT token_hash FROM sessions WHERE token_hash IN ('idle', 'old', 'live')",

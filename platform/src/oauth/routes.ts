@@ -410,7 +410,7 @@ export function oauthRoutes(options: OAuthOptions = {}) {
         `The account has ${MAX_ACTIVE_KEYS} active keys; its holder must revoke one first.`,
       );
     }
-    await recordGrantKey(c.env.DB, grant.id, key.id);
+    await recordGrantKey(c.env.DB, grant, key.id, now);
     c.header("Pragma", "no-cache");
     return c.json({
       access_token: issued.key,

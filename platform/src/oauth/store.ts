@@ -5,6 +5,7 @@ import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes, parseScopes } from "../../../src/scopes.ts";
+import { CLIENT_UNGRANTED_DAYS } from "../config.ts";
 
 export async function storeClient(
   db: Queryable,
@@ -188,10 +189,22 @@ export function usedGrant(db: Queryable, codeHash: string) {
   );
 }
 
-/** Records the key a redeemed grant made. */
-export async function recordGrantKey(db: Queryable, id: string, keyId: number): Promise<void> {
+/** Records the key a redeemed grant made, and that its client (if registered) got a grant. */
+export async function recordGrantKey(
+  db: Queryable,
+  grant: { id: string; clientId: string },
+  keyId: number,
+  now: number,
+): Promise<void> {
   await d1(() =>
-    db.prepare("UPDATE oauth_grants SET key_id = ?2 WHERE id = ?1").bind(id, keyId).run(),
+    db.batch([
+      db.prepare("UPDATE oauth_grants SET key_id = ?2 WHERE id = ?1").bind(grant.id, keyId),
+      db
+        .prepare(
+          "UPDATE oauth_clients SET granted_at = ?2 WHERE client_id = ?1 AND granted_at IS NULL",
+        )
+        .bind(grant.clientId, now),
+    ]),
   );
 }
 
@@ -202,13 +215,18 @@ export async function purgeGrants(db: Queryable, now: number): Promise<void> {
   );
 }
 
-/** The ids of the account's keys that were granted to MCP clients (audience /mcp). */
-export async function mcpKeyIds(db: Queryable, accountId: string): Promise<Set<number>> {
-  const { results } = await d1(() =>
+/**
+ * Registered clients that never got a grant go CLIENT_UNGRANTED_DAYS after registering
+ * (none of their grants is still kept, pending or used); one that did stays.
+ */
+export async function purgeUngrantedClients(db: Queryable, now: number): Promise<void> {
+  await d1(() =>
     db
-      .prepare("SELECT id FROM api_keys WHERE account_id = ?1 AND audience = '/mcp'")
-      .bind(accountId)
-      .all<{ id: number }>(),
+      .prepare(
+        `DELETE FROM oauth_clients WHERE granted_at IS NULL AND created_at < ?1
+           AND NOT EXISTS (SELECT 1 FROM oauth_grants AS g WHERE g.client_id = oauth_clients.client_id)`,
+      )
+      .bind(now - CLIENT_UNGRANTED_DAYS * 86400)
+      .run(),
   );
-  return new Set(results.map((row) => row.id));
 }

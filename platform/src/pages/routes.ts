@@ -6,11 +6,10 @@ import { html } from "hono/html";
 import { isoTime } from "../../../src/clock.ts";
 import { parseKeyId } from "../../../src/db/listed-keys.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
-import { MAX_ACTIVE_KEYS, RECOVERY_CODES, UNAVAILABLE_SCOPES } from "../config.ts";
+import { KEYS_PAGE_SIZE, MAX_ACTIVE_KEYS, RECOVERY_CODES, UNAVAILABLE_SCOPES } from "../config.ts";
 import { countRecoveryCodes, listPasskeys, listSessions } from "../db/accounts.ts";
-import type { ListedKey } from "../db/keys.ts";
-import { findAccountKey, isActiveKey, keyUsage, listAccountKeys } from "../db/keys.ts";
-import { mcpKeyIds } from "../oauth/store.ts";
+import type { KeysCursor, ListedKey } from "../db/keys.ts";
+import { findAccountKey, isActiveKey, keysPage, keyUsage } from "../db/keys.ts";
 import { accountJson, passkeyJson, sessionJson } from "../routes/account.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
@@ -204,53 +203,75 @@ pageRoutes.get("/welcome", async (c) => {
   });
 });
 
+/** Where a page of the keys list starts: `before` or `after` a key id; anything else is the newest. */
+function keysCursor(c: C): KeysCursor {
+  const before = parseKeyId(c.req.query("before"));
+  if (before !== undefined) return { before };
+  const after = parseKeyId(c.req.query("after"));
+  return after === undefined ? undefined : { after };
+}
+
 pageRoutes.get("/keys", async (c) => {
   const account = c.var.account;
   if (!account) return toSignIn(c);
-  const keys = await listAccountKeys(c.env.DB, account.id);
-  const mcp = await mcpKeyIds(c.env.DB, account.id);
-  const now = c.var.clock();
-  const activeKeys = keys.filter((k) => isActiveKey(k, now));
-  const ended = keys.length - activeKeys.length;
   const showEnded = c.req.query("show") === "ended";
-  const shown = showEnded ? keys.filter((k) => !isActiveKey(k, now)) : activeKeys;
-  const full = activeKeys.length >= MAX_ACTIVE_KEYS;
-  const byId = new Map(keys.map((k) => [k.id, k]));
-  const rows = shown.map((key) => {
+  const cursor = keysCursor(c);
+  const list = await keysPage(c.env.DB, account.id, {
+    cursor,
+    limit: KEYS_PAGE_SIZE,
+    filter: showEnded ? "ended" : "active",
+    now: nowOf(c),
+  });
+  const now = c.var.clock();
+  const full = list.active >= MAX_ACTIVE_KEYS;
+  const rows = list.keys.map((key) => {
     const state = keyState(key, now);
-    const successor = key.replacedBy === null ? undefined : byId.get(key.replacedBy);
     return html`<tr>
-  <th scope="row" data-label="Key"><a href="/keys/${key.id}">${key.label}</a>${mcp.has(key.id) ? MCP_BADGE : ""}<br><code class="muted">${key.prefix}…</code></th>
+  <th scope="row" data-label="Key"><a href="/keys/${key.id}">${key.label}</a>${key.audience ? MCP_BADGE : ""}<br><code class="muted">${key.prefix}…</code></th>
   <td data-label="Scopes">${scopeList(key)}</td>
   <td data-label="Created">${time(key.createdAt)}</td>
   <td data-label="Last used">${time(key.lastUsedAt)}</td>
-  <td data-label="Status"><span class="badge ${state.tone}">${state.word}</span>${state.when ? html` <span class="when">${state.when}</span>` : ""}${successor ? html`<br><span class="when">by <a href="/keys/${successor.id}">${successor.prefix}…</a></span>` : ""}</td>
+  <td data-label="Status"><span class="badge ${state.tone}">${state.word}</span>${state.when ? html` <span class="when">${state.when}</span>` : ""}${key.replacedBy !== null && key.successorPrefix !== null ? html`<br><span class="when">by <a href="/keys/${key.replacedBy}">${key.successorPrefix}…</a></span>` : ""}</td>
 </tr>`;
   });
+  const which = showEnded ? "ended" : "active";
+  const listUrl = (at: Record<string, number> = {}) => {
+    const query = new URLSearchParams({ ...(showEnded ? { show: "ended" } : {}), ...at });
+    return `/keys${query.size > 0 ? `?${query}` : ""}#keys`;
+  };
   const tab = (ended: boolean, text: string, n: number) =>
     html`<a class="tab" href="/keys${ended ? "?show=ended" : ""}" ${ended === showEnded ? html`aria-current="page"` : ""}>${text} <span class="count">${n}</span></a>`;
+  const first = list.keys[0];
+  const last = list.keys.at(-1);
+  const pager =
+    list.newer || list.older
+      ? html`<nav class="pager" aria-label="Pages of ${which} keys">${list.newer && first ? html`<a href="${listUrl({ after: first.id })}" rel="prev">Newer ${which} keys</a>` : ""}${list.older && last ? html`<a href="${listUrl({ before: last.id })}" rel="next">Older ${which} keys</a>` : ""}</nav>`
+      : "";
+  const total = list.active + list.ended;
   return page(c, {
     title: "API keys",
     account,
     body: html`<div class="page-head">
   <h1 id="keys-heading" tabindex="-1">API keys</h1>
   <div class="head-side">
-    <p id="key-count" class="muted">${activeKeys.length} of ${MAX_ACTIVE_KEYS} active keys</p>
-    ${keys.length > 0 ? html`<a class="button" href="#create">Create a key</a>` : ""}
+    <p id="key-count" class="muted">${list.active} of ${MAX_ACTIVE_KEYS} active keys</p>
+    ${total > 0 ? html`<a class="button" href="#create">Create a key</a>` : ""}
   </div>
 </div>
 ${newKeyPanel(c.env.API_ORIGIN)}
 <section id="keys" aria-labelledby="keys-title">
   <h2 id="keys-title" class="visually-hidden">Your keys</h2>
-  <nav class="tabs" aria-label="Which keys">${tab(false, "Active", activeKeys.length)}${tab(true, "Ended", ended)}</nav>
+  <nav class="tabs" aria-label="Which keys">${tab(false, "Active", list.active)}${tab(true, "Ended", list.ended)}</nav>
   ${
-    shown.length === 0
-      ? html`<p class="muted">${showEnded ? "No ended keys: revoked and expired keys are listed here." : keys.length === 0 ? "No keys yet: create your first one below." : "No active keys: create one below."}</p>`
-      : html`<table class="keys">
+    list.keys.length === 0 && cursor !== undefined
+      ? html`<p class="muted">No ${which} keys here any more: <a href="${listUrl()}">see the newest ones</a>.</p>`
+      : list.keys.length === 0
+        ? html`<p class="muted">${showEnded ? "No ended keys: revoked and expired keys are listed here." : total === 0 ? "No keys yet: create your first one below." : "No active keys: create one below."}</p>`
+        : html`<table class="keys">
   <caption class="visually-hidden">${showEnded ? "Ended keys" : "Active keys"}</caption>
   <thead><tr><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th></tr></thead>
   <tbody>${rows}</tbody>
-</table>`
+</table>${pager}`
   }
 </section>
 <section id="create" class="card" aria-labelledby="create-title">
@@ -320,7 +341,7 @@ ${newKeyPanel(c.env.API_ORIGIN)}
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
     <div><dt>Scopes</dt><dd>${scopeList(key)}</dd></div>
-    ${(await mcpKeyIds(c.env.DB, account.id)).has(key.id) ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${c.env.API_ORIGIN}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
+    ${key.audience ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${c.env.API_ORIGIN}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
     <div><dt>Created</dt><dd>${time(key.createdAt)}</dd></div>
     <div><dt>${key.replacedBy !== null && state.tone !== "off" ? "Stops" : "Expires"}</dt><dd>${time(key.expiresAt)}</dd></div>
     <div><dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd></div>

@@ -21,7 +21,6 @@ import {
 import { PlatformError } from "../errors.ts";
 import { keyChangesLimited } from "../limits.ts";
 import { mcpCurlLine } from "../oauth/clients.ts";
-import { mcpKeyIds } from "../oauth/store.ts";
 import { bodyOf, stateChange } from "../request.ts";
 import { CreateKeyBody, EmptyBody, LabelBody, RotateKeyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
@@ -49,8 +48,8 @@ export function curlLine(apiOrigin: string, key: string, scopes: readonly Scope[
 }
 
 /** What the create and rotate answers add to the listed key: the key itself, once. */
-function withSecret(c: C, listed: ListedKey, key: string, mcp = false) {
-  const curl = mcp
+function withSecret(c: C, listed: ListedKey, key: string) {
+  const curl = listed.audience
     ? mcpCurlLine(c.env.API_ORIGIN, key)
     : curlLine(c.env.API_ORIGIN, key, listed.scopes);
   return { ...listed, key, curl };
@@ -82,9 +81,11 @@ export const keyRoutes = new Hono<PlatformAppEnv>();
 
 keyRoutes.get("/keys", async (c) => {
   const account = signedIn(c);
+  const before = olderThan(c.req.query("before"));
   const { keys, more } = await pageAccountKeys(c.env.DB, account.id, {
-    before: olderThan(c.req.query("before")),
+    cursor: before === undefined ? undefined : { before },
     limit: KEYS_PAGE_SIZE,
+    now: nowOf(c),
   });
   const last = keys.at(-1);
   if (more && last) c.header("Link", `</api/keys?before=${last.id}>; rel="next"`);
@@ -151,11 +152,7 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
         );
   }
   c.header("Location", `/api/keys/${rotated.created.id}`);
-  const mcp = (await mcpKeyIds(c.env.DB, account.id)).has(old.id);
-  return c.json(
-    { ...withSecret(c, rotated.created, issued.key, mcp), previous: rotated.previous },
-    201,
-  );
+  return c.json({ ...withSecret(c, rotated.created, issued.key), previous: rotated.previous }, 201);
 });
 
 keyRoutes.post("/keys/:id/label", stateChange, async (c) => {
