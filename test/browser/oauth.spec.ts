@@ -97,7 +97,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   const cdp = await context.newCDPSession(page);
   await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
     options: {
       protocol: "ctap2",
       transport: "internal",
@@ -265,13 +265,21 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
 
   await test.step("a third client after signing out: two clicks (sign in, Allow)", async () => {
     await page.goto(`${PLATFORM}/keys`);
+    // Until the person signs in, the authenticator answers nothing: the start page's and the
+    // consent page's autofill (conditional mediation) would otherwise sign in by itself.
+    const answers = (enabled: boolean) =>
+      cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled });
+    await answers(false);
     await page.getByRole("button", { name: "Sign out" }).click();
     await expect(page).toHaveURL(`${PLATFORM}/`);
     const third = hand(page);
     const other = new Agent("Third agent", discovery);
     const thirdTransport = await firstContact(other);
     await page.goto(other.authorizationUrl?.href ?? "");
-    await third.click(page.getByRole("button", { name: "Sign in with a passkey" }));
+    const signIn = page.getByRole("button", { name: "Sign in with a passkey" });
+    await expect(signIn).toBeVisible();
+    await answers(true);
+    await third.click(signIn);
     await third.click(page.getByRole("button", { name: "Allow" }));
     await finish(other, thirdTransport);
     if (mcpServed) await firstToolAnswer(other);
