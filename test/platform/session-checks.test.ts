@@ -11,6 +11,7 @@ import {
   platformWith,
   send,
   setSession,
+  signIn,
   signUp,
 } from "./helpers.ts";
 
@@ -68,4 +69,22 @@ it("a session's use is written once 5 minutes have passed since the last one wri
   // 7 days after the last use written, the session ends: the later unwritten one does not count.
   clock.advance(7 * DAY - (TOUCH - 1));
   await expectError(await fetch("/api/account", { session }), 401, "unauthorized");
+});
+
+it("a passkey's sign-up and sign-in start ordinary sessions: only a recovery code's asks for a new passkey", async () => {
+  const recoveryOf = async (token: string) =>
+    (
+      await env.DB.prepare("SELECT recovery FROM sessions WHERE token_hash = ?1")
+        .bind(await sha256Hex(token))
+        .first<{ recovery: number }>()
+    )?.recovery;
+  const { session, authenticator } = await signUp();
+  expect(await recoveryOf(session)).toBe(0);
+  const signedIn = await signIn(authenticator);
+  expect(signedIn.status).toBe(200);
+  const { token } = setSession(signedIn);
+  expect(token).toBeTruthy();
+  expect(await recoveryOf(token as string)).toBe(0);
+  const keys = await send("/keys", { session: token as string });
+  expect([keys.status, keys.headers.get("Location")]).toEqual([200, null]);
 });
