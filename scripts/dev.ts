@@ -78,7 +78,7 @@ export function devOptions(argv: string[]): DevOptions {
  * and every path made absolute, since the file lives in a temporary directory.
  */
 export function platformDevConfig(
-  raw: Record<string, unknown>,
+  raw: object,
   vars: { PLATFORM_ORIGIN: string; API_ORIGIN: string },
 ): Record<string, unknown> {
   const dir = path.dirname(PLATFORM_CONFIG);
@@ -138,10 +138,8 @@ if (import.meta.main) {
   const options = devOptions(process.argv.slice(2));
   const { url, platformUrl, persistTo } = options;
   const local: D1Target = { persistTo };
-  const migrated = wrangler(["d1", "migrations", "apply", BINDING, ...d1Flags(local)], {
-    capture: true,
-    ci: true,
-  });
+  const apply = ["d1", "migrations", "apply", BINDING, ...d1Flags(local)];
+  const migrated = wrangler(apply, { capture: true, ci: true });
   console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
   const seeded = await d1Execute(local, [
     seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
@@ -162,51 +160,23 @@ if (import.meta.main) {
   const { experimental_readRawConfig } = await import("wrangler");
   const { rawConfig } = experimental_readRawConfig({ config: PLATFORM_CONFIG });
   const platformConfig = path.join(run, "platform.wrangler.json");
-  writeFileSync(
-    platformConfig,
-    JSON.stringify(
-      platformDevConfig(rawConfig as Record<string, unknown>, {
-        PLATFORM_ORIGIN: platformUrl,
-        API_ORIGIN: url,
-      }),
-    ),
-  );
+  const vars = { PLATFORM_ORIGIN: platformUrl, API_ORIGIN: url };
+  writeFileSync(platformConfig, JSON.stringify(platformDevConfig(rawConfig, vars)));
   const env = { ...wranglerEnv, WRANGLER_REGISTRY_PATH: path.join(run, "registry") };
   const doorInspector = options.doorInspectorPort ?? (await freePort());
+  const configs = [path.join(ROOT, "wrangler.toml"), platformConfig, MCP_CONFIG];
+  const api = [
+    "dev",
+    ...configs.flatMap((c) => ["-c", c]),
+    "--var",
+    `PLATFORM_ORIGIN:${platformUrl}`,
+  ];
+  const door = ["dev", "-c", DOOR_CONFIG, ...options.doorFlags, "--log-level", "error"];
+  door.push("--inspector-port", String(doorInspector), "--persist-to", path.join(run, "door"));
   const children: ChildProcess[] = [
-    spawn(
-      WRANGLER,
-      [
-        "dev",
-        "-c",
-        path.join(ROOT, "wrangler.toml"),
-        "-c",
-        platformConfig,
-        "-c",
-        MCP_CONFIG,
-        "--var",
-        `PLATFORM_ORIGIN:${platformUrl}`,
-        ...options.apiFlags,
-      ],
-      { env, stdio: "inherit" },
-    ),
-    spawn(
-      WRANGLER,
-      [
-        "dev",
-        "-c",
-        DOOR_CONFIG,
-        ...options.doorFlags,
-        "--inspector-port",
-        String(doorInspector),
-        "--persist-to",
-        path.join(run, "door"),
-        "--log-level",
-        "error",
-      ],
-      // Not interactive: the API's wrangler dev owns the terminal's keys.
-      { env, stdio: ["ignore", "inherit", "inherit"] },
-    ),
+    spawn(WRANGLER, [...api, ...options.apiFlags], { env, stdio: "inherit" }),
+    // Not interactive: the API's wrangler dev owns the terminal's keys.
+    spawn(WRANGLER, door, { env, stdio: ["ignore", "inherit", "inherit"] }),
   ];
   noteDevServer(persistTo, url);
   process.on("exit", () => rmSync(run, { recursive: true, force: true }));
