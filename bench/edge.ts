@@ -165,7 +165,7 @@ const mf = await lib.serve(
     handleStructuredLogs: () => {},
     workers: [
       ...PORTS.map((port, i) => ({
-        ...{ ...api, name: `isolate-${i}`, unsafeDirectSockets: [{ host: lib.HOST, port }] },
+        ...{ ...api, name: `isolate-${i}`, ...lib.socket(port) },
         bindings: { ...api.bindings, EDGE_DELAYS: JSON.stringify(DELAYS) },
       })),
       // The MCP server, which each isolate's /mcp hands its requests, with a way back into it.
