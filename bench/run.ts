@@ -37,10 +37,9 @@ const STATIC_WORKER = `const BODY = ${JSON.stringify(JSON.stringify(PAGE_BODY))}
 export default { fetch: () => new Response(BODY, { headers: { "content-type": "application/json" } }) };`;
 
 /**
- * (b): a bare fetch handler on the same D1 running listPets' SQL (page 1). `platform` adds the
- * API's platform calls (the rate limiter, on a counter of its own, and a D1 session with its
- * bookmark); hit=list|pet a Cache API match and body read instead of the query (a miss
- * queries and puts; `x-raw-cache` says which), inm a 304 on the kept ETag.
+ * (b): a bare fetch handler on the same D1 running listPets' SQL (page 1); `platform` adds the
+ * API's rate limiter and D1 session, hit=list|pet a Cache API read instead (a miss queries and
+ * puts; `x-raw-cache` says which), inm a 304 on the kept ETag.
  */
 const RAW_WORKER = `const toPet = (r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status });
 const JSON_TYPE = { "content-type": "application/json" };

@@ -37,10 +37,8 @@ export function parseCommand<C extends string>(
     if (rest[0] !== undefined) throw new UsageError(`help takes no ${show(rest[0])}`);
     return "help";
   }
-  if (command === undefined)
-    throw new UsageError(
-      `a command is needed: ${names.slice(0, -1).join(", ")} or ${names.at(-1)}`,
-    );
+  const list = `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
+  if (command === undefined) throw new UsageError(`a command is needed: ${list}`);
   if (!Object.hasOwn(commands, command))
     throw new UsageError(`unknown command ${show(command)}: use ${names.join(", ")} or help`);
   const options = commands[command as C];
@@ -53,9 +51,8 @@ export function parseCommand<C extends string>(
     if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
       throw new UsageError(`${command} does not take ${show(name)}`);
     if (code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") throw err;
-    throw new UsageError(
-      `${name} ${message.includes("does not take") ? "takes no" : "needs a"} value`,
-    );
+    const what = message.includes("does not take") ? "takes no" : "needs a";
+    throw new UsageError(`${name} ${what} value`);
   }
   const seen = new Set<string>();
   for (const token of parsed.tokens ?? []) {
@@ -119,24 +116,13 @@ export function formatTable<T>(
   none: string,
 ) {
   if (items.length === 0) return none;
-  const rows = [
-    columns.map(([h]) => h),
-    ...items.map((item) => columns.map(([, cell]) => cell(item))),
-  ];
+  const rows = [columns.map(([header]) => header)];
+  for (const item of items) rows.push(columns.map(([, cell]) => cell(item)));
   const widths = columns.map((_, i) => Math.max(...rows.map((row) => (row[i] as string).length)));
-  rows.splice(
-    1,
-    0,
-    widths.map((w) => "-".repeat(w)),
-  );
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] as number))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
+  const rule = widths.map((w) => "-".repeat(w));
+  rows.splice(1, 0, rule);
+  const line = (row: string[]) => row.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
+  return rows.map((row) => line(row).trimEnd()).join("\n");
 }
 
 /** An ISO 8601 instant as the tables show it (UTC, whole seconds), or `none`. */
