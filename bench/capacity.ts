@@ -52,20 +52,16 @@ function dbstat(state: string) {
   const dir = path.join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const file = readdirSync(dir).find((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   assert.ok(file, `no D1 database file in ${dir}`);
-  const sqlite = new DatabaseSync(path.join(dir, file), { readOnly: true });
-  try {
-    const { page_size } = sqlite.prepare("PRAGMA page_size").get() as { page_size: number };
-    const objects = sqlite
-      .prepare(
-        `SELECT name, sum(pgsize) AS bytes, 100.0 * sum(unused) / sum(pgsize) AS unusedPct
-         FROM dbstat WHERE name IN ('pets', 'pets_status_id', 'idempotency_records', 'idempotency_records_created_at')
-         GROUP BY name ORDER BY name`,
-      )
-      .all() as Array<{ name: string; bytes: number; unusedPct: number }>;
-    return { pageSize: page_size, objects };
-  } finally {
-    sqlite.close();
-  }
+  using sqlite = new DatabaseSync(path.join(dir, file), { readOnly: true });
+  const { page_size } = sqlite.prepare("PRAGMA page_size").get() as { page_size: number };
+  const objects = sqlite
+    .prepare(
+      `SELECT name, sum(pgsize) AS bytes, 100.0 * sum(unused) / sum(pgsize) AS unusedPct
+       FROM dbstat WHERE name IN ('pets', 'pets_status_id', 'idempotency_records', 'idempotency_records_created_at')
+       GROUP BY name ORDER BY name`,
+    )
+    .all() as Array<{ name: string; bytes: number; unusedPct: number }>;
+  return { pageSize: page_size, objects };
 }
 
 /** On a fresh D1: bytes per row (its size before and after ROWS inserts), rows read per request. */
@@ -283,12 +279,9 @@ rmSync(scratch, { recursive: true, force: true });
 
 const [p, k, l] = [saturation(plain), saturation(keyed), saturation(list)];
 const perCreate = s.shortPetBytes + s.recordBytes;
-const statementsOf = (name: string) =>
-  operations.find((o) => o.name === name)?.statements ?? Number.NaN;
-const [plainStatements, keyedStatements] = [
-  statementsOf("createPet"),
-  statementsOf("createPet with a new Idempotency-Key"),
-];
+const statementsOf = (name: string) => operations.find((o) => o.name === name)?.statements ?? NaN;
+const plainStatements = statementsOf("createPet");
+const keyedStatements = statementsOf("createPet with a new Idempotency-Key");
 const cells = (x: Step | undefined) =>
   x ? `${f0(x.rps)} | ${ms(x.p50)} | ${ms(x.p99)}` : "- | - | -";
 const section = [

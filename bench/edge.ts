@@ -59,18 +59,14 @@ type Answer = Awaited<ReturnType<typeof send>>;
 
 /** One MCP message to /mcp of isolate 1 (2025-11-25); throws on a protocol or tool error. */
 async function mcp(key: string, method: string, params: unknown) {
-  const answer = await send(1, "/mcp", key, {
-    method: "POST",
-    body: { jsonrpc: "2.0", id: 1, method, params },
-    headers: {
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": "2025-11-25",
-    },
-  });
-  const { result, error } = JSON.parse(answer.body) as {
-    result?: { isError?: boolean };
-    error?: unknown;
+  const headers = {
+    Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
   };
+  const body = { jsonrpc: "2.0", id: 1, method, params };
+  const answer = await send(1, "/mcp", key, { method: "POST", body, headers });
+  type Message = { result?: { isError?: boolean }; error?: unknown };
+  const { result, error } = JSON.parse(answer.body) as Message;
   if (error || !result || result.isError) throw new Error(`/mcp ${method}: ${answer.body}`);
   return answer;
 }
@@ -228,10 +224,8 @@ const tripsOf = (answers: Answer[]) => {
 };
 // A fresh isolate's cached read waits for at most one Cache API trip more than a warm
 // isolate's (its key's record and the answer are looked up side by side).
-const extra = lib.spread(
-  pairs.map(([fresh, warm]) => fresh.ms - warm.ms),
-  ms,
-);
+const extras = pairs.map(([fresh, warm]) => fresh.ms - warm.ms);
+const extra = lib.spread(extras, ms);
 const pairsHold = pairs.every(([fresh]) => HOLDS.oneTrip?.(fresh.trips));
 const targetMet = pairsHold && extra.median <= DELAYS.cache;
 const section = [
@@ -242,10 +236,8 @@ const section = [
   lib.table(
     "| request | must be | trips | ms | holds |",
     measured.map(({ row: { label, must, holds }, answers }) => {
-      const time = lib.spread(
-        answers.map((a) => a.ms),
-        ms,
-      ).text;
+      const times = answers.map((a) => a.ms);
+      const time = lib.spread(times, ms).text;
       const ok = answers.every((a) => holds(a.trips)) ? "yes" : "**no**";
       return `| ${label} | ${must} | ${tripsOf(answers)} | ${time} | ${ok} |`;
     }),

@@ -108,8 +108,7 @@ const pin = (pid: number | string, cpu: number) =>
 
 const versionOf = (pkg: string): string => createRequire(ROOT)(`${pkg}/package.json`).version;
 
-/** A run's start: its ports free, a scratch directory of its own, the machine's facts, then
- * (`pinSelf`) this process pinned to LOADGEN_CPU. */
+/** A run's start: its ports free, a scratch directory, the machine's facts, pinned (`pinSelf`). */
 export async function begin(name: string, ports: number[], pinSelf = true) {
   const free = (port: number) =>
     new Promise((resolve) => {
@@ -196,8 +195,7 @@ export const cachedAndNot = (api: ReturnType<typeof apiWorkerOptions>, name: str
   { ...api, name: `${name}-d1`, cacheAPI: false, ...socket(PORTS.apiD1) },
 ];
 
-/** Miniflare on HOST with a fixed request.cf over the migrated local D1 under `state`, printing
- * the workers' first 20 errors and warnings; its workerd pinned to SERVER_CPU (`pinServer`). */
+/** Miniflare, fixed request.cf, over the migrated local D1 in `state`; pinned with `pinServer`. */
 export async function serve(
   state: string,
   options: Parameters<typeof convertV4MiniflareOptions>[0],
@@ -274,8 +272,7 @@ export async function sample(e: Endpoint) {
 /** A slice whose answers were not all right; says what they were. */
 export class BadAnswers extends Error {}
 
-/** `seconds` of closed-loop load on `e`: its throughput and every latency as autocannon timed
- * it; BadAnswers (counted by what was wrong) when any answer is not what `e` says. */
+/** `seconds` of closed-loop load on `e`: its rate, every latency; BadAnswers for a wrong answer. */
 export async function slice(e: Endpoint, seconds: number, connections: number) {
   const latencies: number[] = [];
   const bad = new Map<string, number>();

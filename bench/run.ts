@@ -226,10 +226,7 @@ async function prime(eps: Record<string, Endpoint>): Promise<void> {
   await untilHit("bhf");
   (eps.cn as Endpoint).headers = { ...eps.cn?.headers, "If-None-Match": ch.etag };
   (eps.bn as Endpoint).headers = { "If-None-Match": bh.etag };
-  for (const [hit, id] of [
-    [ch, "c"],
-    [fh, "f"],
-  ] as const) {
+  for (const [id, hit] of Object.entries({ c: ch, f: fh })) {
     const d1 = await sample(eps[id] as Endpoint);
     if (hit.body !== d1.body || hit.etag !== d1.headers.get("ETag")) {
       throw new Error(
