@@ -25,19 +25,15 @@ const GENERATORS = [
     name: "openapi-typescript",
     install: ["openapi-typescript@7.13.0", "openapi-fetch@0.17.0", "typescript@5"],
     generate: ["openapi-typescript", "openapi.json", "-o", "schema.d.ts"],
-    create: [
-      'import createClient from "openapi-fetch"; import type { paths } from "./schema.js";',
-      'await createClient<paths>({ baseUrl: "http://127.0.0.1/v1" }).POST("/pets", { body: { name: "Rex", categoryId: 1 } });',
-    ],
+    create:
+      'import createClient from "openapi-fetch"; import type { paths } from "./schema.js";\nawait createClient<paths>({ baseUrl: "http://127.0.0.1/v1" }).POST("/pets", { body: { name: "Rex", categoryId: 1 } });',
   },
   {
     name: "hey-api",
     install: ["@hey-api/openapi-ts@0.99.0", "typescript@6"],
     generate: ["openapi-ts", "-i", "openapi.json", "-o", "hey"],
-    create: [
-      'import { createPet } from "./hey/index.js";',
-      'await createPet({ body: { name: "Rex", categoryId: 1 } });',
-    ],
+    create:
+      'import { createPet } from "./hey/index.js";\nawait createPet({ body: { name: "Rex", categoryId: 1 } });',
   },
 ];
 /** Packages of the server side that the client must never bring into a project. */
@@ -231,7 +227,7 @@ try {
   for (const generator of GENERATORS) {
     const dir = project(generator.name, {
       "openapi.json": document,
-      "create.ts": generator.create.join("\n"),
+      "create.ts": generator.create,
     });
     scratch.push(dir);
     const options = { cwd: dir, env: generatorEnv };
