@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { median, quantileSorted } from "simple-statistics";
+import { median, quantile } from "simple-statistics";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
 import type { Pet } from "../src/pets/schemas.ts";
 import type { Executed } from "../test/support/instrumentation.ts";
@@ -20,7 +20,6 @@ const RAMP = [1, 2, 4, 8, 16, 32];
 const D1_MAX_BYTES = 10e9;
 const ACCOUNT_BYTES = 250e9;
 
-// -------------------------------------------------------------------- storage
 /** D1's own size of the database (page count x page size), from a query's meta. */
 const d1Size = async (db: D1Database) => (await db.prepare("SELECT 1").all()).meta.size_after;
 
@@ -35,10 +34,7 @@ const recordShape = async (db: D1Database) =>
       .first<{ shape: string }>()
   )?.shape ?? "?";
 
-/**
- * `n` records of the shape the API writes (src/db/idempotency.ts): SHA-256 digests of the key
- * and the body, pet ids like the table's, creation times over the 24 hours a record lives.
- */
+/** `n` idempotency records shaped as the API writes them (src/db/idempotency.ts), over 24 h. */
 async function idempotencyRecords(db: D1Database, keyId: number, n: number): Promise<void> {
   await db
     .prepare(
@@ -56,37 +52,21 @@ function dbstat(state: string) {
   const dir = path.join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const file = readdirSync(dir).find((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   assert.ok(file, `no D1 database file in ${dir}`);
-  const sqlite = new DatabaseSync(path.join(dir, file), { readOnly: true });
-  try {
-    const { page_size } = sqlite.prepare("PRAGMA page_size").get() as { page_size: number };
-    const objects = sqlite
-      .prepare(
-        `SELECT name, sum(pgsize) AS bytes, 100.0 * sum(unused) / sum(pgsize) AS unusedPct
-         FROM dbstat WHERE name IN ('pets', 'pets_status_id', 'idempotency_records', 'idempotency_records_created_at')
-         GROUP BY name ORDER BY name`,
-      )
-      .all() as Array<{ name: string; bytes: number; unusedPct: number }>;
-    return { pageSize: page_size, objects };
-  } finally {
-    sqlite.close();
-  }
+  using sqlite = new DatabaseSync(path.join(dir, file), { readOnly: true });
+  const { page_size } = sqlite.prepare("PRAGMA page_size").get() as { page_size: number };
+  const objects = sqlite
+    .prepare(
+      `SELECT name, sum(pgsize) AS bytes, 100.0 * sum(unused) / sum(pgsize) AS unusedPct
+       FROM dbstat WHERE name IN ('pets', 'pets_status_id', 'idempotency_records', 'idempotency_records_created_at')
+       GROUP BY name ORDER BY name`,
+    )
+    .all() as Array<{ name: string; bytes: number; unusedPct: number }>;
+  return { pageSize: page_size, objects };
 }
 
-/**
- * On a fresh D1 (miniflare's, in this process): bytes per row from D1's size before and after
- * ROWS inserts of each kind, and in between the rows read per request over ROWS short pets.
- */
+/** On a fresh D1: bytes per row (its size before and after ROWS inserts), rows read per request. */
 async function storageAndRowsRead(state: string, probe: string) {
-  const api = lib.apiWorkerOptions(probe);
-  const workers = [
-    { ...api, name: "probe", unsafeDirectSockets: [{ host: lib.HOST, port: lib.PORTS.api }] },
-    {
-      ...api,
-      name: "probe-d1",
-      cacheAPI: false,
-      unsafeDirectSockets: [{ host: lib.HOST, port: lib.PORTS.apiD1 }],
-    },
-  ];
+  const workers = lib.cachedAndNot(lib.apiWorkerOptions(probe), "probe");
   const mf = await lib.serve(state, { workers }, false);
   try {
     const db = await mf.getD1Database("DB", "probe");
@@ -119,17 +99,13 @@ async function storageAndRowsRead(state: string, probe: string) {
   }
 }
 
-// ------------------------------------------------------------------ rows read
-/**
- * Statements, rows read and rows written of one request per operation, by name: the app in
- * workerd (bench/edge-worker.ts, no delays) with the edge cache (`cached`) and without.
- */
+/** Statements, rows read and written of one request per operation, edge cache (`cached`) or not. */
 async function rowsRead(key: string) {
   const [cached, fromD1] = [lib.PORTS.api, lib.PORTS.apiD1];
   /** One request and every statement it made, with the work after the answer (`afterMs`). */
   async function request(
     port: number,
-    pathname: string,
+    url: string,
     status: number,
     init: RequestInit = {},
     afterMs = 100,
@@ -138,39 +114,33 @@ async function rowsRead(key: string) {
       ...{ Host: "api.petstore.test", Authorization: `Bearer ${key}` },
       ...(init.headers as Record<string, string>),
     };
-    const response = await fetch(`http://${lib.HOST}:${port}${pathname}`, { ...init, headers });
-    assert.equal(response.status, status, `${pathname}: ${await response.text()}`);
+    const response = await fetch(`http://${lib.HOST}:${port}${url}`, { ...init, headers });
+    assert.equal(response.status, status, `${url}: ${await response.text()}`);
     await lib.sleep(afterMs);
     const list = await fetch(`http://${lib.HOST}:${port}/__bench/statements`);
     return { response, statements: (await list.json()) as Executed[] };
   }
-  const ops: Array<{
-    name: string;
-    statements: number;
-    rowsRead: number;
-    rowsWritten: number;
-    detail: string;
-  }> = [];
-  const add = (name: string, statements: Executed[], detail = "") =>
-    ops.push({
-      ...{ name, statements: statements.length, detail },
-      rowsRead: statements.reduce((n, s) => n + s.rowsRead, 0),
-      rowsWritten: statements.reduce((n, s) => n + s.rowsWritten, 0),
-    });
+  const ops: Array<
+    { name: string; detail: string } & Record<"statements" | "rowsRead" | "rowsWritten", number>
+  > = [];
+  const sum = (statements: Executed[], of: "rowsRead" | "rowsWritten") =>
+    statements.reduce((n, s) => n + s[of], 0);
+  const add = (name: string, statements: Executed[], detail = "") => {
+    const [rowsRead, rowsWritten] = [sum(statements, "rowsRead"), sum(statements, "rowsWritten")];
+    ops.push({ name, statements: statements.length, rowsRead, rowsWritten, detail });
+  };
   const on = (table: string) => (s: Executed) => new RegExp(`\\b${table}\\b`).test(s.sql);
   /** Its key's usage, which any answer's work after it may write. */
   const usage = (s: Executed) => /\b(api_key_usage|last_used_at)\b/.test(s.sql);
   const hit = (name: string, r: Awaited<ReturnType<typeof request>>) => {
     const statements = r.statements.filter((s) => !usage(s));
-    assert.ok(
-      statements.length === 0 && !r.response.headers.has("x-d1-bookmark"),
-      `${name}: not a hit`,
-    );
+    const bookmark = r.response.headers.has("x-d1-bookmark");
+    assert.ok(statements.length === 0 && !bookmark, `${name}: not a hit`);
     add(name, statements, "served by the edge cache");
   };
   /** The request's own statements (without the key's usage), from D1. */
-  const own = async (pathname: string, status = 200, init: RequestInit = {}) =>
-    (await request(fromD1, pathname, status, init)).statements.filter((s) => !usage(s));
+  const own = async (url: string, status = 200, init: RequestInit = {}) =>
+    (await request(fromD1, url, status, init)).statements.filter((s) => !usage(s));
 
   // The key's first request in this isolate: it is looked up, its usage written within 10 s.
   const first = await request(cached, "/v1/pets", 200, {}, 11_000);
@@ -192,23 +162,16 @@ async function rowsRead(key: string) {
   );
   await own("/v1/pets?limit=1"); // warms this app's auth cache
   const deepAfter = Math.floor(ROWS * 0.9);
-  const cursor = (after: number, status?: "available") =>
-    encodeCursor(after, status, LOCAL_CURSOR_SECRET);
-  add("listPets page 1, limit 100, from D1", await own("/v1/pets?limit=100"), "limit + 1");
-  add(
-    `listPets deep page (after id ${f0(deepAfter)}), from D1`,
-    await own(`/v1/pets?cursor=${await cursor(deepAfter)}`),
-    "limit + 1",
-  );
-  add(
-    "listPets deep page, status=available, from D1",
-    await own(`/v1/pets?status=available&cursor=${await cursor(deepAfter, "available")}`),
-    "limit + 1",
-  );
-  add(
-    "listPets last page (5 pets; never kept, so a 304 for it reads this too)",
-    await own(`/v1/pets?cursor=${await cursor(ROWS - 5)}`),
-  );
+  const page = async (after: number, status?: "available") => {
+    const cursor = await encodeCursor(after, status, LOCAL_CURSOR_SECRET);
+    return own(`/v1/pets?${status ? `status=${status}&` : ""}cursor=${cursor}`);
+  };
+  const limit = "limit + 1";
+  add("listPets page 1, limit 100, from D1", await own("/v1/pets?limit=100"), limit);
+  add(`listPets deep page (after id ${f0(deepAfter)}), from D1`, await page(deepAfter), limit);
+  add("listPets deep page, status=available, from D1", await page(deepAfter, "available"), limit);
+  const last = "listPets last page (5 pets; never kept, so a 304 for it reads this too)";
+  add(last, await page(ROWS - 5));
   const pet = `/v1/pets/${Math.floor(ROWS / 2)}`;
   add("getPet, from D1", await own(pet));
   await request(cached, pet, 200);
@@ -239,34 +202,21 @@ async function rowsRead(key: string) {
   return ops;
 }
 
-// ----------------------------------------------------------------------- load
 type Step = { connections: number; rps: number; p50: number; p99: number };
 
-/**
- * Where a ramp saturates: the knee (the first step after which doubling the connections adds
- * less than 10%) and the median rate from the knee on.
- */
+/** Where a ramp saturates: the knee (the next doubling adds < 10%), the median rate from it on. */
 function saturation(steps: Step[]) {
   const i = steps.findIndex(
     (s, j) => j === steps.length - 1 || (steps[j + 1] as Step).rps < 1.1 * s.rps,
   );
-  const knee = steps[i] as Step;
-  return {
-    knee,
-    rate: median(steps.slice(i).map((s) => s.rps)),
-    best: Math.max(...steps.map((s) => s.rps)),
-  };
+  const [knee, best] = [steps[i] as Step, Math.max(...steps.map((s) => s.rps))];
+  return { knee, rate: median(steps.slice(i).map((s) => s.rps)), best };
 }
 
 /** Creates (plain and keyed) and listPets from D1 at each step of RAMP connections. */
 async function load(bundle: string, state: string) {
-  const api = lib.apiWorkerOptions(bundle);
-  const socket = (port: number) => ({ unsafeDirectSockets: [{ host: lib.HOST, port }] });
   const mf = await lib.serve(state, {
-    workers: [
-      { ...api, name: "api", ...socket(lib.PORTS.api) },
-      { ...api, name: "api-d1", cacheAPI: false, ...socket(lib.PORTS.apiD1) },
-    ],
+    workers: lib.cachedAndNot(lib.apiWorkerOptions(bundle), "api"),
   });
   try {
     const db = await mf.getD1Database("DB", "api");
@@ -303,8 +253,7 @@ async function load(bundle: string, state: string) {
       // The order alternates at each step, so drift does not favour one of them.
       for (const e of connections % 2 === 0 ? endpoints : endpoints.toReversed()) {
         const s = await lib.slice(e, STEP_S, connections);
-        const sorted = s.latenciesMs.toSorted((a, b) => a - b);
-        const [p50, p99] = [quantileSorted(sorted, 0.5), quantileSorted(sorted, 0.99)];
+        const [p50 = 0, p99 = 0] = quantile(s.latenciesMs, [0.5, 0.99]);
         steps.get(e.id)?.push({ connections, rps: s.rps, p50, p99 });
         log(
           `${e.label}, ${connections} connections: ${f0(s.rps)} req/s, p50 ${ms(p50)} ms, p99 ${ms(p99)} ms`,
@@ -317,7 +266,6 @@ async function load(bundle: string, state: string) {
   }
 }
 
-// ---------------------------------------------------------------------- report
 const { facts, scratch } = await lib.begin("capacity", Object.values(lib.PORTS));
 log("building the worker (wrangler deploy --dry-run)");
 const bundle = lib.buildBundle(path.join(scratch, "build")).file;
@@ -331,12 +279,9 @@ rmSync(scratch, { recursive: true, force: true });
 
 const [p, k, l] = [saturation(plain), saturation(keyed), saturation(list)];
 const perCreate = s.shortPetBytes + s.recordBytes;
-const statementsOf = (name: string) =>
-  operations.find((o) => o.name === name)?.statements ?? Number.NaN;
-const [plainStatements, keyedStatements] = [
-  statementsOf("createPet"),
-  statementsOf("createPet with a new Idempotency-Key"),
-];
+const statementsOf = (name: string) => operations.find((o) => o.name === name)?.statements ?? NaN;
+const plainStatements = statementsOf("createPet");
+const keyedStatements = statementsOf("createPet with a new Idempotency-Key");
 const cells = (x: Step | undefined) =>
   x ? `${f0(x.rps)} | ${ms(x.p50)} | ${ms(x.p99)}` : "- | - | -";
 const section = [

@@ -59,157 +59,94 @@ type Answer = Awaited<ReturnType<typeof send>>;
 
 /** One MCP message to /mcp of isolate 1 (2025-11-25); throws on a protocol or tool error. */
 async function mcp(key: string, method: string, params: unknown) {
-  const answer = await send(1, "/mcp", key, {
-    method: "POST",
-    body: { jsonrpc: "2.0", id: 1, method, params },
-    headers: {
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": "2025-11-25",
-    },
-  });
-  const { result, error } = JSON.parse(answer.body) as {
-    result?: { isError?: boolean };
-    error?: unknown;
+  const headers = {
+    Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
   };
+  const body = { jsonrpc: "2.0", id: 1, method, params };
+  const answer = await send(1, "/mcp", key, { method: "POST", body, headers });
+  type Message = { result?: { isError?: boolean }; error?: unknown };
+  const { result, error } = JSON.parse(answer.body) as Message;
   if (error || !result || result.isError) throw new Error(`/mcp ${method}: ${answer.body}`);
   return answer;
 }
-const tool = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
-
-/** A request class: its label, what it must wait for at most, how to send its `i`th request. */
-type Row = [
-  label: string,
-  must: string,
-  holds: (t: Trips) => boolean,
-  send: (i: number) => Promise<Answer>,
-];
 
 const noTrip = (t: Trips) => t.primary === 0 && t.replica === 0;
-const oneTrip = (t: Trips) => noTrip(t) && t.inSequence <= 1;
-const replicaOnly = (t: Trips) => t.primary === 0 && t.replica === 1;
-const onePrimary = (t: Trips) => t.primary === 1 && t.replica === 0;
-const atMostOnePrimary = (t: Trips) => t.primary <= 1 && t.replica === 0;
-const nothing = (t: Trips) => t.primary + t.replica + t.cache === 0;
+/** What each request class may wait for at most, by the name its row gives. */
+const HOLDS: Record<string, (t: Trips) => boolean> = {
+  oneTrip: (t) => noTrip(t) && t.inSequence <= 1,
+  replicaOnly: (t) => t.primary === 0 && t.replica === 1,
+  freshKey: (t) => t.primary === 0 && t.replica === 1 && t.inSequence <= 2,
+  freshKeyMiss: (t) => t.primary === 0 && t.replica === 2 && t.inSequence <= 3,
+  onePrimary: (t) => t.primary === 1 && t.replica === 0,
+  atMostOnePrimary: (t) => t.primary <= 1 && t.replica === 0,
+  nothing: (t) => t.primary + t.replica + t.cache === 0,
+  stranger: (t) => t.primary <= 1 && t.replica === 1,
+  noTrip,
+};
+const ONE = "0 primary, 0 replica, 1 in a row";
+/** The request classes: label | what it must wait for at most | its HOLDS, in ROWS' order. */
+const TABLE = `cached getPet, isolate that never saw the key | ${ONE} | oneTrip
+cached listPets page, isolate that never saw the key | ${ONE} | oneTrip
+cached read, warm isolate | ${ONE} | oneTrip
+cached getPet, key the location has not verified yet | 0 primary, 1 replica, 2 in a row | freshKey
+listPets cache miss (a last page), warm isolate | 0 primary, 1 replica | replicaOnly
+listPets cache miss (a last page), key the location has not verified yet | 0 primary, 2 replica (one read more than a hit), 3 in a row | freshKeyMiss
+createPet | exactly 1 primary | onePrimary
+createPet with a new Idempotency-Key | exactly 1 primary | onePrimary
+its replay | at most 1 primary | atMostOnePrimary
+the same key with another body (422) | at most 1 primary | atMostOnePrimary
+listPets through /mcp (tools/call), cached page, warm isolate | as listPets: ${ONE} | oneTrip
+listPets through /mcp (tools/call), a last page, warm isolate | as listPets: 0 primary, 1 replica | replicaOnly
+createPet through /mcp (tools/call) with a new idempotencyKey | as createPet: exactly 1 primary | onePrimary
+tools/list through /mcp, warm isolate | the key check only: no trip of any kind | nothing
+a random token | no trip of any kind | nothing
+an unknown key with a valid tag, first time in the location | 1 replica, then at most 1 primary (it may be new) | stranger
+the same unknown key again within 10 s, after its 401 (another isolate) | 0 primary (no lookup) | noTrip`;
+type Row = Awaited<ReturnType<typeof rows>>[number];
 
-/** The request classes, over a location where `keys` are verified and pets kept. */
-async function rows(keys: string[], newKey: () => Promise<string>): Promise<Row[]> {
+/** The request classes of TABLE, over a location where `keys` are verified and pets kept. */
+async function rows(keys: string[], newKey: () => Promise<string>) {
   // A last page (no next page): never kept, so always read from D1.
   const lastCursor = await encodeCursor(PETS - 50, undefined, LOCAL_CURSOR_SECRET);
   const lastPage = `/v1/pets?limit=100&cursor=${lastCursor}`;
   const [warm = ""] = keys;
   const key = (i: number) => keys[i] as string;
+  const body = (i: number, categoryId = 1) => ({ name: `edge-${i}`, categoryId });
   const post = (i: number, headers = {}, categoryId = 1, status = 201) =>
-    send(1, "/v1/pets", warm, {
-      method: "POST",
-      body: { name: `edge-${i}`, categoryId },
-      headers,
-      status,
-    });
-  const idempotent = keys.map((_, i) => ({
-    "Idempotency-Key": `edge-${i}-${crypto.randomUUID()}`,
-  }));
+    send(1, "/v1/pets", warm, { method: "POST", body: body(i, categoryId), headers, status });
+  const idempotent = keys.map(() => ({ "Idempotency-Key": crypto.randomUUID() }));
   // Well-formed keys no database holds: their valid tag says they may be seconds old.
   const strangers = await Promise.all(keys.map(() => issueApiKey(LOCAL_KEY_TAG_SECRET)));
   const refused = { status: 401 };
-  const ONE = "0 primary, 0 replica, 1 in a row";
-  return [
-    [
-      "cached getPet, isolate that never saw the key",
-      ONE,
-      oneTrip,
-      (i) => send(1 + (i % 3), PET, key(i)),
-    ],
-    [
-      "cached listPets page, isolate that never saw the key",
-      ONE,
-      oneTrip,
-      (i) => send(1 + ((i + 1) % 3), PAGE, key(i)),
-    ],
-    ["cached read, warm isolate", ONE, oneTrip, () => send(1, PET, warm)],
-    [
-      "cached getPet, key the location has not verified yet",
-      "0 primary, 1 replica, 2 in a row",
-      (t) => replicaOnly(t) && t.inSequence <= 2,
-      async (i) => send(i % ISOLATES, PET, await newKey()),
-    ],
-    [
-      "listPets cache miss (a last page), warm isolate",
-      "0 primary, 1 replica",
-      replicaOnly,
-      () => send(1, lastPage, warm),
-    ],
-    [
-      "listPets cache miss (a last page), key the location has not verified yet",
-      "0 primary, 2 replica (one read more than a hit), 3 in a row",
-      (t) => t.primary === 0 && t.replica === 2 && t.inSequence <= 3,
-      async (i) => send(i % ISOLATES, lastPage, await newKey()),
-    ],
-    ["createPet", "exactly 1 primary", onePrimary, (i) => post(i)],
-    [
-      "createPet with a new Idempotency-Key",
-      "exactly 1 primary",
-      onePrimary,
-      (i) => post(i, idempotent[i]),
-    ],
-    ["its replay", "at most 1 primary", atMostOnePrimary, (i) => post(i, idempotent[i])],
-    [
-      "the same key with another body (422)",
-      "at most 1 primary",
-      atMostOnePrimary,
-      (i) => post(i, idempotent[i], 2, 422),
-    ],
-    [
-      "listPets through /mcp (tools/call), cached page, warm isolate",
-      `as listPets: ${ONE}`,
-      oneTrip,
-      () => mcp(warm, "tools/call", tool("listPets", { limit: 20 })),
-    ],
-    [
-      "listPets through /mcp (tools/call), a last page, warm isolate",
-      "as listPets: 0 primary, 1 replica",
-      replicaOnly,
-      () => mcp(warm, "tools/call", tool("listPets", { limit: 100, cursor: lastCursor })),
-    ],
-    [
-      "createPet through /mcp (tools/call) with a new idempotencyKey",
-      "as createPet: exactly 1 primary",
-      onePrimary,
-      (i) =>
-        mcp(
-          warm,
-          "tools/call",
-          tool("createPet", {
-            name: `edge-mcp-${i}`,
-            categoryId: 1,
-            idempotencyKey: crypto.randomUUID(),
-          }),
-        ),
-    ],
-    [
-      "tools/list through /mcp, warm isolate",
-      "the key check only: no trip of any kind",
-      nothing,
-      () => mcp(warm, "tools/list", {}),
-    ],
-    [
-      "a random token",
-      "no trip of any kind",
-      nothing,
-      (i) => send(i % ISOLATES, PAGE, `random-${i}-${Math.random()}`, refused),
-    ],
-    [
-      "an unknown key with a valid tag, first time in the location",
-      "1 replica, then at most 1 primary (it may be new)",
-      (t) => t.primary <= 1 && t.replica === 1,
-      (i) => send(i % ISOLATES, PAGE, strangers[i] as string, refused),
-    ],
-    [
-      "the same unknown key again within 10 s, after its 401 (another isolate)",
-      "0 primary (no lookup)",
-      noTrip,
-      (i) => send((i + 1) % ISOLATES, PAGE, strangers[i] as string, refused),
-    ],
+  const call = (name: string, args: Record<string, unknown>) =>
+    mcp(warm, "tools/call", { name, arguments: args });
+  const sends: Array<(i: number) => Promise<Answer>> = [
+    (i) => send(1 + (i % 3), PET, key(i)),
+    (i) => send(1 + ((i + 1) % 3), PAGE, key(i)),
+    () => send(1, PET, warm),
+    async (i) => send(i % ISOLATES, PET, await newKey()),
+    () => send(1, lastPage, warm),
+    async (i) => send(i % ISOLATES, lastPage, await newKey()),
+    (i) => post(i),
+    (i) => post(i, idempotent[i]),
+    (i) => post(i, idempotent[i]),
+    (i) => post(i, idempotent[i], 2, 422),
+    () => call("listPets", { limit: 20 }),
+    () => call("listPets", { limit: 100, cursor: lastCursor }),
+    (i) => call("createPet", { ...body(i), idempotencyKey: crypto.randomUUID() }),
+    () => mcp(warm, "tools/list", {}),
+    (i) => send(i % ISOLATES, PAGE, `random-${i}-${Math.random()}`, refused),
+    (i) => send(i % ISOLATES, PAGE, strangers[i] as string, refused),
+    (i) => send((i + 1) % ISOLATES, PAGE, strangers[i] as string, refused),
   ];
+  const lines = TABLE.split("\n");
+  return lines.map((line, i) => {
+    const [label = "", must = "", holds = ""] = line.split(" | ");
+    const [check, request] = [HOLDS[holds], sends[i]];
+    if (!check || !request || lines.length !== sends.length) throw new Error(`row ${i}: ${line}`);
+    return { label, must, holds: check, send: request };
+  });
 }
 
 const { facts, scratch } = await lib.begin("edge", PORTS, false);
@@ -224,7 +161,7 @@ const mf = await lib.serve(
     handleStructuredLogs: () => {},
     workers: [
       ...PORTS.map((port, i) => ({
-        ...{ ...api, name: `isolate-${i}`, unsafeDirectSockets: [{ host: lib.HOST, port }] },
+        ...{ ...api, name: `isolate-${i}`, ...lib.socket(port) },
         bindings: { ...api.bindings, EDGE_DELAYS: JSON.stringify(DELAYS) },
       })),
       // The MCP server, which each isolate's /mcp hands its requests, with a way back into it.
@@ -260,7 +197,7 @@ try {
   }
   for (const row of classes) {
     const answers: Answer[] = [];
-    for (let i = 0; i < SAMPLES; i++) answers.push(await row[3](i));
+    for (let i = 0; i < SAMPLES; i++) answers.push(await row.send(i));
     measured.push({ row, answers });
   }
   // Issue 20's target, in ABBA pairs on one isolate: a cached getPet with a key the isolate
@@ -287,11 +224,9 @@ const tripsOf = (answers: Answer[]) => {
 };
 // A fresh isolate's cached read waits for at most one Cache API trip more than a warm
 // isolate's (its key's record and the answer are looked up side by side).
-const extra = lib.spread(
-  pairs.map(([fresh, warm]) => fresh.ms - warm.ms),
-  ms,
-);
-const pairsHold = pairs.every(([fresh]) => oneTrip(fresh.trips));
+const extras = pairs.map(([fresh, warm]) => fresh.ms - warm.ms);
+const extra = lib.spread(extras, ms);
+const pairsHold = pairs.every(([fresh]) => HOLDS.oneTrip?.(fresh.trips));
 const targetMet = pairsHold && extra.median <= DELAYS.cache;
 const section = [
   "## Edge round trips (npm run bench:edge)",
@@ -300,11 +235,9 @@ const section = [
   "",
   lib.table(
     "| request | must be | trips | ms | holds |",
-    measured.map(({ row: [label, must, holds], answers }) => {
-      const time = lib.spread(
-        answers.map((a) => a.ms),
-        ms,
-      ).text;
+    measured.map(({ row: { label, must, holds }, answers }) => {
+      const times = answers.map((a) => a.ms);
+      const time = lib.spread(times, ms).text;
       const ok = answers.every((a) => holds(a.trips)) ? "yes" : "**no**";
       return `| ${label} | ${must} | ${tripsOf(answers)} | ${time} | ${ok} |`;
     }),
@@ -322,8 +255,8 @@ if (!targetMet) {
   process.exitCode = 1;
 }
 for (const { row, answers } of measured) {
-  const bad = answers.find((a) => !row[2](a.trips));
+  const bad = answers.find((a) => !row.holds(a.trips));
   if (!bad) continue;
-  console.error(`does not hold: ${row[0]}; one answer waited for:\n  ${bad.list.join("\n  ")}`);
+  console.error(`does not hold: ${row.label}; one answer waited for:\n  ${bad.list.join("\n  ")}`);
   process.exitCode = 1;
 }

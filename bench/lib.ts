@@ -19,6 +19,7 @@ import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const HOST = "127.0.0.1";
+export const WORKERD = path.join(ROOT, "node_modules/.bin/workerd");
 /** BENCH_PORT (8781) and the four after it: the served workers' sockets (bench:edge: its isolates'). */
 const BASE = Number(process.env.BENCH_PORT ?? 8781);
 export const PORTS = {
@@ -81,10 +82,7 @@ export function sizeOf(file: string) {
 export const sizeText = (s: { bytes: number; gzipKiB: number }) =>
   `${f1(s.bytes / 1024)} KiB minified, ${f1(s.gzipKiB)} KiB gzip`;
 
-/**
- * Prints `section` and puts it in `doc` between `<!-- NAME:start` and `<!-- NAME:end -->`,
- * the rest as written by hand, formatted as `npm run lint` wants.
- */
+/** Prints `section` and puts it between `doc`'s NAME markers, formatted as `npm run lint` wants. */
 export function writeMeasured(doc: string, section: string, name = "measured"): void {
   console.log(`\n${section}\n`);
   const file = path.join(ROOT, doc);
@@ -110,20 +108,15 @@ const pin = (pid: number | string, cpu: number) =>
 
 const versionOf = (pkg: string): string => createRequire(ROOT)(`${pkg}/package.json`).version;
 
-/**
- * A run's start: refuses ports another run holds (its files must not be touched), a scratch
- * directory under bench/.out no other run deletes, the machine's facts (counted before
- * pinning), then, with `pinSelf`, this process pinned to LOADGEN_CPU.
- */
+/** A run's start: its ports free, a scratch directory, the machine's facts, pinned (`pinSelf`). */
 export async function begin(name: string, ports: number[], pinSelf = true) {
-  const busy: number[] = [];
-  for (const port of ports) {
-    const probe = createServer();
-    const free = await new Promise((resolve) =>
-      probe.once("error", () => resolve(false)).listen(port, HOST, () => probe.close(resolve)),
-    );
-    if (free === false) busy.push(port);
-  }
+  const free = (port: number) =>
+    new Promise((resolve) => {
+      const probe = createServer().once("error", () => resolve(false));
+      probe.listen(port, HOST, () => probe.close(() => resolve(true)));
+    });
+  const busy = [];
+  for (const port of ports) if (!(await free(port))) busy.push(port);
   if (busy.length > 0) {
     throw new Error(
       `port(s) ${busy.join(", ")} on ${HOST} in use: another bench is running (or its server was left behind); stop it, or move this run with BENCH_PORT`,
@@ -131,9 +124,7 @@ export async function begin(name: string, ports: number[], pinSelf = true) {
   }
   mkdirSync(path.join(ROOT, "bench/.out"), { recursive: true });
   const scratch = mkdtempSync(path.join(ROOT, "bench/.out", `${name}-`));
-  const workerd = spawnSync(path.join(ROOT, "node_modules/.bin/workerd"), ["--version"], {
-    encoding: "utf8",
-  });
+  const workerd = spawnSync(WORKERD, ["--version"], { encoding: "utf8" });
   const load = os.loadavg().map((l) => l.toFixed(2));
   const facts = {
     date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
@@ -143,7 +134,6 @@ export async function begin(name: string, ports: number[], pinSelf = true) {
   return { facts, scratch };
 }
 
-// ------------------------------------------------------------ miniflare, the local D1
 type Database = Pick<D1Database, "prepare">;
 
 /** Inserts `n` more pets (`pet-<i>` unless `nameOf`, SQL over i), categories and statuses in turn. */
@@ -197,21 +187,22 @@ export function apiWorkerOptions(bundle: string, { mcp = false } = {}) {
   };
 }
 
-/**
- * Miniflare in this process on HOST with a fixed request.cf (it never asks the network), over
- * the local D1 under `state`, migrated first by `wrangler d1 migrations apply`. Only errors
- * and warnings of the workers are printed (the first 20). With `pinServer`, its workerd (a
- * child of this process) is pinned to SERVER_CPU once ready.
- */
+/** A worker's own socket on HOST. */
+export const socket = (port: number) => ({ unsafeDirectSockets: [{ host: HOST, port }] });
+/** `api` as `name` with the edge cache (PORTS.api) and as `name`-d1 without it (PORTS.apiD1). */
+export const cachedAndNot = (api: ReturnType<typeof apiWorkerOptions>, name: string) => [
+  { ...api, name, ...socket(PORTS.api) },
+  { ...api, name: `${name}-d1`, cacheAPI: false, ...socket(PORTS.apiD1) },
+];
+
+/** Miniflare, fixed request.cf, over the migrated local D1 in `state`; pinned with `pinServer`. */
 export async function serve(
   state: string,
   options: Parameters<typeof convertV4MiniflareOptions>[0],
   pinServer = true,
 ) {
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-    capture: true,
-    ci: true,
-  });
+  const migrate = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state];
+  wrangler(migrate, { capture: true, ci: true });
   let shown = 0;
   const problem = (level: string, message: string) => {
     if (++shown <= 20)
@@ -235,14 +226,12 @@ export async function serve(
   if (pinServer) {
     const children = spawnSync("pgrep", ["-P", `${process.pid}`, "workerd"], { encoding: "utf8" });
     const pids = children.stdout.split("\n").filter(Boolean);
-    if (pids.length === 0 || !pids.every((pid) => pin(pid, SERVER_CPU))) {
+    if (pids.length === 0 || !pids.every((pid) => pin(pid, SERVER_CPU)))
       log("warning: workerd is not pinned");
-    }
   }
   return mf;
 }
 
-// ------------------------------------------------------------------------ load
 /** Throws (node:assert) unless one answer's body and headers are what they must be. */
 export type Check = (body: string, headers: Headers) => void;
 
@@ -283,11 +272,7 @@ export async function sample(e: Endpoint) {
 /** A slice whose answers were not all right; says what they were. */
 export class BadAnswers extends Error {}
 
-/**
- * `seconds` of closed-loop load on `e` over `connections`: its throughput and every latency
- * (exact, as autocannon timed each answer). BadAnswers when any answer has another status,
- * fails `each`, errs or times out: counted by what was wrong, with a few bodies.
- */
+/** `seconds` of closed-loop load on `e`: its rate, every latency; BadAnswers for a wrong answer. */
 export async function slice(e: Endpoint, seconds: number, connections: number) {
   const latencies: number[] = [];
   const bad = new Map<string, number>();

@@ -3,9 +3,10 @@
 // BENCH_SLICE_SECONDS (2), BENCH_CONNECTIONS (10), BENCH_STARTUP_PAIRS (20), BENCH_PORT (8781).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { quantileSorted } from "simple-statistics";
+import { quantile } from "simple-statistics";
 import { buildMcpWorker, mcpWorkerOptions } from "../scripts/mcp-worker.ts";
 import { GET_PET_SQL, LIST_PETS_SQL } from "../src/db/pets.ts";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
@@ -23,26 +24,22 @@ const DEEP_AFTER = 90_000;
 /** The pet that getPet's rows ask for. */
 const BENCH_PET_ID = 50_000;
 
-// ------------------------------------------------------------------- baselines
 const STATUSES = ["available", "pending", "sold"];
-const PAGE = Array.from({ length: 20 }, (_, i) => ({
-  ...{
-    id: i + 1,
-    name: `pet-${i + 1}`,
-    categoryId: 1 + ((i + 1) % 7),
-    status: STATUSES[(i + 1) % 3],
-  },
+const PAGE = Array.from({ length: 20 }, (_, i) => ({ id: i + 1, name: `pet-${i + 1}` }));
+const PAGE_BODY = PAGE.map((p) => ({
+  ...p,
+  categoryId: 1 + (p.id % 7),
+  status: STATUSES[p.id % 3],
 }));
 
 /** (a): a bare fetch handler answering a static page of 20 pets. */
-const STATIC_WORKER = `const BODY = ${JSON.stringify(JSON.stringify(PAGE))};
+const STATIC_WORKER = `const BODY = ${JSON.stringify(JSON.stringify(PAGE_BODY))};
 export default { fetch: () => new Response(BODY, { headers: { "content-type": "application/json" } }) };`;
 
 /**
- * (b): a bare fetch handler on the same D1 running listPets' SQL (page 1). `platform` adds the
- * API's platform calls (the rate limiter, on a counter of its own, and a D1 session with its
- * bookmark); hit=list|pet a Cache API match and body read instead of the query (a miss
- * queries and puts; `x-raw-cache` says which), inm a 304 on the kept ETag.
+ * (b): a bare fetch handler on the same D1 running listPets' SQL (page 1); `platform` adds the
+ * API's rate limiter and D1 session, hit=list|pet a Cache API read instead (a miss queries and
+ * puts; `x-raw-cache` says which), inm a 304 on the kept ETag.
  */
 const RAW_WORKER = `const toPet = (r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status });
 const JSON_TYPE = { "content-type": "application/json" };
@@ -91,14 +88,19 @@ export default {
 async function server(bundle: string, state: string) {
   const api = lib.apiWorkerOptions(bundle);
   const { compatibilityDate, d1Databases, ratelimits } = api;
-  const socket = (port: number) => ({ unsafeDirectSockets: [{ host: lib.HOST, port }] });
   const plain = { compatibilityDate, modules: true };
   const mf = await lib.serve(state, {
     workers: [
-      { ...api, name: "api", ...socket(PORTS.api) },
-      { ...api, name: "api-d1", cacheAPI: false, ...socket(PORTS.apiD1) },
-      { ...plain, name: "static", script: STATIC_WORKER, ...socket(PORTS.static) },
-      { ...plain, name: "raw", script: RAW_WORKER, d1Databases, ratelimits, ...socket(PORTS.raw) },
+      ...lib.cachedAndNot(api, "api"),
+      { ...plain, name: "static", script: STATIC_WORKER, ...lib.socket(PORTS.static) },
+      {
+        ...plain,
+        name: "raw",
+        script: RAW_WORKER,
+        d1Databases,
+        ratelimits,
+        ...lib.socket(PORTS.raw),
+      },
     ],
   });
   const db = await mf.getD1Database("DB", "raw");
@@ -108,7 +110,6 @@ async function server(bundle: string, state: string) {
   return { mf, key: (await lib.newKey(db)).key };
 }
 
-// ------------------------------------------------------------------ endpoints
 /** Whether the API read D1 for this answer: its D1 session handed out a bookmark. */
 const readD1 = (headers: Headers) => headers.get("x-d1-bookmark") !== null;
 /** A page of 20 pets from id `first` on (with a status filter: after `first`, all of it). */
@@ -141,12 +142,17 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const deep = await encodeCursor(DEEP_AFTER, undefined, LOCAL_CURSOR_SECRET);
   const deepAvailable = await encodeCursor(DEEP_AFTER, "available", LOCAL_CURSOR_SECRET);
   const raw = (query: string, status = 200) => ({ port: PORTS.raw, path: `/?${query}`, status });
-  const rawHits = (query: string, status = 200) => ({
-    ...{ ...raw(`platform&hit=${query}`, status), each: rawHit },
+  const rawHits = (q: string, status = 200) => ({
+    ...raw(`platform&hit=${q}`, status),
+    each: rawHit,
   });
   const fromApi = (path: string) => ({ port: PORTS.apiD1, path, headers });
-  const hits = (path: string, status = 200) => ({
-    ...{ port: PORTS.api, path, headers, status, each: apiHit },
+  const hits = (p: string, status = 200) => ({
+    port: PORTS.api,
+    path: p,
+    headers,
+    status,
+    each: apiHit,
   });
   const created: Check = (body, h) => {
     const pet = JSON.parse(body) as Pet;
@@ -158,67 +164,51 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
     headers: { ...headers, "Content-Type": "application/json" },
     body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
   };
-  /** One endpoint: its id and label, where it is, and what every sample answer must pass. */
-  const row = (
-    id: string,
-    label: string,
-    where: Omit<Endpoint, "id" | "label">,
-    ...checks: Check[]
-  ) => ({
-    ...{ id, label: `(${label}`, ...where, checks },
-  });
   const RAW_CALLS = "raw worker + rate limiter + D1 session + Cache API match and body read";
-  const rows: Endpoint[] = [
-    row("a", "a) static 20-pet JSON, bare worker", { port: PORTS.static, path: "/" }, page(1)),
-    row("b", "b) listPets SQL, raw D1 worker", raw(""), page(1)),
-    row(
-      "bp",
-      "b+) raw D1 worker + rate limiter + D1 session (diagnostic)",
-      raw("platform"),
-      page(1),
-    ),
-    row("bh", `b+h) ${RAW_CALLS} (page 1)`, rawHits("list"), page(1)),
-    row("bhf", `b+hf) ${RAW_CALLS} (one pet)`, rawHits("pet"), benchPet),
-    row("bn", `b+n) ${RAW_CALLS}, 304 on its ETag (page 1)`, rawHits("list&inm", 304), empty),
-    row("c", "c) listPets page 1, from D1", fromApi("/v1/pets"), page(1), next, fromD1),
-    row(
-      "cs",
-      "c') listPets page 1, status=available, from D1",
-      fromApi("/v1/pets?status=available"),
-      page(1, "available"),
-    ),
-    row(
-      "d",
-      `d) listPets deep page (after id ${f0(DEEP_AFTER)}), from D1`,
-      fromApi(`/v1/pets?cursor=${deep}`),
-      page(DEEP_AFTER + 1),
-    ),
-    row(
-      "ds",
-      "d') listPets deep page, status=available, from D1",
+  /** Each endpoint by id: its label, where it is, and what every sample answer must pass. */
+  const LABELS = `a | a) static 20-pet JSON, bare worker
+b | b) listPets SQL, raw D1 worker
+bp | b+) raw D1 worker + rate limiter + D1 session (diagnostic)
+bh | b+h) ${RAW_CALLS} (page 1)
+bhf | b+hf) ${RAW_CALLS} (one pet)
+bn | b+n) ${RAW_CALLS}, 304 on its ETag (page 1)
+c | c) listPets page 1, from D1
+cs | c') listPets page 1, status=available, from D1
+d | d) listPets deep page (after id ${f0(DEEP_AFTER)}), from D1
+ds | d') listPets deep page, status=available, from D1
+e | e) createPet
+f | f) getPet, from D1
+ch | c hit) listPets page 1, edge-cache hit
+fh | f hit) getPet, edge-cache hit
+cn | c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)`;
+  const rows: Record<string, [Omit<Endpoint, "id" | "label">, ...Check[]]> = {
+    a: [{ port: PORTS.static, path: "/" }, page(1)],
+    b: [raw(""), page(1)],
+    bp: [raw("platform"), page(1)],
+    bh: [rawHits("list"), page(1)],
+    bhf: [rawHits("pet"), benchPet],
+    bn: [rawHits("list&inm", 304), empty],
+    c: [fromApi("/v1/pets"), page(1), next, fromD1],
+    cs: [fromApi("/v1/pets?status=available"), page(1, "available")],
+    d: [fromApi(`/v1/pets?cursor=${deep}`), page(DEEP_AFTER + 1)],
+    ds: [
       fromApi(`/v1/pets?status=available&cursor=${deepAvailable}`),
       page(DEEP_AFTER + 1, "available"),
-    ),
-    row("e", "e) createPet", create, created),
-    row("f", "f) getPet, from D1", fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1),
-    row("ch", "c hit) listPets page 1, edge-cache hit", hits("/v1/pets"), page(1), next),
-    row(
-      "fh",
-      "f hit) getPet, edge-cache hit",
-      hits(`/v1/pets/${BENCH_PET_ID}`),
-      benchPet,
-      deprecated,
-    ),
+    ],
+    e: [create, created],
+    f: [fromApi(`/v1/pets/${BENCH_PET_ID}`), benchPet, fromD1],
+    ch: [hits("/v1/pets"), page(1), next],
+    fh: [hits(`/v1/pets/${BENCH_PET_ID}`), benchPet, deprecated],
     // If-None-Match is filled in by prime() once the page's tag is known.
-    row(
-      "cn",
-      "c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)",
-      hits("/v1/pets", 304),
-      empty,
-      next,
-    ),
-  ];
-  return Object.fromEntries(rows.map((e) => [e.id, e]));
+    cn: [hits("/v1/pets", 304), empty, next],
+  };
+  const endpoints = LABELS.split("\n").map((line) => {
+    const [id = "", label = ""] = line.split(" | ");
+    const [where, ...checks] = rows[id] ?? [];
+    if (!where) throw new Error(`no endpoint ${id}`);
+    return [id, { id, label: `(${label}`, ...where, checks }];
+  });
+  return Object.fromEntries(endpoints);
 }
 
 /** Asks each hit row until it is a hit, hands the tags to the 304 rows; a hit must equal D1's answer. */
@@ -236,10 +226,7 @@ async function prime(eps: Record<string, Endpoint>): Promise<void> {
   await untilHit("bhf");
   (eps.cn as Endpoint).headers = { ...eps.cn?.headers, "If-None-Match": ch.etag };
   (eps.bn as Endpoint).headers = { "If-None-Match": bh.etag };
-  for (const [hit, id] of [
-    [ch, "c"],
-    [fh, "f"],
-  ] as const) {
+  for (const [id, hit] of Object.entries({ c: ch, f: fh })) {
     const d1 = await sample(eps[id] as Endpoint);
     if (hit.body !== d1.body || hit.etag !== d1.headers.get("ETag")) {
       throw new Error(
@@ -272,17 +259,13 @@ const TARGETS: Record<string, [least: number, name: string]> = {
   "cn/bn": [0.85, "(diagnostic) 304 revalidation >= 0.85x raw worker, same calls (c 304/b+n)"],
 };
 
-// ---------------------------------------------------------------- measuring
 type Comparison = { target: string; base: string } & (
   | { ratio: ReturnType<typeof spread>; extraUs: number; retried: string[] }
   | { notMeasured: string }
 );
 const firstLine = (text: string) => text.split("\n").slice(0, 2).join(" ").trim();
 
-/**
- * PAIRS ABBA pairs of slices: the throughput ratios and the extra server time per request. A
- * pair with a bad answer is said and run again once; a second failure ends the comparison.
- */
+/** PAIRS ABBA pairs of slices: throughput ratios, extra server time; a bad pair runs once more. */
 async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<Comparison> {
   const [t, b] = [target.id, base.id];
   const pairs: Array<[Slice, Slice]> = [];
@@ -316,10 +299,7 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
   return { target: t, base: b, ratio, extraUs, retried };
 }
 
-/**
- * Start-up: spawning `workerd serve` (pinned) to its first answer to GET / (the MCP worker's is
- * a 404), against a raw worker with the same compatibility and text bindings, in ABBA pairs.
- */
+/** Start-up: `workerd serve` (pinned) to its first answer, against a raw worker, in ABBA pairs. */
 async function startup(kind: "api" | "mcp", bundle: string, dir: string) {
   const options = kind === "mcp" ? mcpWorkerOptions(bundle) : lib.apiWorkerOptions(bundle);
   const texts = Object.entries(options.bindings ?? {})
@@ -348,8 +328,7 @@ const worker :Workerd.Worker = (
   };
   const firstAnswer = async (file: string, status: number) => {
     const started = performance.now();
-    const workerd = path.join(lib.ROOT, "node_modules/.bin/workerd");
-    const [command = "", ...args] = lib.pinned(lib.SERVER_CPU, [workerd, "serve", file]);
+    const [command = "", ...args] = lib.pinned(lib.SERVER_CPU, [lib.WORKERD, "serve", file]);
     const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
@@ -364,21 +343,15 @@ const worker :Workerd.Worker = (
         await lib.sleep(1); // not listening yet
       }
     } finally {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once("exit", r));
-        child.kill("SIGTERM");
-        await exited;
-      }
+      if (child.exitCode === null && child.signalCode === null && child.kill("SIGTERM"))
+        await once(child, "exit");
     }
   };
-  const raw = config("raw", (f) =>
-    writeFileSync(f, `export default { fetch() { return new Response("ok"); } };\n`),
-  );
+  const rawWorker = `export default { fetch() { return new Response("ok"); } };\n`;
+  const raw = config("raw", (f) => writeFileSync(f, rawWorker));
   const worker = config(kind, (f) => copyFileSync(bundle, f));
-  const [rawFirst, workerFirst] = [
-    () => firstAnswer(raw, 200),
-    () => firstAnswer(worker, kind === "mcp" ? 404 : 200),
-  ];
+  const rawFirst = () => firstAnswer(raw, 200);
+  const workerFirst = () => firstAnswer(worker, kind === "mcp" ? 404 : 200);
   await rawFirst(); // warms the page cache: workerd's binary, the bundle
   await workerFirst();
   const pairs = await lib.abba(STARTUP_PAIRS, rawFirst, workerFirst);
@@ -397,9 +370,7 @@ async function measure() {
   const { facts, scratch } = await lib.begin("run", Object.values(PORTS));
   log("building the worker (wrangler deploy --dry-run)");
   const bundle = lib.buildBundle(path.join(scratch, "build"));
-  log(
-    `bundle: ${lib.sizeText(bundle)}; starting the server on CPU ${lib.SERVER_CPU}, ${f0(PETS)} pets`,
-  );
+  log(`bundle: ${lib.sizeText(bundle)}; starting the server on CPU ${lib.SERVER_CPU}`);
   const all: Slice[] = [];
   const comparisons: Comparison[] = [];
   /** Endpoints whose answer was wrong when checked again after all the load. */
@@ -434,26 +405,19 @@ async function measure() {
   log("start-up: workerd serve -> first response, the API and the MCP worker vs a raw worker");
   const api = await startup("api", bundle.file, path.join(scratch, "startup-api"));
   const mcpFile = buildMcpWorker(path.join(scratch, "mcp"));
-  const mcp = {
-    ...lib.sizeOf(mcpFile),
-    ...(await startup("mcp", mcpFile, path.join(scratch, "startup-mcp"))),
-  };
+  const mcp = { ...lib.sizeOf(mcpFile), ...(await startup("mcp", mcpFile, `${scratch}/mcp-up`)) };
   rmSync(scratch, { recursive: true, force: true });
   const endpointRows = Object.values(eps).map((e) => {
     const slices = all.filter((s) => s.endpoint === e.id);
-    const latencies = slices.flatMap((s) => s.latenciesMs).sort((a, b) => a - b);
+    const latencies = slices.flatMap((s) => s.latenciesMs);
     if (latencies.length === 0) return `| ${e.label} | not measured | | | | 0 |`;
-    const p = (q: number) => ms(quantileSorted(latencies, q));
-    const rps = spread(
-      slices.map((s) => s.rps),
-      f0,
-    );
-    return `| ${e.label} | ${f0(rps.median)} | ${f0(rps.min)}-${f0(rps.max)} | ${p(0.5)} | ${p(0.99)} | ${f0(latencies.length)} |`;
+    const [p50 = 0, p99 = 0] = quantile(latencies, [0.5, 0.99]);
+    const rps = spread(slices.map((s) => s.rps));
+    return `| ${e.label} | ${f0(rps.median)} | ${f0(rps.min)}-${f0(rps.max)} | ${ms(p50)} | ${ms(p99)} | ${f0(latencies.length)} |`;
   });
   return { facts, bundle, api, mcp, comparisons, afterLoad, endpointRows, seconds: lib.seconds() };
 }
 
-// -------------------------------------------------------------------- figures
 const us = (n: number) => `${n >= 0 ? "+" : ""}${f0(n)} us`;
 const verdict = (pass: boolean | undefined) =>
   pass === undefined ? "**not measured**" : pass ? "met" : "**missed**";
@@ -463,13 +427,11 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
   const targets = r.comparisons.flatMap((x) => {
     const [least, name] = TARGETS[`${x.target}/${x.base}`] ?? [];
     if (name === undefined || least === undefined) return [];
-    if ("notMeasured" in x)
-      return [
-        `| ${name} | >= ${f2(least)} | not measured: ${x.notMeasured} | ${verdict(undefined)} |`,
-      ];
-    return [
-      `| ${name} | >= ${f2(least)} | ${x.ratio.text} | ${verdict(x.ratio.median >= least)} |`,
-    ];
+    const [measured, pass] =
+      "notMeasured" in x
+        ? [`not measured: ${x.notMeasured}`]
+        : [x.ratio.text, x.ratio.median >= least];
+    return [`| ${name} | >= ${f2(least)} | ${measured} | ${verdict(pass)} |`];
   });
   const start = (s: typeof r.api) =>
     `${ms(s.worker.median)} ms, raw worker ${ms(s.raw.median)} ms, **extra +${ms(s.extra.median)} ms** (pairs ranged ${ms(s.extra.min)} to ${ms(s.extra.max)} ms)`;

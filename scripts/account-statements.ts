@@ -3,10 +3,7 @@
 import { isoTime } from "../src/clock.ts";
 import { sqlString } from "./key-statements.ts";
 
-/**
- * An account id as typed by a person: `acct_` and 22 base64url characters, as the
- * platform makes them (randomId in platform/src/webauthn.ts), so it can be written into SQL.
- */
+/** An account id as typed: `acct_` and 22 base64url characters (platform/src/webauthn.ts). */
 export function parseAccountId(text: string | undefined): string | undefined {
   return text !== undefined && /^acct_[A-Za-z0-9_-]{22}$/.test(text) ? text : undefined;
 }
@@ -19,11 +16,8 @@ const ACCOUNT_COLUMNS = `id, display_name, created_at, disabled_at,
 export const LIST_ACCOUNTS_STATEMENT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY created_at, id`;
 
 /**
- * Disabling, as two statements run in this order in one batch: the account is disabled
- * (from `now`, or from when it was first disabled), answering its row, or none for no
- * such account; then its sessions end, answering one row per session ended. Its keys
- * are refused by the API from then on, within the revocation bound (docs/keys.md); they
- * are not revoked, so enabling the account gives them back.
+ * Disabling, one batch: the account (answering its row, none for no such account), then its
+ * sessions end (a row each). Its keys are refused, not revoked: enabling gives them back.
  */
 export function disableAccountStatements(
   id: string,

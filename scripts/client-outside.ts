@@ -3,16 +3,7 @@
 // run dev` and a fault proxy, and two generators on the served document. CLIENT_OUTSIDE_PORT.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import fs from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -34,34 +25,22 @@ const GENERATORS = [
     name: "openapi-typescript",
     install: ["openapi-typescript@7.13.0", "openapi-fetch@0.17.0", "typescript@5"],
     generate: ["openapi-typescript", "openapi.json", "-o", "schema.d.ts"],
-    create: [
-      'import createClient from "openapi-fetch"; import type { paths } from "./schema.js";',
-      'await createClient<paths>({ baseUrl: "http://127.0.0.1/v1" }).POST("/pets", { body: { name: "Rex", categoryId: 1 } });',
-    ],
+    create:
+      'import createClient from "openapi-fetch"; import type { paths } from "./schema.js";\nawait createClient<paths>({ baseUrl: "http://127.0.0.1/v1" }).POST("/pets", { body: { name: "Rex", categoryId: 1 } });',
   },
   {
     name: "hey-api",
     install: ["@hey-api/openapi-ts@0.99.0", "typescript@6"],
     generate: ["openapi-ts", "-i", "openapi.json", "-o", "hey"],
-    create: [
-      'import { createPet } from "./hey/index.js";',
-      'await createPet({ body: { name: "Rex", categoryId: 1 } });',
-    ],
+    create:
+      'import { createPet } from "./hey/index.js";\nawait createPet({ body: { name: "Rex", categoryId: 1 } });',
   },
 ];
 /** Packages of the server side that the client must never bring into a project. */
 const SERVER_PACKAGES = ["hono", "wrangler", "miniflare", "workerd", "zod"];
 /** What the tarball must hold: both module systems, the licence, nothing of the build. */
-const PACKED_FILES = [
-  "LICENSE",
-  "README.md",
-  "package.json",
-  "dist/index.js",
-  "dist/index.d.ts",
-  "dist/cjs/index.js",
-  "dist/cjs/index.d.ts",
-  "dist/cjs/package.json",
-];
+const PACKED_FILES =
+  "LICENSE README.md package.json dist/index.js dist/index.d.ts dist/cjs/index.js dist/cjs/index.d.ts dist/cjs/package.json";
 
 /**
  * The environment of a project outside the repository: no `npm run` variables, and a PATH
@@ -76,10 +55,7 @@ const outsideEnv: NodeJS.ProcessEnv = {
 };
 for (const name of Object.keys(outsideEnv)) if (/^npm_/i.test(name)) delete outsideEnv[name];
 
-interface RunOptions {
-  cwd: string;
-  env?: NodeJS.ProcessEnv;
-}
+type RunOptions = { cwd: string; env?: NodeJS.ProcessEnv };
 
 /** Runs `command`, prints what it printed, and fails when it fails: its output and error. */
 function run(command: string, args: string[], { cwd, env = outsideEnv }: RunOptions) {
@@ -99,16 +75,18 @@ async function runAsync(command: string, args: string[], { cwd, env = outsideEnv
   if (code !== 0) throw new Error(`${command} ${args.join(" ")}: exit ${code}`);
 }
 
-/** A project in a temporary folder: package.json, a strict tsconfig.json, `files`. */
-function project(name: string, files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), `petstore-${name}-`));
+const readJson = (...at: string[]) => JSON.parse(fs.readFileSync(path.join(...at), "utf8"));
+const NO_NOISE = ["--no-audit", "--no-fund"];
+
+/** A project in a temporary folder: package.json, a strict tsconfig.json (and `tsconfig`), `files`. */
+function project(name: string, files: Record<string, string>, tsconfig = {}): string {
+  const dir = fs.mkdtempSync(path.join(tmpdir(), `petstore-${name}-`));
   const compilerOptions = { strict: true, target: "es2022", module: "nodenext", outDir: "out" };
-  writeFileSync(
-    path.join(dir, "package.json"),
-    JSON.stringify({ name, private: true, type: "module" }),
-  );
-  writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions }));
-  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
+  const write = (file: string, json: object) =>
+    fs.writeFileSync(path.join(dir, file), JSON.stringify(json));
+  write("package.json", { name, private: true, type: "module" });
+  write("tsconfig.json", { compilerOptions, ...tsconfig });
+  for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), text);
   return dir;
 }
 
@@ -120,65 +98,53 @@ const check = (ok: boolean, failure: string) => {
 
 // 1. The tarball: what it holds, its metadata, its size.
 run("npm", ["run", "-s", "client:build"], { cwd: ROOT, env: process.env });
-const packDir = mkdtempSync(path.join(tmpdir(), "petstore-client-pack-"));
+const packDir = fs.mkdtempSync(path.join(tmpdir(), "petstore-client-pack-"));
 scratch.push(packDir);
-const [packed] = JSON.parse(
-  run("npm", ["pack", "-w", "@petstore/client", "--json", "--pack-destination", packDir], {
-    cwd: ROOT,
-    env: process.env,
-  }).stdout,
-) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>;
+const pack = ["pack", "-w", "@petstore/client", "--json", "--pack-destination", packDir];
+const [packed] = JSON.parse(run("npm", pack, { cwd: ROOT, env: process.env }).stdout) as Array<{
+  filename: string;
+  size: number;
+  files: Array<{ path: string }>;
+}>;
 if (!packed) throw new Error("npm pack made no tarball");
 const tarball = path.join(packDir, packed.filename);
 const packedFiles = packed.files.map((file) => file.path);
-for (const file of PACKED_FILES) check(packedFiles.includes(file), `the tarball lacks ${file}`);
-const manifest = JSON.parse(readFileSync(path.join(ROOT, "packages/client/package.json"), "utf8"));
+for (const file of PACKED_FILES.split(" "))
+  check(packedFiles.includes(file), `the tarball lacks ${file}`);
+const manifest = readJson(ROOT, "packages/client/package.json");
 check(manifest.license === "MIT", `the licence is ${manifest.license}, not the README's MIT`);
 check(Boolean(manifest.repository?.url && manifest.engines?.node), "no repository or engines");
 check(!manifest.scripts && !manifest["//"], "package.json ships scripts or a build comment");
-const readme = readFileSync(path.join(ROOT, "packages/client/README.md"), "utf8");
-check(
-  readme.includes(`TypeScript ${MIN_TYPESCRIPT} `),
-  `the README states no TypeScript ${MIN_TYPESCRIPT}`,
-);
+const readme = fs.readFileSync(path.join(ROOT, "packages/client/README.md"), "utf8");
+check(readme.includes(`TypeScript ${MIN_TYPESCRIPT} `), `its README states no ${MIN_TYPESCRIPT}`);
 
 // 2. A project outside the repository: the tarball and the two TypeScripts.
-const app = project("client-outside", {});
+const app = project("client-outside", {}, { files: ["program.ts"] });
 scratch.push(app);
-const appConfig = JSON.parse(readFileSync(path.join(app, "tsconfig.json"), "utf8"));
-writeFileSync(
-  path.join(app, "tsconfig.json"),
-  JSON.stringify({ ...appConfig, files: ["program.ts"] }),
-);
 const nodeVersion = run("node", ["--version"], { cwd: app }).stdout.trim();
 const nodePath = run("sh", ["-c", "command -v node"], { cwd: app }).stdout.trim();
 check(!nodePath.startsWith(ROOT), `node is the repository's own: ${nodePath}`);
 console.log(`the machine's Node: ${nodeVersion} (${nodePath})`);
 const minTypescript = `typescript-min@npm:typescript@${MIN_TYPESCRIPT}`;
-run("npm", ["install", "--no-audit", "--no-fund", tarball, "typescript", minTypescript], {
-  cwd: app,
-});
-const lock = JSON.parse(readFileSync(path.join(app, "package-lock.json"), "utf8"));
+run("npm", ["install", ...NO_NOISE, tarball, "typescript", minTypescript], { cwd: app });
+const lock = readJson(app, "package-lock.json");
 const installed = Object.keys(lock.packages)
-  .filter((at) => at && existsSync(path.join(app, at)))
+  .filter((at) => at && fs.existsSync(path.join(app, at)))
   .map((at) => at.split("node_modules/").at(-1));
 console.log(`installed: ${installed.join(", ")}`);
-for (const name of SERVER_PACKAGES) {
+for (const name of SERVER_PACKAGES)
   check(!installed.includes(name), `the package brought ${name} into the project`);
-}
 const NODES = { "20": node20(nodePath, nodeVersion), "24": process.execPath };
 
 // The runtime JavaScript a browser app ships, bundled and minified as its bundler would.
 const dist = path.join(app, "node_modules/@petstore/client/dist");
-const own = readdirSync(dist)
+const own = fs
+  .readdirSync(dist)
   .filter((file) => file.endsWith(".js"))
-  .map((file) => readFileSync(path.join(dist, file)));
+  .map((file) => fs.readFileSync(path.join(dist, file)));
 const entry = path.join(dist, "index.js");
-const bundle = spawnSync(
-  "esbuild",
-  [entry, "--bundle", "--minify", "--format=esm", "--platform=browser"],
-  { encoding: "buffer" },
-).stdout;
+const esbuild = [entry, "--bundle", "--minify", "--format=esm", "--platform=browser"];
+const bundle = spawnSync("esbuild", esbuild, { encoding: "buffer" }).stdout;
 check(bundle.length > 0, "esbuild made no bundle of the package");
 const gzip = (bytes: Buffer) => gzipSync(bytes, { level: 9 }).length;
 const sizes = `tarball ${packed.size} bytes; runtime JavaScript, gzip: ${gzip(Buffer.concat(own))} bytes of the package's own, ${gzip(bundle)} bytes bundled with openapi-fetch (esbuild --minify)`;
@@ -195,19 +161,15 @@ const RESOLUTIONS = [
   { folder: "esm", module: "node16", resolution: "node16", newest: true },
   { folder: "esm", module: "esnext", resolution: "bundler", newest: true },
 ];
-for (const [folder, type] of [
-  ["cjs", "commonjs"],
-  ["esm", "module"],
-]) {
-  mkdirSync(path.join(app, folder as string));
-  writeFileSync(path.join(app, `${folder}/package.json`), JSON.stringify({ type }));
-  writeFileSync(
-    path.join(app, `${folder}/tsconfig.json`),
-    JSON.stringify({ files: ["consumer.ts"] }),
-  );
-  copyFileSync(
+for (const folder of ["cjs", "esm"]) {
+  const write = (file: string, json: object) =>
+    fs.writeFileSync(path.join(app, folder, file), JSON.stringify(json));
+  fs.mkdirSync(path.join(app, folder));
+  write("package.json", { type: folder === "cjs" ? "commonjs" : "module" });
+  write("tsconfig.json", { files: ["consumer.ts"] });
+  fs.copyFileSync(
     path.join(ROOT, "test/outside/consumer.ts"),
-    path.join(app, `${folder}/consumer.ts`),
+    path.join(app, folder, "consumer.ts"),
   );
 }
 for (const [typescript, tsc] of Object.entries(TSC)) {
@@ -235,7 +197,7 @@ for (const [major, node] of Object.entries(NODES)) {
 
 // 4. The program: --strict with both TypeScripts, then on Node 20 and 24 against a real
 // `npm run dev`, directly and through the fault proxy.
-copyFileSync(path.join(ROOT, "test/outside/program.ts"), path.join(app, "program.ts"));
+fs.copyFileSync(path.join(ROOT, "test/outside/program.ts"), path.join(app, "program.ts"));
 run(NODES["24"], [TSC.newest, "-p", ".", "--strict"], { cwd: app });
 run(NODES["24"], [TSC.min, "-p", ".", "--strict", "--skipLibCheck", "false", "--noEmit"], {
   cwd: app,
@@ -265,11 +227,11 @@ try {
   for (const generator of GENERATORS) {
     const dir = project(generator.name, {
       "openapi.json": document,
-      "create.ts": generator.create.join("\n"),
+      "create.ts": generator.create,
     });
     scratch.push(dir);
     const options = { cwd: dir, env: generatorEnv };
-    run("npm", ["install", "--no-audit", "--no-fund", ...generator.install], options);
+    run("npm", ["install", ...NO_NOISE, ...generator.install], options);
     const [bin = "", ...args] = generator.generate;
     try {
       const { printed } = run(path.join("node_modules", ".bin", bin), args, options);
@@ -289,7 +251,7 @@ if (failures.length > 0) {
   for (const failure of failures) console.error(`- ${failure}`);
   process.exit(1);
 }
-for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
 console.log(`\nclient:outside passed: ${packed.filename}, ${sizes}`);
 
 /**
@@ -300,11 +262,11 @@ function node20(machineNode: string, version: string): string {
   if (version.startsWith("v20.")) return machineNode;
   const dir = project("node20", {});
   scratch.push(dir);
-  writeFileSync(
+  fs.writeFileSync(
     path.join(dir, "package.json"),
     JSON.stringify({ name: "node20", private: true, allowScripts: { node: true } }),
   );
-  run("npm", ["install", "--no-audit", "--no-fund", "node@20"], { cwd: dir });
+  run("npm", ["install", ...NO_NOISE, "node@20"], { cwd: dir });
   const node = path.join(dir, "node_modules/.bin/node");
   const installedVersion = run(node, ["--version"], { cwd: dir }).stdout.trim();
   check(installedVersion.startsWith("v20."), `npm's node@20 is ${installedVersion}`);

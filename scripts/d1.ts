@@ -70,10 +70,9 @@ const ExplorerAnswer = z.object({
 
 /** The batch through the dev server at `url`; undefined when no Local Explorer answers there (yet). */
 async function viaDevServer(url: string, statements: string[]): Promise<Row[][] | undefined> {
+  const signal = AbortSignal.timeout(30_000);
   const explorer = async (path: string, init?: RequestInit) =>
-    (
-      await fetch(`${url}${EXPLORER}${path}`, { ...init, signal: AbortSignal.timeout(30_000) })
-    ).json();
+    (await fetch(`${url}${EXPLORER}${path}`, { ...init, signal })).json();
   let databases: z.infer<typeof ExplorerDatabases>;
   try {
     databases = ExplorerDatabases.parse(await explorer(""));
@@ -82,13 +81,10 @@ async function viaDevServer(url: string, statements: string[]): Promise<Row[][] 
   }
   const database = databases.result.find((d) => d.name === BINDING);
   if (!database) throw new D1Error(`the dev server at ${url} has no D1 binding ${BINDING}`);
-  const batch = { batch: statements.map((sql) => ({ sql })) };
+  const body = JSON.stringify({ batch: statements.map((sql) => ({ sql })) });
+  const headers = { "Content-Type": "application/json" };
   const answer = ExplorerAnswer.parse(
-    await explorer(`/${database.uuid}/raw`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(batch),
-    }),
+    await explorer(`/${database.uuid}/raw`, { method: "POST", headers, body }),
   );
   if (!answer.success || !answer.result)
     throw new D1Error(answer.errors.map((e) => e.message).join("; "));
@@ -111,15 +107,8 @@ function failureText(stdout: string): string | undefined {
 
 /** The batch through one `wrangler d1 execute` (which cannot bind parameters: see key-statements.ts). */
 function viaWrangler(target: D1Target, statements: string[]): Row[][] {
-  const command = [
-    "d1",
-    "execute",
-    BINDING,
-    ...d1Flags(target),
-    "--json",
-    "--command",
-    statements.join(";\n"),
-  ];
+  const command = ["d1", "execute", BINDING, ...d1Flags(target), "--json", "--command"];
+  command.push(statements.join(";\n"));
   const { status, stdout, stderr } = runWrangler(command);
   if (status !== 0) {
     throw new D1Error(

@@ -2,14 +2,15 @@
 // then one `wrangler dev` serves the API with the platform and MCP workers, a second the
 // platform's door (docs/design.md, "npm run dev"); `npm run keys` finds it (scripts/d1.ts).
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
-import { BINDING, D1Error, type D1Target, d1Execute, d1Flags, noteDevServer } from "./d1.ts";
+import { BINDING, type D1Target, d1ExecuteOrExit, d1Flags, noteDevServer } from "./d1.ts";
 import { SEED_DEMO_PETS_STATEMENT, seedLocalDevKeyStatement } from "./key-statements.ts";
 import { WRANGLER, wrangler, wranglerEnv } from "./wrangler.ts";
 
@@ -78,7 +79,7 @@ export function devOptions(argv: string[]): DevOptions {
  * and every path made absolute, since the file lives in a temporary directory.
  */
 export function platformDevConfig(
-  raw: Record<string, unknown>,
+  raw: object,
   vars: { PLATFORM_ORIGIN: string; API_ORIGIN: string },
 ): Record<string, unknown> {
   const dir = path.dirname(PLATFORM_CONFIG);
@@ -116,10 +117,10 @@ export function migrationOutcome(output: string): string {
 /** A TCP port nobody listens on now. */
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const address = server.address();
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
   server.close();
-  return typeof address === "object" && address ? address.port : 0;
+  return port;
 }
 
 /** Resolves once `url` answers at all (any status), polling while wrangler starts. */
@@ -138,19 +139,11 @@ if (import.meta.main) {
   const options = devOptions(process.argv.slice(2));
   const { url, platformUrl, persistTo } = options;
   const local: D1Target = { persistTo };
-  const migrated = wrangler(["d1", "migrations", "apply", BINDING, ...d1Flags(local)], {
-    capture: true,
-    ci: true,
-  });
+  const apply = ["d1", "migrations", "apply", BINDING, ...d1Flags(local)];
+  const migrated = wrangler(apply, { capture: true, ci: true });
   console.log(`Local D1 migrations:\n${migrationOutcome(migrated)}`);
-  const seeded = await d1Execute(local, [
-    seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY)),
-    SEED_DEMO_PETS_STATEMENT,
-  ]).catch((err: unknown) => {
-    if (!(err instanceof D1Error)) throw err;
-    console.error(`error: ${err.message}`);
-    process.exit(1);
-  });
+  const seedKey = seedLocalDevKeyStatement(await hashApiKey(LOCAL_DEV_KEY));
+  const seeded = await d1ExecuteOrExit(local, [seedKey, SEED_DEMO_PETS_STATEMENT]);
   const pets = seeded[1]?.length ? `, ${seeded[1].length} demo pets added` : "";
   console.log(
     `Local D1 ready (${LOCAL_DEV_KEY}${pets}). Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${url}/v1/pets?limit=2&status=available' -D -`,
@@ -162,51 +155,23 @@ if (import.meta.main) {
   const { experimental_readRawConfig } = await import("wrangler");
   const { rawConfig } = experimental_readRawConfig({ config: PLATFORM_CONFIG });
   const platformConfig = path.join(run, "platform.wrangler.json");
-  writeFileSync(
-    platformConfig,
-    JSON.stringify(
-      platformDevConfig(rawConfig as Record<string, unknown>, {
-        PLATFORM_ORIGIN: platformUrl,
-        API_ORIGIN: url,
-      }),
-    ),
-  );
+  const vars = { PLATFORM_ORIGIN: platformUrl, API_ORIGIN: url };
+  writeFileSync(platformConfig, JSON.stringify(platformDevConfig(rawConfig, vars)));
   const env = { ...wranglerEnv, WRANGLER_REGISTRY_PATH: path.join(run, "registry") };
   const doorInspector = options.doorInspectorPort ?? (await freePort());
+  const configs = [path.join(ROOT, "wrangler.toml"), platformConfig, MCP_CONFIG];
+  const api = [
+    "dev",
+    ...configs.flatMap((c) => ["-c", c]),
+    "--var",
+    `PLATFORM_ORIGIN:${platformUrl}`,
+  ];
+  const door = ["dev", "-c", DOOR_CONFIG, ...options.doorFlags, "--log-level", "error"];
+  door.push("--inspector-port", String(doorInspector), "--persist-to", path.join(run, "door"));
   const children: ChildProcess[] = [
-    spawn(
-      WRANGLER,
-      [
-        "dev",
-        "-c",
-        path.join(ROOT, "wrangler.toml"),
-        "-c",
-        platformConfig,
-        "-c",
-        MCP_CONFIG,
-        "--var",
-        `PLATFORM_ORIGIN:${platformUrl}`,
-        ...options.apiFlags,
-      ],
-      { env, stdio: "inherit" },
-    ),
-    spawn(
-      WRANGLER,
-      [
-        "dev",
-        "-c",
-        DOOR_CONFIG,
-        ...options.doorFlags,
-        "--inspector-port",
-        String(doorInspector),
-        "--persist-to",
-        path.join(run, "door"),
-        "--log-level",
-        "error",
-      ],
-      // Not interactive: the API's wrangler dev owns the terminal's keys.
-      { env, stdio: ["ignore", "inherit", "inherit"] },
-    ),
+    spawn(WRANGLER, [...api, ...options.apiFlags], { env, stdio: "inherit" }),
+    // Not interactive: the API's wrangler dev owns the terminal's keys.
+    spawn(WRANGLER, door, { env, stdio: ["ignore", "inherit", "inherit"] }),
   ];
   noteDevServer(persistTo, url);
   process.on("exit", () => rmSync(run, { recursive: true, force: true }));

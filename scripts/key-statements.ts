@@ -12,18 +12,10 @@ export function sqlString(value: string): string {
 }
 
 /** An integer (unix seconds, ids) as a SQL literal, or NULL. */
-function sqlInteger(value: number | null): string {
-  return value === null ? "NULL" : String(Math.trunc(value));
-}
+const sqlInteger = (value: number | null) => (value === null ? "NULL" : String(Math.trunc(value)));
 
-/**
- * "Now" in a statement: the given unix seconds, or the database's clock when the
- * statement runs (`unixepoch()`), so a lifetime counts from the moment the key is
- * stored, not from when the CLI started (wrangler takes seconds to get there).
- */
-function sqlNow(now: number | undefined): string {
-  return now === undefined ? "unixepoch()" : sqlInteger(now);
-}
+/** "Now": the given unix seconds, or the database's clock, so a lifetime counts from storing. */
+const sqlNow = (now: number | undefined) => (now === undefined ? "unixepoch()" : sqlInteger(now));
 
 /** An expiry: absolute unix seconds, or `expiresInSeconds` after `now`; NULL for none. */
 function sqlExpiry(
@@ -34,10 +26,7 @@ function sqlExpiry(
   return sqlInteger(expiry.expiresAt ?? null);
 }
 
-/**
- * Stores a new key's hash; answers its row. Times in unix seconds (`now` omitted: the
- * database's clock); no scopes means every scope.
- */
+/** Stores a new key's hash; answers its row. Unix seconds; no scopes means every scope. */
 export function createKeyStatement(key: {
   keyHash: string;
   prefix: string;
@@ -63,14 +52,9 @@ export function revokeKeyStatement(id: number, now: number): string {
 }
 
 /**
- * Rotation, as two statements run in this order in one `d1 execute` (one batch):
- * 1. a new key with the old key's label, scopes, audience and owner (its account, or its
- *    rotation chain: docs/keys.md), only if the old one is active
- *    (not revoked, not expired); answers the new row, or none;
- * 2. the old key then expires `graceSeconds` after `now` (or keeps an earlier expiry) and
- *    names the new key as its successor (`replaced_by`, as the platform's rotation does),
- *    only if step 1 stored the new key; answers the old row.
- * The new key expires as `expiresAt` / `expiresInSeconds` say (neither: never).
+ * Rotation, one batch: a new key like the old one (label, scopes, audience, owner: docs/keys.md)
+ * if the old is active, answering it; then the old one expires `graceSeconds` after `now` and
+ * names the new one as its successor (`replaced_by`).
  */
 export function rotateKeyStatements(rotation: {
   oldId: number;
@@ -97,10 +81,7 @@ export function rotateKeyStatements(rotation: {
   ];
 }
 
-/**
- * Seeds (or restores) the local development key with every scope and no expiry.
- * Local database only: see scripts/dev.ts.
- */
+/** Seeds (or restores) the local development key with every scope and no expiry (scripts/dev.ts). */
 export function seedLocalDevKeyStatement(keyHash: string): string {
   const scopes = sqlString(formatScopes(SCOPES));
   return `INSERT INTO api_keys (key_hash, prefix, label, scopes, created_at)
@@ -120,7 +101,6 @@ export const SEED_DEMO_PETS_STATEMENT = `INSERT INTO pets (name, category_id, st
      WHERE NOT EXISTS (SELECT 1 FROM pets)
      RETURNING id`;
 
-/** A key as `npm run keys -- list --json` prints it (decisions.md names these fields). */
 /** A key as `npm run keys -- list` shows it: with its account, or `operator` for the operator's. */
 export interface OwnedKey extends ListedKey {
   account: string;

@@ -6,14 +6,12 @@ import type { V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { wrangler } from "./wrangler.ts";
 
-export const MCP_CONFIG = fileURLToPath(new URL("../mcp/wrangler.toml", import.meta.url));
+const MCP_CONFIG = fileURLToPath(new URL("../mcp/wrangler.toml", import.meta.url));
 
 /** `wrangler deploy --dry-run` of mcp/wrangler.toml's top level into `outdir`; the bundle. */
 export function buildMcpWorker(outdir: string): string {
-  wrangler(["deploy", "--dry-run", "-c", MCP_CONFIG, "--env=", "--outdir", outdir], {
-    capture: true,
-    ci: true,
-  });
+  const args = ["deploy", "--dry-run", "-c", MCP_CONFIG, "--env=", "--outdir", outdir];
+  wrangler(args, { capture: true, ci: true });
   return path.join(outdir, "index.js");
 }
 

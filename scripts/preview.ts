@@ -51,14 +51,7 @@ if (import.meta.main) {
   const subdomain = process.env.WORKERS_DEV_SUBDOMAIN || (dryRun ? "example" : "");
 
   const upload = (config: string, vars: Record<string, string>, outdir: string) => [
-    "versions",
-    "upload",
-    "-c",
-    config,
-    "--env",
-    "staging",
-    "--preview-alias",
-    alias,
+    ...["versions", "upload", "-c", config, "--env", "staging", "--preview-alias", alias],
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
     // An absolute --outdir: wrangler puts the bundle beside the config and a note beside us.
     ...(dryRun
@@ -86,12 +79,7 @@ if (import.meta.main) {
       `Preview "${alias}" of the staging API (${api}) and developer platform (${platform}), on staging data.`,
     );
     wrangler(upload("wrangler.toml", { PLATFORM_ORIGIN: platform }, "dist/preview"));
-    runWranglerForeground(
-      upload(
-        PLATFORM_CONFIG,
-        { PLATFORM_ORIGIN: platform, API_ORIGIN: api },
-        "dist/preview-platform",
-      ),
-    );
+    const vars = { PLATFORM_ORIGIN: platform, API_ORIGIN: api };
+    runWranglerForeground(upload(PLATFORM_CONFIG, vars, "dist/preview-platform"));
   }
 }

@@ -3,12 +3,7 @@
 // $GITHUB_OUTPUT (scripts/wrangler-output.ts; docs/release.md).
 import { text } from "node:stream/consumers";
 import { parseArgs } from "node:util";
-import {
-  OutputError,
-  servingVersion,
-  timeTravelBookmark,
-  uploadedVersion,
-} from "./wrangler-output.ts";
+import * as output from "./wrangler-output.ts";
 
 const USAGE = `usage: <output of wrangler deployments status --json> | npm run -s rollout -- serving [--allow-none]
        npm run -s rollout -- uploaded < <WRANGLER_OUTPUT_FILE_PATH of wrangler versions upload>
@@ -30,13 +25,8 @@ try {
   });
   [command] = positionals;
   allowNone = values["allow-none"];
-  const known = ["serving", "uploaded", "bookmark"];
-  if (
-    positionals.length !== 1 ||
-    !known.includes(command ?? "") ||
-    (allowNone && command !== "serving")
-  )
-    throw new Error();
+  const known = ["serving", "uploaded", "bookmark"].includes(command ?? "");
+  if (positionals.length !== 1 || !known || (allowNone && command !== "serving")) throw new Error();
 } catch {
   console.error(`error: expected serving [--allow-none], uploaded or bookmark\n\n${USAGE}`);
   process.exit(2);
@@ -45,11 +35,11 @@ try {
 const input = await text(process.stdin);
 try {
   if (command === "uploaded") {
-    const { versionId, previewUrl } = uploadedVersion(input);
+    const { versionId, previewUrl } = output.uploadedVersion(input);
     console.log(`version-id=${versionId}`);
     if (previewUrl) console.log(`preview-url=${previewUrl}`);
   } else if (command === "bookmark") {
-    console.log(`bookmark=${timeTravelBookmark(input)}`);
+    console.log(`bookmark=${output.timeTravelBookmark(input)}`);
   } else if (allowNone && input.trim() === "") {
     report(
       "warning",
@@ -57,10 +47,10 @@ try {
     );
     console.log("version-id=");
   } else {
-    console.log(`version-id=${servingVersion(input)}`);
+    console.log(`version-id=${output.servingVersion(input)}`);
   }
 } catch (err) {
-  if (!(err instanceof OutputError)) throw err;
+  if (!(err instanceof output.OutputError)) throw err;
   report("error", err.message);
   process.exit(1);
 }

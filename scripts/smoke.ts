@@ -73,14 +73,18 @@ function origin(flag: string, text: string, paths: string[]): string {
   return url.origin;
 }
 
+const [text, flag] = [{ type: "string" }, { type: "boolean" }] as const;
+const OPTIONS = { base: text, platform: text, write: flag, timeout: text, pin: text, help: flag };
+const ALL_OPTIONS = { ...OPTIONS, "cors-origin": text, key: text };
+
 /** The options of `npm run smoke -- <argv>`; a UsageError (one line) for wrong input. */
 export function smokeOptions(
   argv: string[],
   env: Record<string, string | undefined>,
 ): SmokeOptions | "help" {
-  let values: ReturnType<typeof parse>["values"];
+  let values: ReturnType<typeof parseArgs<{ options: typeof ALL_OPTIONS }>>["values"];
   try {
-    values = parse(argv).values;
+    values = parseArgs({ args: argv, strict: true, options: ALL_OPTIONS }).values;
   } catch (err) {
     throw new UsageError((err as Error).message.split("\n")[0]);
   }
@@ -122,23 +126,6 @@ export function smokeOptions(
     pin: values.pin === undefined ? undefined : `${worker}="${version}"`,
     corsOrigin,
   };
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      base: { type: "string" },
-      platform: { type: "string" },
-      write: { type: "boolean" },
-      timeout: { type: "string" },
-      pin: { type: "string" },
-      "cors-origin": { type: "string" },
-      key: { type: "string" },
-      help: { type: "boolean" },
-    },
-  });
 }
 
 if (import.meta.main) {

@@ -55,20 +55,16 @@ export function uploadedVersion(file: string): { versionId: string; previewUrl?:
     throw new OutputError(`wrangler versions upload failed: ${message}`);
   }
   const uploads = all.filter((r) => r.type === "version-upload");
-  if (uploads.length !== 1) {
-    throw new OutputError(
-      `expected one version-upload record in wrangler's output file, found ${uploads.length}`,
-    );
-  }
+  const found = `found ${uploads.length}`;
+  if (uploads.length !== 1)
+    throw new OutputError(`expected one version-upload record in wrangler's output file, ${found}`);
   const upload = check(VersionUpload, uploads[0], "the version-upload record");
   if (upload.version_id === null)
     throw new OutputError("the version-upload record names no version: a --dry-run uploads none");
   if (!VERSION_ID.test(upload.version_id))
     throw new OutputError(`the version-upload record's version_id is not a version id`);
-  const previewUrl = upload.preview_alias_url ?? upload.preview_url ?? undefined;
-  return previewUrl
-    ? { versionId: upload.version_id, previewUrl }
-    : { versionId: upload.version_id };
+  const previewUrl = upload.preview_alias_url ?? upload.preview_url;
+  return { versionId: upload.version_id, ...(previewUrl ? { previewUrl } : {}) };
 }
 
 const Deployment = z.object({
@@ -82,11 +78,8 @@ const Deployment = z.object({
  * return to is a person's decision.
  */
 export function servingVersion(output: string): string {
-  const { versions } = parse(
-    Deployment,
-    output,
-    "the output of wrangler deployments status --json",
-  );
+  const what = "the output of wrangler deployments status --json";
+  const { versions } = parse(Deployment, output, what);
   const [only] = versions;
   if (versions.length > 1 || (only && only.percentage !== 100)) {
     const split = versions.map((v) => `${v.version_id}@${v.percentage}%`);
@@ -94,9 +87,8 @@ export function servingVersion(output: string): string {
       `traffic is split (${split.join(", ")}): finish that rollout or roll it back first (docs/release.md)`,
     );
   }
-  if (!only || !VERSION_ID.test(only.version_id)) {
+  if (!only || !VERSION_ID.test(only.version_id))
     throw new OutputError("the deployment names no version serving 100% of traffic");
-  }
   return only.version_id;
 }
 

@@ -1,13 +1,8 @@
-// The grammar of `npm run accounts -- ...` (scripts/account-cli.ts), run here in Node as
+// The grammar of `npm run accounts -- ...` (scripts/accounts.ts), run here in Node as
 // the CLI runs it: every wrong word is one UsageError line (the CLI prints it with the
 // usage and exits 2), never a crash. Its statements run in workerd: test/accounts.test.ts.
 import { describe, expect, it } from "vitest";
-import {
-  formatAccountTable,
-  parseAccountArgs,
-  USAGE,
-  UsageError,
-} from "../../scripts/account-cli.ts";
+import { formatAccountTable, parseAccountArgs, USAGE, UsageError } from "../../scripts/accounts.ts";
 import { usageErrorOf } from "../support/usage-error.ts";
 
 const ID = "acct_Ab-_0123456789abcdefgh";

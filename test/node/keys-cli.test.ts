@@ -1,8 +1,9 @@
-// The grammar of `npm run keys -- ...` (scripts/key-cli.ts), run here in Node as the CLI
+// The grammar of `npm run keys -- ...` (scripts/keys.ts), run here in Node as the CLI
 // runs it: every wrong flag or value is one UsageError line (the CLI prints it with the
 // usage and exits 2; `npm run e2e` runs the real process), never a crash.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { OwnedKey } from "../../scripts/key-statements.ts";
 import {
   formatKeyTable,
   keyTagSecret,
@@ -10,8 +11,7 @@ import {
   parseKeyArgs,
   USAGE,
   UsageError,
-} from "../../scripts/key-cli.ts";
-import type { OwnedKey } from "../../scripts/key-statements.ts";
+} from "../../scripts/keys.ts";
 import { LOCAL_KEY_TAG_SECRET } from "../../src/auth/keys.ts";
 import { SCOPES } from "../../src/scopes.ts";
 import { usageErrorOf } from "../support/usage-error.ts";

@@ -1,4 +1,4 @@
-// The keys CLI's grammar (scripts/key-cli.ts) refuses wrong input with
+// The keys CLI's grammar (scripts/keys.ts) refuses wrong input with
 // one UsageError line, which the CLI prints with its usage before exiting 2.
 import { expect } from "vitest";
 
