@@ -13,7 +13,8 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { expect, type Locator, type Page, test } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { authenticator, hand, passkeyBrowser } from "./person.ts";
 
 const PLATFORM = process.env.BROWSER_PLATFORM as string;
 /** The client's loopback redirect (RFC 8252): answered by a route of the page, on no real port. */
@@ -67,22 +68,6 @@ class Agent implements OAuthClientProvider {
   }
 }
 
-/** A person's hand: each click counted, typing into a field after clicking it. */
-function hand(page: Page) {
-  const hand = {
-    clicks: 0,
-    async click(target: Locator) {
-      hand.clicks += 1;
-      await target.click();
-    },
-    async type(field: Locator, text: string) {
-      await hand.click(field);
-      await page.keyboard.type(text);
-    },
-  };
-  return hand;
-}
-
 test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp alone, the first tool answer", async ({
   page,
   context,
@@ -95,18 +80,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     if (m.type() === "error" || m.type() === "warning") problems.push(`console: ${m.text()}`);
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  const device = await authenticator(await passkeyBrowser(context, page));
   // The client's loopback listener: it reads the redirect and tells the person to go back.
   const redirects: URL[] = [];
   await page.route(`${CALLBACK}**`, async (route) => {
@@ -267,9 +241,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await page.goto(`${PLATFORM}/keys`);
     // Until the person signs in, the authenticator answers nothing: the start page's and the
     // consent page's autofill (conditional mediation) would otherwise sign in by itself.
-    const answers = (enabled: boolean) =>
-      cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled });
-    await answers(false);
+    await device.answers(false);
     await page.getByRole("button", { name: "Sign out" }).click();
     await expect(page).toHaveURL(`${PLATFORM}/`);
     const third = hand(page);
@@ -278,7 +250,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await page.goto(other.authorizationUrl?.href ?? "");
     const signIn = page.getByRole("button", { name: "Sign in with a passkey" });
     await expect(signIn).toBeVisible();
-    await answers(true);
+    await device.answers(true);
     await third.click(signIn);
     await third.click(page.getByRole("button", { name: "Allow" }));
     await finish(other, thirdTransport);

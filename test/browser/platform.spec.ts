@@ -11,8 +11,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import {
   type APIRequestContext,
-  type BrowserContext,
-  type CDPSession,
   expect,
   type Locator,
   type Page,
@@ -20,28 +18,13 @@ import {
   test,
 } from "@playwright/test";
 import { AUTH_CACHE_TTL_MS, USAGE_WRITE_INTERVAL_MS } from "../../src/config.ts";
+import { authenticator, hand, passkeyBrowser } from "./person.ts";
 
 const PLATFORM = process.env.BROWSER_PLATFORM as string;
 /** A revoked key is refused at once or within 60 seconds at most (the contract). */
 const REVOCATION_BOUND_MS = 60_000;
 const WIDTHS = [390, 800, 1280] as const;
 const SCHEMES = ["light", "dark"] as const;
-
-/** A person's hand: each click counted, typing into a field after clicking it. */
-function hand(page: Page) {
-  const hand = {
-    clicks: 0,
-    async click(target: Locator) {
-      hand.clicks += 1;
-      await target.click();
-    },
-    async type(field: Locator, text: string) {
-      await hand.click(field);
-      await page.keyboard.type(text);
-    },
-  };
-  return hand;
-}
 
 /** Console errors and warnings, page errors and CSP problems; `expected` answers are fine. */
 function watch(page: Page, expected: RegExp[] = []) {
@@ -56,36 +39,6 @@ function watch(page: Page, expected: RegExp[] = []) {
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   return problems;
-}
-
-/** A virtual authenticator on "this device" (or a security key): discoverable, verifying. */
-async function authenticator(cdp: CDPSession, transport: "internal" | "usb" = "internal") {
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport,
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  const credentials = async () =>
-    (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials;
-  return {
-    id: authenticatorId,
-    credentials,
-    /** Whether it answers prompts (and the browser's autofill) by itself. */
-    answers: (enabled: boolean) =>
-      cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled }),
-    remove: () => cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId }),
-  };
-}
-
-async function passkeyBrowser(context: BrowserContext, page: Page) {
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  return cdp;
 }
 
 /** Signs up as `name` from the start page; the welcome page asks for a second passkey. */
