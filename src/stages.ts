@@ -13,6 +13,7 @@ import { jsonBody } from "./http/json-body.ts";
 import type { AppEnv } from "./http/types.ts";
 import { validator } from "./http/validation.ts";
 import type { Logger } from "./log.ts";
+import built from "./openapi/worker.json" with { type: "json" };
 import type { Operation } from "./operations/index.ts";
 
 /** What the stages are made of: the app factory's parts. */
@@ -49,9 +50,11 @@ export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[]
     conditionalRead(
       {
         path: op.path,
+        // The document's digest of the response (a test's own operation: its id).
+        shape: (built.shapes as Record<string, string>)[op.operationId] ?? op.operationId,
         until: op.deprecation?.sunset,
-        keep: op.conditional.keep,
-        input: [...input, ...(op.session === "read" ? [bookmarkOf] : [])],
+        cacheable: op.conditional.cacheable,
+        input: [...input, ...(op.pets === "read" ? [bookmarkOf] : [])],
       },
       deps,
     );
@@ -70,9 +73,9 @@ export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[]
         ]
       : []),
     ...input,
-    ...(op.body ? [jsonBody, validator("json", op.body)] : []),
-    ...(op.session ? [d1Session(op.session, deps.openPetStore)] : []),
-    ...(read ? [read.stage] : []),
+    ...(op.body ? [jsonBody(op.bodyMediaTypes), validator("json", op.body)] : []),
+    ...(op.pets ? [d1Session(op.pets === "read" ? "read" : "write", deps.openPetStore)] : []),
+    ...(read ? [read.middleware] : []),
     op.handler,
   ];
 }

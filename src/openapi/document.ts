@@ -10,7 +10,8 @@ import { CLIENT_CACHE_CONTROL, IF_NONE_MATCH } from "../http/conditional-read.ts
 import { type CorsHeaders, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
 import { deprecatedSince, deprecationHeaders, NO_STORE } from "../http/deprecation.ts";
-import { ETAG } from "../http/etag.ts";
+import { ETAG, IF_MATCH } from "../http/etag.ts";
+import { JSON_MEDIA_TYPE } from "../http/json-body.ts";
 import { CLIENT_NAME, REQUEST_ID } from "../http/request-context.ts";
 import { OPERATIONS, type Operation, TAGS } from "../operations/index.ts";
 import type { HeaderDoc, HeaderParameter } from "../operations/operation.ts";
@@ -101,11 +102,12 @@ function answersOf(op: Operation): Map<number, Answer> {
     answer(status).headers.set(name, { doc, required });
 
   const success = op.success?.status;
-  const notModified = op.conditional || op.success?.notModified ? 304 : undefined;
+  const ownNotModified = op.success && "notModified" in op.success && op.success.notModified;
+  const notModified = op.conditional || ownNotModified ? 304 : undefined;
   const successes = [success, notModified].filter((s) => s !== undefined);
   if (success !== undefined && op.success) answer(success).description = op.success.description;
   if (notModified !== undefined) {
-    answer(notModified).description = op.success?.notModified ?? NOT_MODIFIED;
+    answer(notModified).description = ownNotModified || NOT_MODIFIED;
   }
   if (op.scope) {
     error("unauthorized");
@@ -120,20 +122,21 @@ function answersOf(op: Operation): Map<number, Answer> {
       error(code);
     error("unsupported_media_type");
   }
-  if (op.session === "read" || op.conditional) error("invalid_parameter");
-  if (op.session) error("service_unavailable");
+  if (op.pets === "read" || op.conditional) error("invalid_parameter");
+  if (op.headers?.some((h) => h.name === IF_MATCH)) error("invalid_parameter");
+  if (op.pets) error("service_unavailable");
   for (const code of op.errors ?? []) error(code);
   error("internal_error");
 
   for (const status of successes) {
-    if (op.session) header(status, BOOKMARK_HEADER, HEADERS.bookmark);
+    if (op.pets) header(status, BOOKMARK_HEADER, HEADERS.bookmark);
     if (op.conditional) {
       header(status, "ETag", ETAG, true);
       header(status, "Cache-Control", HEADERS.clientCache, true);
     }
     for (const [name, doc] of Object.entries(op.success?.headers ?? {})) {
       // A 304 keeps the headers that describe the answer, none that describe a creation.
-      if (status === success || op.conditional || op.success?.notModified) {
+      if (status === success || op.conditional || ownNotModified) {
         header(status, name, doc, doc.required === true);
       }
     }
@@ -198,15 +201,16 @@ function deprecationAnswerHeaders(op: Operation, status: number) {
   return docs.map(([name, doc]) => [name, { doc, required }] as const);
 }
 
-/** What a body must be: the body stage's rules. */
-const BODY_RULES = `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`;
+/** What a body must be: the body middleware's rules, sent as one of `mediaTypes`. */
+const bodyRules = (mediaTypes: readonly string[]) =>
+  `JSON, at most ${MAX_BODY_BYTES} bytes, sent with ${mediaTypes.map((t) => `\`Content-Type: ${t}\``).join(" or ")} (UTF-8) and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`;
 
 /** The header parameters `op` reads, by name. */
 function headerParameters(op: Operation): Json[] {
   const read = [
     PARAMETERS.clientName,
     ...(op.conditional ? [PARAMETERS.ifNoneMatch] : []),
-    ...(op.session === "read" ? [PARAMETERS.bookmark] : []),
+    ...(op.pets === "read" ? [PARAMETERS.bookmark] : []),
     ...(op.headers ?? []),
   ];
   return read
@@ -295,8 +299,10 @@ function operationObject(
       ? {
           requestBody: {
             required: true,
-            description: BODY_RULES,
-            content: { "application/json": { schema: op.body } },
+            description: bodyRules(op.bodyMediaTypes ?? [JSON_MEDIA_TYPE]),
+            content: Object.fromEntries(
+              (op.bodyMediaTypes ?? [JSON_MEDIA_TYPE]).map((t) => [t, { schema: op.body }]),
+            ),
           },
         }
       : {}),
@@ -309,9 +315,14 @@ function operationObject(
           const description = a.codes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" ");
           return [String(status), { description, headers, content: errorContent(status, a.codes) }];
         }
+        const success = op.success;
         const content =
-          status === op.success?.status
-            ? { [op.success.mediaType ?? "application/json"]: { schema: op.success.schema } }
+          success && status === success.status && "schema" in success
+            ? {
+                [("asset" in success && success.asset.mediaType) || JSON_MEDIA_TYPE]: {
+                  schema: success.schema,
+                },
+              }
             : undefined;
         return [
           String(status),
@@ -414,6 +425,12 @@ export function buildOpenApiDocument(): Json {
       override: ({ zodSchema, jsonSchema }) => {
         // A name's rules as a pattern every validator reads alike (see portableNamePattern).
         if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+        // An open object (a response that may gain fields) says nothing of other fields,
+        // as JSON Schema's default, rather than `additionalProperties: {}`.
+        const others = jsonSchema.additionalProperties;
+        if (others && typeof others === "object" && Object.keys(others).length === 0) {
+          delete jsonSchema.additionalProperties;
+        }
       },
     },
   ) as unknown as Json;

@@ -19,7 +19,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.
+         * @description Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response (the animal as created, even if it has since changed or gone) with `Idempotent-Replayed: true`.
          */
         post: operations["createPet"];
         delete?: never;
@@ -42,12 +42,16 @@ export interface paths {
         /**
          * Fetch an animal by id (deprecated)
          * @deprecated
-         * @description Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`.
+         * @description Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`. Its `ETag` is the pet's: send it in `If-Match` to change or remove the pet only if it is still as you saw it.
          */
         get: operations["getPet"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an animal
+         * @description Removes the animal: it leaves every listing, getPet answers 404 for it, and its id is never given to another. A second removal is 404 (after a retry whose first response was lost, that means it is gone). Send its `ETag` in `If-Match` to remove it only if nobody has changed it since (412 `precondition_failed`).
+         */
+        delete: operations["deletePet"];
         options?: never;
         /**
          * Fetch an animal by id (deprecated): headers only
@@ -55,7 +59,11 @@ export interface paths {
          * @description The answer of `GET /pets/{petId}` without its body (HTTP HEAD).
          */
         head: operations["getPetHead"];
-        patch?: never;
+        /**
+         * Change an animal
+         * @description Changes the fields the body names (a JSON Merge Patch, RFC 7396: `name`, `categoryId`, `status`, each as createPet takes it; `{}` changes nothing). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409 `invalid_transition`). Send the pet's `ETag` in `If-Match` to change it only if nobody has since (412 `precondition_failed`). Answers the whole animal and its new `ETag`.
+         */
+        patch: operations["updatePet"];
         trace?: never;
     };
     "/store/orders": {
@@ -154,9 +162,24 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
+        /** @description Request body of updatePet, a JSON Merge Patch (RFC 7396): the fields to change, each as createPet takes it. `{}` changes nothing. `null` is refused: no field can be removed. */
+        PetPatch: {
+            /**
+             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
+             * @example Rex
+             */
+            name?: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
+             * @example 12
+             */
+            categoryId?: number;
+            status?: components["schemas"]["PetStatus"];
+        };
         /** @description A page of animals in ascending id order. */
         Pets: components["schemas"]["Pet"][];
-        /** @description An animal of the store. */
+        /** @description An animal of the store. Within /v1 it may gain fields: ignore the ones you do not know. */
         Pet: {
             /**
              * Format: int64
@@ -179,7 +202,7 @@ export interface components {
         /** @description Every error answer of the service. */
         Error: {
             /** @enum {string} */
-            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description For humans; names the offending field or parameter. */
             message: string;
             /**
@@ -206,8 +229,6 @@ export interface components {
         "Access-Control-Expose-Headers": "Allow, Deprecation, ETag, Idempotent-Replayed, Link, Location, Retry-After, Sunset, WWW-Authenticate, x-d1-bookmark, X-Request-Id";
         /** @description D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none. */
         "x-d1-bookmark": string;
-        /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
-        ETag: string;
         /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
@@ -251,7 +272,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -269,7 +291,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -416,7 +439,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON, at most 16384 bytes, sent with `Content-Type: application/json` and not compressed (no `Content-Encoding` other than `identity`). Repeated keys and unknown fields are refused. */
+        /** @description JSON, at most 16384 bytes, sent with `Content-Type: application/json` (UTF-8) and not compressed (no `Content-Encoding` other than `identity`). Repeated keys and unknown fields are refused. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPet"];
@@ -431,6 +454,8 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     Location: components["headers"]["Location"];
+                    /** @description The pet's strong entity tag: equal pets have equal tags, and any change of the pet changes it. Send it in `If-Match` to change or remove the pet only if it is still as you saw it. */
+                    ETag: string;
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -520,7 +545,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unsupported_media_type`: A request body was sent without `Content-Type: application/json`, or with a `Content-Encoding` other than `identity`. */
+            /** @description `unsupported_media_type`: A request body was sent without a media type the operation takes (`application/json`; for updatePet also `application/merge-patch+json`), with a charset other than UTF-8, or with a `Content-Encoding` other than `identity`. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -654,7 +679,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -670,7 +696,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -777,7 +804,8 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
@@ -799,7 +827,8 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
@@ -1016,6 +1045,200 @@ export interface operations {
             };
         };
     };
+    deletePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the pet's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is the pet's current tag the response is 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. Without it the change applies to the pet as it is. */
+                "If-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
+            };
+            path: {
+                /** @description Identifier of the animal, 1 to 2^53 - 1, written in decimal digits without a sign or a leading zero. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal was removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "insufficient_scope";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `not_found`: The path or the requested animal does not exist. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` names no current tag of the animal: it changed since the tag was read, and nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "precondition_failed";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 412;
+                    };
+                };
+            };
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
     getPetHead: {
         parameters: {
             query?: never;
@@ -1048,7 +1271,8 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
@@ -1068,7 +1292,8 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
@@ -1202,6 +1427,270 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the pet's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is the pet's current tag the response is 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. Without it the change applies to the pet as it is. */
+                "If-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                "X-Client-Name"?: string;
+            };
+            path: {
+                /** @description Identifier of the animal, 1 to 2^53 - 1, written in decimal digits without a sign or a leading zero. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 16384 bytes, sent with `Content-Type: application/merge-patch+json` or `Content-Type: application/json` (UTF-8) and not compressed (no `Content-Encoding` other than `identity`). Repeated keys and unknown fields are refused. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+                "application/json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    /** @description The pet's strong entity tag: equal pets have equal tags, and any change of the pet changes it. Send it in `If-Match` to change or remove the pet only if it is still as you saw it. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter" | "invalid_json" | "validation_failed";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "insufficient_scope";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `not_found`: The path or the requested animal does not exist. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description `invalid_transition`: The animal's status cannot change that way (`sold` is final); the message names both statuses. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_transition";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 409;
+                    };
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` names no current tag of the animal: it changed since the tag was read, and nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "precondition_failed";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 412;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 16,384 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: A request body was sent without a media type the operation takes (`application/json`; for updatePet also `application/merge-patch+json`), with a charset other than UTF-8, or with a `Content-Encoding` other than `identity`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 503;
+                    };
+                };
             };
         };
     };
@@ -1441,7 +1930,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
@@ -1452,14 +1942,8 @@ export interface operations {
                         info: {
                             title: string;
                             version: string;
-                        } & {
-                            [key: string]: unknown;
                         };
-                        paths: {
-                            [key: string]: unknown;
-                        };
-                    } & {
-                        [key: string]: unknown;
+                        paths: Record<string, never>;
                     };
                 };
             };
@@ -1469,7 +1953,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
@@ -1538,7 +2023,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
@@ -1551,7 +2037,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
