@@ -176,7 +176,7 @@ describe("GET /v1/openapi.json", () => {
     const { description } = doc.info;
     expect(description).toMatch(/preflight/);
     expect(description).toContain(
-      "Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Client-Name, x-d1-bookmark",
+      "Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Client-Name, x-d1-bookmark",
     );
   });
 

@@ -35,7 +35,7 @@ export interface ValidatedRequest {
 export const IF_NONE_MATCH = "If-None-Match";
 export const CLIENT_CACHE_CONTROL = "private, no-cache";
 /** When the D1 read behind a cached response ran (ms since the epoch); never sent to a client. */
-const READ_AT = "X-Read-At";
+export const READ_AT = "X-Read-At";
 
 /**
  * The handler's headers that belong to the representation, and so are cached with it; the
@@ -73,7 +73,7 @@ interface Representation {
   bookmark: string | null;
 }
 
-/** The representation of a response, its tag the handler's or computed from the body. */
+/** The representation of a response, its tag the handler's (a pet's) or computed from the body. */
 async function representationOf(response: Response): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
   const headers = new Headers();
@@ -81,8 +81,7 @@ async function representationOf(response: Response): Promise<Representation> {
     const value = response.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  const given = headers.get("ETag");
-  const etag = given !== null && isEntityTag(given) ? given : await entityTag(body);
+  const etag = headers.get("ETag") ?? (await entityTag(body));
   headers.delete("ETag");
   return { headers, body, etag, bookmark: response.headers.get(BOOKMARK_HEADER) };
 }
@@ -144,6 +143,8 @@ const warn = ({ log }: CacheDeps, msg: string, requestId: string, err: unknown) 
  * oldest to newest), so a client that changed a pet reads its change at once.
  */
 function fresh(cached: Response, c: Context<AppEnv>): boolean {
+  // Cached by this module: a 200 with its entity tag, else it is no entry of ours.
+  if (cached.status !== 200 || !isEntityTag(cached.headers.get("ETag") ?? "")) return false;
   const age = c.var.clock() - Number(cached.headers.get(READ_AT));
   if (!(age >= 0 && age < CACHE_MAX_AGE_MS)) return false;
   const sent = c.req.header(BOOKMARK_HEADER);
@@ -158,9 +159,7 @@ async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
     return await withTimeout(
       Promise.resolve()
         .then(() => deps.edgeCache().match(key))
-        .then((cached) =>
-          cached?.status === 200 && fresh(cached, c) ? representationOf(cached) : undefined,
-        ),
+        .then((cached) => (cached && fresh(cached, c) ? representationOf(cached) : undefined)),
       CACHE_MATCH_TIMEOUT_MS,
     );
   } catch (err) {

@@ -4,7 +4,12 @@ import type * as z from "zod/mini";
 import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
 import packageJson from "../../package.json" with { type: "json" };
 import { REALM, WWW_AUTHENTICATE } from "../auth/middleware.ts";
-import { IF_NONE_MATCH_MAX_LENGTH, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
+import {
+  CACHE_MAX_AGE_MS,
+  IF_NONE_MATCH_MAX_LENGTH,
+  MAX_BODY_BYTES,
+  PAGE_SIZE,
+} from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode, errorSchema } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL, IF_NONE_MATCH } from "../http/conditional-read.ts";
 import { type CorsHeaders, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
@@ -43,7 +48,7 @@ const HEADERS = {
   },
   bookmark: {
     description:
-      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
+      "D1 Sessions bookmark of the data this response reflects (a cached response: that of the read it holds). Send it back as `x-d1-bookmark` to read your own writes, changes and removals from any location.",
     schema: { type: "string", maxLength: 256, pattern: BOOKMARK.source },
   },
   clientCache: {
@@ -62,7 +67,7 @@ const PARAMETERS = {
   bookmark: {
     name: BOOKMARK_HEADER,
     description:
-      "A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
+      "A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
     schema: { type: "string", maxLength: 256, pattern: BOOKMARK.source },
   },
   clientName: {
@@ -511,6 +516,8 @@ function description(cors: CorsHeaders): string {
     `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
     "",
     "Rate limits apply per API key and per account, whose keys share one budget (429 with `Retry-After`).",
+    "",
+    `Changing animals: \`PATCH /pets/{petId}\` (a JSON Merge Patch) and \`DELETE /pets/{petId}\`, each optionally under \`If-Match\` with the pet's \`ETag\` (412 when it changed meanwhile). Reads may come from the location's cache: after a change, other clients may read the pet as it was for up to ${CACHE_MAX_AGE_MS / 1000} seconds (plus the database replica's lag); the client that changed it reads its change at once by sending back the change's \`x-d1-bookmark\`. Responses may gain fields within /v1: ignore the ones you do not know.`,
     "",
     "Methods: every path of this document answers `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation answers 405, so none lists it.",
     "",

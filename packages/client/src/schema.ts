@@ -227,7 +227,7 @@ export interface components {
         "Access-Control-Allow-Origin": string;
         /** @description CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`. */
         "Access-Control-Expose-Headers": "Allow, Deprecation, ETag, Idempotent-Replayed, Link, Location, Retry-After, Sunset, WWW-Authenticate, x-d1-bookmark, X-Request-Id";
-        /** @description D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none. */
+        /** @description D1 Sessions bookmark of the data this response reflects (a cached response: that of the read it holds). Send it back as `x-d1-bookmark` to read your own writes, changes and removals from any location. */
         "x-d1-bookmark": string;
         /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
         "WWW-Authenticate": string;
@@ -257,7 +257,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path?: never;
@@ -664,7 +664,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path?: never;
@@ -780,7 +780,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path: {
@@ -1247,7 +1247,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path: {
