@@ -143,6 +143,47 @@ describe("createPet", () => {
   });
 });
 
+describe("changes", () => {
+  it("updatePet and deletePet, with and without If-Match, refused or not: one primary trip each, one batch", async () => {
+    const app = await warmIsolate();
+    const made = await createPetVia(key, { name: "trip-change", categoryId: 1 });
+    const path = `/v1/pets/${made.id}`;
+    const patch = (json: unknown, headers: Record<string, string> = {}) =>
+      app.exchange(path, { method: "PATCH", key, json, headers });
+    const changed = await patch({ status: "pending" });
+    expect(changed.response.status).toBe(200);
+    const tag = changed.response.headers.get("ETag") as string;
+    for (const [exchange, status] of [
+      [changed, 200],
+      [await patch({ status: "sold" }, { "If-Match": tag }), 200],
+      // `tag` is the pet before that change now.
+      [await patch({ name: "trip-changed" }, { "If-Match": tag }), 412],
+      [await patch({ status: "available" }), 409],
+      [await app.exchange("/v1/pets/999999999", { method: "PATCH", key, json: {} }), 404],
+      [await app.exchange(path, { method: "DELETE", key, headers: { "If-Match": tag } }), 412],
+      [await app.exchange(path, { method: "DELETE", key }), 204],
+      [await app.exchange(path, { method: "DELETE", key }), 404],
+    ] as const) {
+      expect(exchange.response.status).toBe(status);
+      expect(waitedFor(exchange)).toEqual(waited(1, 0, 0, 1));
+      // The write and the read that says why nothing was written: one transaction.
+      expect(exchange.trips[0]?.statements).toHaveLength(2);
+    }
+  });
+
+  it("a read right after a change, with the change's bookmark: one replica trip beside the cache's", async () => {
+    const app = await warmIsolate();
+    const made = await createPetVia(key, { name: "trip-read-after", categoryId: 1 });
+    const path = `/v1/pets/${made.id}`;
+    expect((await app.exchange(path, { key })).response.status).toBe(200);
+    const changed = await app.exchange(path, { method: "PATCH", key, json: { status: "sold" } });
+    const bookmark = changed.response.headers.get("x-d1-bookmark") as string;
+    const read = await app.exchange(path, { key, headers: { "x-d1-bookmark": bookmark } });
+    expect(await read.response.json()).toMatchObject({ status: "sold" });
+    expect(waitedFor(read)).toEqual(waited(0, 1, 1, 2));
+  });
+});
+
 describe("reads", () => {
   it("a cached getPet or page, on an isolate that never saw the key: the key's record and the answer side by side, one Cache API trip in time, as on a warm isolate", async () => {
     // The location has answered both before (edge cache) and verified the key (key cache).
