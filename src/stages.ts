@@ -9,6 +9,7 @@ import type { OpenPetStore } from "./db/pet-store.ts";
 import { conditionalRead } from "./http/conditional-read.ts";
 import { bookmarkOf, d1Session } from "./http/d1-session.ts";
 import { deprecationHeaders } from "./http/deprecation.ts";
+import { ifMatch } from "./http/etag.ts";
 import { jsonBody } from "./http/json-body.ts";
 import type { AppEnv } from "./http/types.ts";
 import { validator } from "./http/validation.ts";
@@ -74,6 +75,7 @@ export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[]
       : []),
     ...input,
     ...(op.body ? [jsonBody(op.bodyMediaTypes), validator("json", op.body)] : []),
+    ...(op.ifMatch ? [ifMatch] : []),
     ...(op.pets ? [d1Session(op.pets === "read" ? "read" : "write", deps.openPetStore)] : []),
     ...(read ? [read.middleware] : []),
     op.handler,

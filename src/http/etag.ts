@@ -1,7 +1,9 @@
 // Entity tags, If-None-Match and If-Match (RFC 9110 sections 8.8.3, 13.1.1 and 13.1.2).
+import { createMiddleware } from "hono/factory";
 import { IF_MATCH_MAX_LENGTH } from "../config.ts";
 import { base64url } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
+import type { AppEnv } from "./types.ts";
 
 export const IF_MATCH = "If-Match";
 
@@ -13,7 +15,7 @@ export const isEntityTag = (value: string) => STRONG_TAG.test(value);
 /** The header of every answer that has one (entityTag's, or the asset store's), documented. */
 export const ETAG = {
   description:
-    "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it.",
+    "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
   schema: { type: "string", maxLength: 256, pattern: '^"[!#-~]*"$' },
   required: true,
 };
@@ -69,15 +71,13 @@ export function ifMatchTags(field: string | undefined): string[] | undefined {
 /** A pet's ETag on the responses that show one pet (its row's tag: src/db/pets.ts). */
 export const PET_ETAG = {
   description:
-    "The pet's strong entity tag: equal pets have equal tags, and any change of the pet changes it. Send it in `If-Match` to change or remove the pet only if it is still as you saw it.",
+    "The animal's strong entity tag: equal animals, equal tags; any change changes it. For `If-Match`.",
   schema: { type: "string", maxLength: 256, pattern: '^"[!#-~]*"$' },
   required: true,
 };
 
-/** The If-Match header as updatePet's and deletePet's parameter in the document. */
-export const IF_MATCH_PARAMETER = {
-  name: IF_MATCH,
-  description:
-    "Optimistic concurrency (RFC 9110 13.1.1): `*` or the pet's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is the pet's current tag the response is 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. Without it the change applies to the pet as it is.",
-  schema: { type: "string", maxLength: IF_MATCH_MAX_LENGTH },
-};
+/** Middleware of an operation that takes If-Match: its tags in `c.var.ifMatch`. */
+export const ifMatch = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("ifMatch", ifMatchTags(c.req.header(IF_MATCH)));
+  await next();
+});

@@ -6,6 +6,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { REALM, WWW_AUTHENTICATE } from "../auth/middleware.ts";
 import {
   CACHE_MAX_AGE_MS,
+  IF_MATCH_MAX_LENGTH,
   IF_NONE_MATCH_MAX_LENGTH,
   MAX_BODY_BYTES,
   PAGE_SIZE,
@@ -76,6 +77,12 @@ const PARAMETERS = {
       "The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept.",
     schema: { type: "string", maxLength: 200, pattern: "^[ -~]*$" },
   },
+  ifMatch: {
+    name: IF_MATCH,
+    description:
+      "Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says.",
+    schema: { type: "string", maxLength: IF_MATCH_MAX_LENGTH },
+  },
   ifNoneMatch: {
     name: IF_NONE_MATCH,
     description:
@@ -128,7 +135,10 @@ function answersOf(op: Operation): Map<number, Answer> {
     error("unsupported_media_type");
   }
   if (op.pets === "read" || op.conditional) error("invalid_parameter");
-  if (op.headers?.some((h) => h.name === IF_MATCH)) error("invalid_parameter");
+  if (op.ifMatch) {
+    error("invalid_parameter");
+    error("precondition_failed");
+  }
   if (op.pets) error("service_unavailable");
   for (const code of op.errors ?? []) error(code);
   error("internal_error");
@@ -215,6 +225,7 @@ function headerParameters(op: Operation): Json[] {
   const read = [
     PARAMETERS.clientName,
     ...(op.conditional ? [PARAMETERS.ifNoneMatch] : []),
+    ...(op.ifMatch ? [PARAMETERS.ifMatch] : []),
     ...(op.pets === "read" ? [PARAMETERS.bookmark] : []),
     ...(op.headers ?? []),
   ];

@@ -1,5 +1,4 @@
 // DELETE /v1/pets/{petId}: removes an animal, optionally only if unchanged.
-import { IF_MATCH, IF_MATCH_PARAMETER, ifMatchTags } from "../http/etag.ts";
 import { PetIdParamSchema } from "../pets/schemas.ts";
 import { defineOperation } from "./operation.ts";
 import { refusal } from "./pet-changes.ts";
@@ -13,17 +12,17 @@ export const deletePet = defineOperation(
     scope: "pets:write",
     summary: "Remove an animal",
     description:
-      "Removes the animal: it leaves every listing, getPet answers 404 for it, and its id is never given to another. A second removal is 404 (after a retry whose first response was lost, that means it is gone). Send its `ETag` in `If-Match` to remove it only if nobody has changed it since (412 `precondition_failed`).",
+      "Removes the animal from every listing; its id is never reused. A second removal is 404: after a retry, that means it is gone. With `If-Match`, only if the animal is unchanged (412).",
     params: PetIdParamSchema,
     pets: "change",
-    headers: [IF_MATCH_PARAMETER],
+    ifMatch: true,
     success: { status: 204, description: "The animal was removed." },
-    errors: ["not_found", "precondition_failed"],
+    errors: ["not_found"],
     mcp: { tool: true },
   },
   async (c) => {
     const { petId } = c.req.valid("param");
-    const outcome = await c.var.pets.remove(petId, ifMatchTags(c.req.header(IF_MATCH)));
+    const outcome = await c.var.pets.remove(petId, c.var.ifMatch);
     if (outcome.kind !== "removed") throw refusal(petId, outcome);
     return c.body(null, 204);
   },

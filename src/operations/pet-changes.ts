@@ -12,7 +12,7 @@ export function refusal(petId: number, outcome: Exclude<PetChange, { kind: "chan
     case "precondition_failed":
       return new ApiError(
         "precondition_failed",
-        `Animal ${petId} has changed since the "${IF_MATCH}" tag was read: nothing was changed. Read it again for its current ETag.`,
+        `Animal ${petId} changed since its "${IF_MATCH}" tag was read: nothing was changed.`,
       );
     case "invalid_transition": {
       const next = PET_TRANSITIONS[outcome.from];

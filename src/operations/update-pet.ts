@@ -1,5 +1,5 @@
 // PATCH /v1/pets/{petId}: changes an animal by JSON Merge Patch, optionally only if unchanged.
-import { IF_MATCH, IF_MATCH_PARAMETER, ifMatchTags, PET_ETAG } from "../http/etag.ts";
+import { PET_ETAG } from "../http/etag.ts";
 import { PetIdParamSchema, PetPatchSchema, PetSchema } from "../pets/schemas.ts";
 import { defineOperation } from "./operation.ts";
 import { refusal } from "./pet-changes.ts";
@@ -13,25 +13,24 @@ export const updatePet = defineOperation(
     scope: "pets:write",
     summary: "Change an animal",
     description:
-      "Changes the fields the body names (a JSON Merge Patch, RFC 7396: `name`, `categoryId`, `status`, each as createPet takes it; `{}` changes nothing). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409 `invalid_transition`). Send the pet's `ETag` in `If-Match` to change it only if nobody has since (412 `precondition_failed`). Answers the whole animal and its new `ETag`.",
+      "Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Answers the animal and its new `ETag`.",
     params: PetIdParamSchema,
     body: PetPatchSchema,
     bodyMediaTypes: ["application/merge-patch+json", "application/json"],
     pets: "change",
-    headers: [IF_MATCH_PARAMETER],
+    ifMatch: true,
     success: {
       status: 200,
       schema: PetSchema,
       description: "The animal as changed.",
       headers: { ETag: PET_ETAG },
     },
-    errors: ["not_found", "precondition_failed", "invalid_transition"],
+    errors: ["not_found", "invalid_transition"],
     mcp: { tool: true },
   },
   async (c) => {
     const { petId } = c.req.valid("param");
-    const ifMatch = ifMatchTags(c.req.header(IF_MATCH));
-    const outcome = await c.var.pets.update(petId, c.req.valid("json"), ifMatch);
+    const outcome = await c.var.pets.update(petId, c.req.valid("json"), c.var.ifMatch);
     if (outcome.kind !== "changed") throw refusal(petId, outcome);
     return c.json(outcome.pet.pet, 200, { ETag: outcome.pet.etag });
   },

@@ -92,7 +92,7 @@ export const PetPatchSchema = z
     z.meta({
       id: "PetPatch",
       description:
-        "Request body of updatePet, a JSON Merge Patch (RFC 7396): the fields to change, each as createPet takes it. `{}` changes nothing. `null` is refused: no field can be removed.",
+        "Request body of updatePet (RFC 7396): the fields to change, as createPet takes them. No `null`: no field can be removed.",
     }),
   );
 

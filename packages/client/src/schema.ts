@@ -49,7 +49,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an animal
-         * @description Removes the animal: it leaves every listing, getPet answers 404 for it, and its id is never given to another. A second removal is 404 (after a retry whose first response was lost, that means it is gone). Send its `ETag` in `If-Match` to remove it only if nobody has changed it since (412 `precondition_failed`).
+         * @description Removes the animal from every listing; its id is never reused. A second removal is 404: after a retry, that means it is gone. With `If-Match`, only if the animal is unchanged (412).
          */
         delete: operations["deletePet"];
         options?: never;
@@ -61,7 +61,7 @@ export interface paths {
         head: operations["getPetHead"];
         /**
          * Change an animal
-         * @description Changes the fields the body names (a JSON Merge Patch, RFC 7396: `name`, `categoryId`, `status`, each as createPet takes it; `{}` changes nothing). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409 `invalid_transition`). Send the pet's `ETag` in `If-Match` to change it only if nobody has since (412 `precondition_failed`). Answers the whole animal and its new `ETag`.
+         * @description Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Answers the animal and its new `ETag`.
          */
         patch: operations["updatePet"];
         trace?: never;
@@ -162,7 +162,7 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description Request body of updatePet, a JSON Merge Patch (RFC 7396): the fields to change, each as createPet takes it. `{}` changes nothing. `null` is refused: no field can be removed. */
+        /** @description Request body of updatePet (RFC 7396): the fields to change, as createPet takes them. No `null`: no field can be removed. */
         PetPatch: {
             /**
              * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
@@ -272,7 +272,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -291,7 +291,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -454,7 +454,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     Location: components["headers"]["Location"];
-                    /** @description The pet's strong entity tag: equal pets have equal tags, and any change of the pet changes it. Send it in `If-Match` to change or remove the pet only if it is still as you saw it. */
+                    /** @description The animal's strong entity tag: equal animals, equal tags; any change changes it. For `If-Match`. */
                     ETag: string;
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
@@ -679,7 +679,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -696,7 +696,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -804,7 +804,7 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -827,7 +827,7 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -1049,7 +1049,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the pet's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is the pet's current tag the response is 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. Without it the change applies to the pet as it is. */
+                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says. */
                 "If-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
@@ -1271,7 +1271,7 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -1292,7 +1292,7 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
@@ -1434,7 +1434,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the pet's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is the pet's current tag the response is 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. Without it the change applies to the pet as it is. */
+                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says. */
                 "If-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
                 "X-Client-Name"?: string;
@@ -1460,7 +1460,7 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description The pet's strong entity tag: equal pets have equal tags, and any change of the pet changes it. Send it in `If-Match` to change or remove the pet only if it is still as you saw it. */
+                    /** @description The animal's strong entity tag: equal animals, equal tags; any change changes it. For `If-Match`. */
                     ETag: string;
                     [name: string]: unknown;
                 };
@@ -1930,7 +1930,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
@@ -1953,7 +1953,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
@@ -2023,7 +2023,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
@@ -2037,7 +2037,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged; a pet's tag, in `If-Match` to change or remove it only if it is still as you saw it. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
