@@ -36,6 +36,8 @@ const GENERATORS = [
       'import { createPet } from "./hey/index.js";\nawait createPet({ body: { name: "Rex", categoryId: 1 } });',
   },
 ];
+/** The most the package adds to a browser app, with openapi-fetch, minified and gzipped. */
+const BUNDLE_BUDGET_KB = 7;
 /** The package's linters, pinned like the generators: exports and files, types per resolution. */
 const LINTERS = ["publint@0.3.25", "@arethetypeswrong/cli@0.18.5"];
 /** Packages of the server side that the client must never bring into a project. */
@@ -138,6 +140,10 @@ console.log(`arethetypeswrong: ${JSON.stringify(analysis.types)}, problems ${pro
 check(problems.length === 0, `arethetypeswrong: ${JSON.stringify(problems)}`);
 const readme = fs.readFileSync(path.join(ROOT, "packages/client/README.md"), "utf8");
 check(readme.includes(`TypeScript ${MIN_TYPESCRIPT} `), `its README states no ${MIN_TYPESCRIPT}`);
+check(
+  readme.includes(`at most ${BUNDLE_BUDGET_KB} kB`),
+  `its README states no ${BUNDLE_BUDGET_KB} kB`,
+);
 
 // 2. A project outside the repository: the tarball and the two TypeScripts.
 const app = project("client-outside", {}, { files: ["program.ts"] });
@@ -170,6 +176,7 @@ check(bundle.length > 0, "esbuild made no bundle of the package");
 const gzip = (bytes: Buffer) => gzipSync(bytes, { level: 9 }).length;
 const sizes = `tarball ${packed.size} bytes; runtime JavaScript, gzip: ${gzip(Buffer.concat(own))} bytes of the package's own, ${gzip(bundle)} bytes bundled with openapi-fetch (esbuild --minify)`;
 console.log(sizes);
+check(gzip(bundle) <= BUNDLE_BUDGET_KB * 1024, `the bundle is over ${BUNDLE_BUDGET_KB} kB`);
 
 // 3. The types under each module resolution, and the code in each module system.
 const TSC = {
