@@ -38,6 +38,8 @@ export const CLIENT_NAME_HEADER = "X-Client-Name";
 /** This package, as `X-Client-Name` names it after the application. */
 export const CLIENT_NAME = "petstore-client/1.0.0";
 const BOOKMARK = "x-d1-bookmark";
+/** The longest `appName`: `X-Client-Name` holds at most 200 characters, this package's too. */
+const APP_NAME_MAX = 199 - CLIENT_NAME.length;
 
 export interface PetStoreClientOptions extends TimeLimits {
   /** The API's server URL with its `/v1`, e.g. `https://api.petstore.example.com/v1`. */
@@ -51,8 +53,9 @@ export interface PetStoreClientOptions extends TimeLimits {
   /** Called before each retry's wait, e.g. to log it. */
   onRetry?: (event: RetryEvent) => void;
   /**
-   * Your application's name, e.g. `shop-web/2.1` (printable ASCII, at most 100 characters):
-   * sent before this package's in `X-Client-Name`, so the API's logs tell callers apart.
+   * Your application's name, e.g. `shop-web/2.1`: sent before this package's in
+   * `X-Client-Name`, so the API's logs tell callers apart. The header is 1 to 200 printable
+   * ASCII characters (the API's document), so the name may have 178, no space at either end.
    */
   appName?: string;
   /**
@@ -129,10 +132,13 @@ export class PetStoreClient {
 
   constructor(options: PetStoreClientOptions) {
     const { appName } = options;
-    if (appName !== undefined && !/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(appName)) {
-      throw new TypeError("appName: printable ASCII words, e.g. shop-web/2.1");
+    const fits =
+      /^[!-~](?:[ -~]*[!-~])?$/.test(appName ?? "x") && (appName?.length ?? 0) <= APP_NAME_MAX;
+    if (!fits) {
+      throw new TypeError(
+        `appName: 1 to ${APP_NAME_MAX} printable ASCII characters, no space at either end, e.g. shop-web/2.1 (${CLIENT_NAME_HEADER} carries it before "${CLIENT_NAME}", at most 200 characters in all)`,
+      );
     }
-    if ((appName?.length ?? 0) > 100) throw new TypeError("appName: at most 100 characters");
     const clientName = appName === undefined ? CLIENT_NAME : `${appName} ${CLIENT_NAME}`;
     this.#options = options;
     this.raw = createClient<paths>({
