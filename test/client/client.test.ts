@@ -207,6 +207,52 @@ describe("createPet", () => {
     expect(await named(api, body.name)).toEqual([again.pet]);
   });
 
+  it("a success that is not the operation's (another status, JSON of another shape): unexpected_response, never retried, the key", async () => {
+    const as200: Fault = (_, response) =>
+      new Response(response.body, { status: 200, headers: response.headers });
+    const notOurs: Fault = (_, response) =>
+      Response.json({ pets: [] }, { status: response.status });
+    for (const [fault, message] of [
+      [as200, "HTTP 200: the operation answers 201"],
+      [notOurs, "HTTP 201: JSON that is not the operation's"],
+    ] as const) {
+      const { api, sent } = await client({ fault, on: isCreate });
+      const body = { name: uniqueName(), categoryId: 6 };
+      const error = await refusal(api.createPet(body));
+      expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", message });
+      expect(error.attempts).toBe(1);
+      expect(sent).toHaveLength(1);
+      const again = await api.createPet(body, { idempotencyKey: error.idempotencyKey });
+      expect(again.replayed).toBe(true);
+      expect(await named(api, body.name)).toEqual([again.pet]);
+    }
+    const { api } = await client({ fault: notOurs });
+    const page = await refusal(api.listPets());
+    expect(page).toMatchObject({ code: "unexpected_response", status: 200 });
+    const noId: Fault = async (_, response) => {
+      const { id: _id, ...rest } = (await response.json()) as Pet;
+      return Response.json(rest);
+    };
+    const isRead = (request: Request) => /\/pets\/\d+$/.test(new URL(request.url).pathname);
+    const { api: reader } = await client({ fault: noId, on: isRead });
+    const { pet } = await reader.createPet({ name: uniqueName(), categoryId: 6 });
+    const read = await refusal(reader.getPet(pet.id));
+    expect(read).toMatchObject({ code: "unexpected_response", status: 200, attempts: 1 });
+    expect(read.message).toBe("HTTP 200: JSON that is not the operation's");
+  });
+
+  it("a redirect is never followed: unexpected_response with its Location, nothing sent there", async () => {
+    const location = "https://elsewhere.example/v1/pets";
+    const away: Fault = () => new Response(null, { status: 307, headers: { Location: location } });
+    const { api, sent } = await client({ fault: away, on: isCreate });
+    const error = await refusal(api.createPet({ name: uniqueName(), categoryId: 8 }));
+    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status: 307 });
+    expect(error.message).toBe(`HTTP 307: a redirect to ${location}, not followed`);
+    expect(error.idempotencyKey).toMatch(/^[0-9a-f]{32}$/);
+    const requests = sent.map(({ request }) => [request.url, request.redirect]);
+    expect(requests).toEqual([[`${BASE}/v1/pets`, "manual"]]);
+  });
+
   it("a create the caller aborts: kind abort, the signal's reason, the key", async () => {
     const { api, sent } = await client();
     const signal = AbortSignal.abort(new Error("the user left the page"));

@@ -249,7 +249,7 @@ describe("send", () => {
     const started = Date.now();
     const error = await failure(send(fetch, new Request(READ), { ...FAST, attemptTimeoutMs: 30 }));
     expect(error).toMatchObject({ kind: "timeout", code: "timeout", attempts: 3 });
-    expect(error.message).toBe("No answer within 30 ms");
+    expect(error.message).toBe("The attempt's time limit ran out (attemptTimeoutMs: 30 ms)");
     expect(sent).toHaveLength(3);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
@@ -267,8 +267,15 @@ describe("send", () => {
     const started = Date.now();
     const error = await failure(send(slow.fetch, new Request(READ), { timeoutMs: 40 }));
     expect(error).toMatchObject({ kind: "timeout", attempts: 1 });
-    expect(error.message).toMatch(/^No answer within \d+ ms \(the call's time limit\)$/);
+    expect(error.message).toBe("The call's time limit ran out (timeoutMs: 40 ms)");
     expect(Date.now() - started).toBeLessThan(1_000);
+    // A first attempt failed, and the call's limit ran out in the second: the message names
+    // that limit and its value, not the time that was left of it.
+    const later = scripted(new TypeError("reset"), "never");
+    const limits = { ...FAST, attemptTimeoutMs: 10_000, timeoutMs: 100 };
+    const cut = await failure(send(later.fetch, new Request(READ), limits));
+    expect(cut).toMatchObject({ kind: "timeout", attempts: 2 });
+    expect(cut.message).toBe("The call's time limit ran out (timeoutMs: 100 ms)");
 
     const limited = scripted(answer(429, { "Retry-After": "60" }), answer(200));
     const response = await send(limited.fetch, new Request(READ), { timeoutMs: 30_000 });
@@ -277,6 +284,69 @@ describe("send", () => {
     const unavailable = scripted(answer(503, { "Retry-After": "5" }), answer(200));
     const shorter = await send(unavailable.fetch, new Request(READ), { timeoutMs: 4_000 });
     expect(shorter.status).toBe(503);
+  });
+
+  it("never follows a redirect: a 3xx is unexpected_response, where it points nothing is sent, never retried", async () => {
+    for (const status of [301, 302, 303, 307, 308]) {
+      const location = "https://elsewhere.example/v1/pets";
+      const { sent, fetch } = scripted(
+        new Response(null, { status, headers: { Location: location } }),
+        answer(201),
+      );
+      const error = await failure(send(fetch, create(), FAST));
+      expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status });
+      expect(error).toMatchObject({ attempts: 1, idempotencyKey: "k-1" });
+      expect(error.message).toBe(`HTTP ${status}: a redirect to ${location}, not followed`);
+      expect(error.headers.get("Location")).toBe(location);
+      expect(sent.map((request) => [request.url, request.redirect])).toEqual([[READ, "manual"]]);
+    }
+    // A browser's fetch hides a redirect it did not follow: its status and headers too.
+    const hidden = { type: "opaqueredirect", status: 0, headers: new Headers(), body: null };
+    const browser = scripted(hidden as Response);
+    const error = await failure(send(browser.fetch, new Request(READ), FAST));
+    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status: undefined });
+    expect(error.message).toBe("A redirect, not followed");
+  });
+
+  it("a 304 is an answer to If-None-Match only", async () => {
+    const conditional = new Request(READ, { headers: { "If-None-Match": '"a"' } });
+    const answered = scripted(new Response(null, { status: 304 }));
+    expect((await send(answered.fetch, conditional, FAST)).status).toBe(304);
+    const unasked = scripted(new Response(null, { status: 304 }));
+    const error = await failure(send(unasked.fetch, new Request(READ), FAST));
+    expect(error).toMatchObject({ code: "unexpected_response", status: 304, attempts: 1 });
+  });
+
+  it("a JSON body cut short is a network failure, retried, with or without Content-Length", async () => {
+    const json = { "Content-Type": "application/json" };
+    const bytes = new TextEncoder().encode('{"id":1,"na');
+    // Shorter than its Content-Length: fetch's body stream fails (undici: "terminated").
+    const short = new ReadableStream({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.error(new TypeError("terminated"));
+      },
+    });
+    // Without Content-Length, the connection's close ends the body: fetch sees it whole.
+    const closed = new Response(bytes, { headers: json });
+    const { sent, fetch } = scripted(new Response(short, { headers: json }), closed, answer(201));
+    const events: string[] = [];
+    const onRetry = ({ error }: { error: PetStoreError }) =>
+      events.push(`${error.kind} ${error.code}: ${error.message}`);
+    const response = await send(fetch, create(), { ...FAST, onRetry });
+    expect(response.status).toBe(201);
+    expect(sent.map((request) => request.headers.get("Idempotency-Key"))).toEqual(
+      Array(3).fill("k-1"),
+    );
+    expect(events).toEqual([
+      "network network_error: The answer was cut short: terminated",
+      expect.stringMatching(/^network network_error: The answer was cut short: \S/),
+    ]);
+    // Not JSON by its media type (a captive portal's page): the answer, for the caller to judge.
+    const portal = new Response("<html>Sign in", { headers: { "Content-Type": "text/html" } });
+    expect(await (await send(scripted(portal).fetch, new Request(READ), FAST)).text()).toBe(
+      "<html>Sign in",
+    );
   });
 
   it("the caller's abort, during an attempt or a wait, is kind abort with the signal's reason", async () => {
