@@ -1,7 +1,7 @@
 // The platform worker's entry point.
 
 import { createPlatformApp } from "./app.ts";
-import { purgeExpired } from "./db/accounts.ts";
+import { purgeExpired } from "./db/purge.ts";
 import { purgeGrants, purgeUngrantedClients } from "./oauth/store.ts";
 
 const app = createPlatformApp();

@@ -12,8 +12,9 @@ import {
   SESSION_MAX_SECONDS,
   SESSION_TOUCH_SECONDS,
 } from "./config.ts";
-import type { Account, NewSession } from "./db/accounts.ts";
-import { endSession, findSession, startSession, touchSession } from "./db/accounts.ts";
+import type { Account } from "./db/accounts.ts";
+import type { NewSession } from "./db/sessions.ts";
+import { endSession, findSession, startSession, touchSession } from "./db/sessions.ts";
 import { browserName } from "./devices.ts";
 import { PlatformError } from "./errors.ts";
 import { nowOf } from "./time.ts";

@@ -1,7 +1,8 @@
 // What the platform's middleware sets on each request, and its Hono env.
 import type { Clock } from "../../src/clock.ts";
 import type { Logger } from "../../src/log.ts";
-import type { Account, SessionRecord } from "./db/accounts.ts";
+import type { Account } from "./db/accounts.ts";
+import type { SessionRecord } from "./db/sessions.ts";
 import type { RelyingParty } from "./webauthn.ts";
 
 /** Per-request values the platform's middleware sets; handlers read them with `c.var`. */

@@ -21,7 +21,7 @@ import {
 } from "@simplewebauthn/server/helpers";
 import { base64url, fromBase64url } from "../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS, RP_NAME } from "./config.ts";
-import type { NewPasskey, Passkey } from "./db/accounts.ts";
+import type { NewPasskey, Passkey } from "./db/passkeys.ts";
 import { PlatformError } from "./errors.ts";
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };

@@ -7,28 +7,27 @@ import { Hono } from "hono";
 import { isoTime } from "../../../src/clock.ts";
 import { sha256Hex } from "../../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS } from "../config.ts";
-import type { Account, ChallengePurpose, ListedSession, Passkey } from "../db/accounts.ts";
+import type { Account } from "../db/accounts.ts";
+import { createAccount, deleteAccount, findAccount } from "../db/accounts.ts";
+import type { ChallengePurpose } from "../db/challenges.ts";
+import { consumeChallenge, storeChallenge } from "../db/challenges.ts";
+import type { Passkey } from "../db/passkeys.ts";
 import {
   addPasskey,
-  consumeChallenge,
-  countRecoveryCodes,
-  createAccount,
-  deleteAccount,
-  endAccountSessions,
-  endRecovery,
-  endSessionById,
-  findAccount,
   findPasskey,
   isUniqueViolation,
   listPasskeys,
-  listSessions,
   recordPasskeyUse,
   removePasskey,
   renamePasskey,
+} from "../db/passkeys.ts";
+import {
+  countRecoveryCodes,
   replaceRecoveryCodes,
-  storeChallenge,
   takeRecoveryCode,
-} from "../db/accounts.ts";
+} from "../db/recovery-codes.ts";
+import type { ListedSession } from "../db/sessions.ts";
+import { endAccountSessions, endRecovery, endSessionById, listSessions } from "../db/sessions.ts";
 import { authenticatorName, newPasskeyName } from "../devices.ts";
 import { PlatformError } from "../errors.ts";
 import { challengeHolder } from "../limits.ts";
