@@ -2,8 +2,8 @@
 // drawn on the server (no script, nothing for the CSP to allow), coloured by outcome
 // class with the page's CSS.
 import { html } from "hono/html";
-import type { ClassCounts, Outcome } from "../db/keys.ts";
-import { OUTCOMES } from "../db/keys.ts";
+import type { ClassCounts, Outcome } from "../db/usage.ts";
+import { OUTCOMES } from "../db/usage.ts";
 import type { Html } from "./layout.ts";
 
 /** How people read each outcome class (the chart's bars, its legend, the tables). */

@@ -4,8 +4,8 @@
 import { html } from "hono/html";
 import { outcomeOf } from "../../../src/db/api-keys.ts";
 import { USAGE_DAYS, USAGE_HOURS } from "../config.ts";
-import type { ClassCounts, KeyUsage, OperationUsage } from "../db/keys.ts";
-import { OUTCOMES } from "../db/keys.ts";
+import type { ClassCounts, KeyUsage, OperationUsage } from "../db/usage.ts";
+import { OUTCOMES } from "../db/usage.ts";
 import { type Bar, calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
 

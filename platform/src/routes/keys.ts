@@ -7,17 +7,17 @@ import { displayPrefix, hashApiKey, issueApiKey, tagSecrets } from "../../../src
 import { parseKeyId } from "../../../src/db/listed-keys.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { DEFAULT_GRACE_SECONDS, KEYS_PAGE_SIZE, MAX_ACTIVE_KEYS } from "../config.ts";
+import { pageAccountKeys } from "../db/key-pages.ts";
 import type { ListedKey } from "../db/keys.ts";
 import {
   createAccountKey,
   findAccountKey,
   isActiveKey,
-  keyUsage,
-  pageAccountKeys,
   relabelAccountKey,
   revokeAccountKey,
   rotateAccountKey,
 } from "../db/keys.ts";
+import { keyUsage } from "../db/usage.ts";
 import { PlatformError } from "../errors.ts";
 import { keyChangesLimited } from "../limits.ts";
 import { mcpCurlLine } from "../oauth/clients.ts";
