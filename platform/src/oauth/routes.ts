@@ -12,6 +12,16 @@ import { MCP_PATH } from "../../../src/mcp-contract.ts";
 import { isScope, SCOPES, type Scope } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS } from "../config.ts";
 import { countActiveKeys, createAccountKey, revokeAccountKey } from "../db/keys.ts";
+import { findClientRow, storeClient } from "../db/oauth-clients.ts";
+import {
+  allowGrant,
+  denyGrant,
+  openGrant,
+  recordGrantKey,
+  redeemCode,
+  undecidedGrant,
+  usedGrant,
+} from "../db/oauth-grants.ts";
 import { PlatformError } from "../errors.ts";
 import {
   authorizationErrorPage,
@@ -35,17 +45,6 @@ import {
   redirectMatches,
   registeredClient,
 } from "./clients.ts";
-import {
-  allowGrant,
-  denyGrant,
-  findClientRow,
-  openGrant,
-  recordGrantKey,
-  redeemCode,
-  storeClient,
-  undecidedGrant,
-  usedGrant,
-} from "./store.ts";
 
 type C = Context<PlatformAppEnv>;
 

@@ -1,36 +1,10 @@
-// The OAuth rows (migration 0014): registered clients, and each grant from the consent
-// page to its key. Every statement that reads or decides a grant as a person is bound
-// to the signed-in account, so another account's grant id finds nothing.
+// The oauth_grants table (migration 0014): each grant from the consent page to its key. Every
+// statement that reads or decides a grant as a person is bound to the signed-in account, so
+// another account's grant id finds nothing.
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes, parseScopes } from "../../../src/scopes.ts";
-import { CLIENT_UNGRANTED_DAYS } from "../config.ts";
-
-export async function storeClient(
-  db: Queryable,
-  client: { id: string; name: string; redirectUris: string[]; now: number },
-): Promise<void> {
-  await d1(() =>
-    db
-      .prepare(
-        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES (?1, ?2, ?3, ?4)",
-      )
-      .bind(client.id, client.name, JSON.stringify(client.redirectUris), client.now)
-      .run(),
-  );
-}
-
-export function findClientRow(db: Queryable, clientId: string) {
-  return d1(() =>
-    db
-      .prepare(
-        "SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?1",
-      )
-      .bind(clientId)
-      .first<{ client_id: string; client_name: string; redirect_uris: string }>(),
-  );
-}
 
 /** What a valid authorization request asks, kept while its holder decides. */
 export interface AskedGrant {
@@ -205,28 +179,5 @@ export async function recordGrantKey(
         )
         .bind(grant.clientId, now),
     ]),
-  );
-}
-
-/** Grants a day past their expiry go (a used code is remembered that long, for replays). */
-export async function purgeGrants(db: Queryable, now: number): Promise<void> {
-  await d1(() =>
-    db.prepare("DELETE FROM oauth_grants WHERE expires_at < ?1 - 86400").bind(now).run(),
-  );
-}
-
-/**
- * Registered clients that never got a grant go CLIENT_UNGRANTED_DAYS after registering
- * (none of their grants is still kept, pending or used); one that did stays.
- */
-export async function purgeUngrantedClients(db: Queryable, now: number): Promise<void> {
-  await d1(() =>
-    db
-      .prepare(
-        `DELETE FROM oauth_clients WHERE granted_at IS NULL AND created_at < ?1
-           AND NOT EXISTS (SELECT 1 FROM oauth_grants AS g WHERE g.client_id = oauth_clients.client_id)`,
-      )
-      .bind(now - CLIENT_UNGRANTED_DAYS * 86400)
-      .run(),
   );
 }
