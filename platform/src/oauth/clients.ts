@@ -210,11 +210,6 @@ export async function clientFromDocument(fetcher: typeof fetch, clientId: string
   };
 }
 
-/** A first call with a key granted to an MCP client: the tools it may call, at /mcp. */
-export function mcpCurlLine(apiOrigin: string, key: string): string {
-  return `curl -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' ${apiOrigin}/mcp`;
-}
-
 /** A registered client's id: `mcpc_` and 128 random bits. */
 export function newClientId(): string {
   return `mcpc_${base64url(crypto.getRandomValues(new Uint8Array(16)))}`;

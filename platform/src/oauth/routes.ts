@@ -23,6 +23,7 @@ import {
   usedGrant,
 } from "../db/oauth-grants.ts";
 import { PlatformError } from "../errors.ts";
+import { newApiKey } from "../new-key.ts";
 import {
   authorizationErrorPage,
   consentPage,
@@ -30,7 +31,6 @@ import {
   signInToConsent,
 } from "../pages/consent.ts";
 import { bodyOf, countAgainst, stateChange } from "../request.ts";
-import { newApiKey } from "../routes/keys.ts";
 import { EmptyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
 import { nowOf } from "../time.ts";

@@ -15,7 +15,7 @@ import { listPasskeys } from "../db/passkeys.ts";
 import { countRecoveryCodes } from "../db/recovery-codes.ts";
 import { listSessions } from "../db/sessions.ts";
 import { keyUsage } from "../db/usage.ts";
-import { accountJson, passkeyJson, sessionJson } from "../routes/account.ts";
+import { accountJson, passkeyJson, sessionJson } from "../responses.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import { userHandleOf } from "../webauthn.ts";

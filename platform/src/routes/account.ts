@@ -2,22 +2,14 @@
 // (here, one session, everywhere), the account, its passkeys (add, rename, remove), its
 // recovery codes, and its deletion (docs/platform.md has the table of who may do what).
 
-import type { Context } from "hono";
 import { Hono } from "hono";
-import { isoTime } from "../../../src/clock.ts";
-import { sha256Hex } from "../../../src/encoding.ts";
-import { CHALLENGE_TTL_SECONDS, MAX_PASSKEYS } from "../config.ts";
-import type { Account } from "../db/accounts.ts";
-import { createAccount, deleteAccount, findAccount } from "../db/accounts.ts";
-import type { ChallengePurpose } from "../db/challenges.ts";
-import { consumeChallenge, storeChallenge } from "../db/challenges.ts";
-import type { Passkey } from "../db/passkeys.ts";
+import { accountToSignIn, checkedPasskey, issueChallenge, takeChallenge } from "../ceremonies.ts";
+import { MAX_PASSKEYS } from "../config.ts";
+import { createAccount, deleteAccount } from "../db/accounts.ts";
 import {
   addPasskey,
-  findPasskey,
   isUniqueViolation,
   listPasskeys,
-  recordPasskeyUse,
   removePasskey,
   renamePasskey,
 } from "../db/passkeys.ts";
@@ -26,13 +18,12 @@ import {
   replaceRecoveryCodes,
   takeRecoveryCode,
 } from "../db/recovery-codes.ts";
-import type { ListedSession } from "../db/sessions.ts";
 import { endAccountSessions, endRecovery, endSessionById, listSessions } from "../db/sessions.ts";
-import { authenticatorName, newPasskeyName } from "../devices.ts";
+import { newPasskeyName } from "../devices.ts";
 import { PlatformError } from "../errors.ts";
-import { challengeHolder } from "../limits.ts";
 import { newRecoveryCodes, normalRecoveryCode, recoveryCodeHash } from "../recovery.ts";
 import { bodyOf, countAgainst, stateChange } from "../request.ts";
+import { accountJson, passkeyJson, sessionJson } from "../responses.ts";
 import {
   AuthenticationBody,
   DeleteAccountBody,
@@ -54,116 +45,11 @@ import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "../webauthn.ts";
 import {
-  accountIdOfUserHandle,
   authenticationOptions,
-  challengeOf,
   randomId,
   registrationOptions,
-  verifyAuthentication,
   verifyRegistration,
 } from "../webauthn.ts";
-
-type C = Context<PlatformAppEnv>;
-
-/** Keeps a ceremony's challenge (hashed) with what its end needs, for 5 minutes, counted against its holder. */
-async function issueChallenge(c: C, challenge: string, purpose: ChallengePurpose, pending: object) {
-  await storeChallenge(
-    c.env.DB,
-    {
-      hash: await sha256Hex(challenge),
-      purpose,
-      pending,
-      expiresAt: nowOf(c) + CHALLENGE_TTL_SECONDS,
-    },
-    challengeHolder(c),
-  );
-}
-
-/**
- * Takes the challenge that `response` answers out of the table, whatever happens next
- * (single use), and answers what its ceremony carried. A challenge that was never issued
- * for `purpose`, was used already, or is past its 5 minutes is invalid_challenge.
- */
-async function takeChallenge(
-  c: C,
-  response: { response: { clientDataJSON: string } },
-  purpose: ChallengePurpose,
-): Promise<{ challenge: string; pending: Record<string, unknown> }> {
-  const challenge = challengeOf(response);
-  const stored = await consumeChallenge(c.env.DB, await sha256Hex(challenge), purpose);
-  if (!stored || stored.expiresAt <= nowOf(c)) {
-    throw new PlatformError(
-      "invalid_challenge",
-      "This passkey request has expired or was already used; start again.",
-    );
-  }
-  return { challenge, pending: (stored.pending ?? {}) as Record<string, unknown> };
-}
-
-/** The JSON of an account. */
-export function accountJson(a: Pick<Account, "id" | "displayName" | "createdAt">) {
-  return { id: a.id, displayName: a.displayName, createdAt: isoTime(a.createdAt) };
-}
-
-/** The JSON of a passkey: never its public key. */
-export function passkeyJson(p: Passkey) {
-  return {
-    id: p.credentialId,
-    name: p.name,
-    authenticator: authenticatorName(p.aaguid),
-    transports: p.transports,
-    createdAt: isoTime(p.createdAt),
-    lastUsedAt: isoTime(p.lastUsedAt),
-  };
-}
-
-/** The JSON of a signed-in session; `current`: the one this request came with. */
-export function sessionJson(s: ListedSession, currentId: string | undefined) {
-  return {
-    id: s.id,
-    browser: s.browser,
-    createdAt: isoTime(s.createdAt),
-    lastSeenAt: isoTime(s.lastSeenAt),
-    current: s.id === currentId,
-  };
-}
-
-/** A sign-in or confirmation with the passkey `response` names: its checked passkey. */
-async function checkedPasskey(
-  c: C,
-  response: AuthenticationResponseJSON,
-  challenge: string,
-): Promise<Passkey> {
-  const passkey = await findPasskey(c.env.DB, response.id);
-  if (!passkey) {
-    throw new PlatformError(
-      "unknown_passkey",
-      "This passkey is not registered here: it may have been removed, or its account deleted. Use another passkey or a recovery code.",
-    );
-  }
-  const handle = accountIdOfUserHandle(response.response.userHandle);
-  if (handle !== undefined && handle !== passkey.accountId) {
-    throw new PlatformError("sign_in_failed", "This passkey is not registered here.");
-  }
-  const counter = await verifyAuthentication(c.var.rp, response, challenge, passkey);
-  if (!(await recordPasskeyUse(c.env.DB, passkey, counter, nowOf(c)))) {
-    throw new PlatformError(
-      "sign_in_failed",
-      "This passkey was used at the same moment; try again.",
-    );
-  }
-  return passkey;
-}
-
-/** The account a sign-in reaches, unless it is disabled (403) or gone. */
-async function accountToSignIn(c: C, accountId: string): Promise<Account> {
-  const account = await findAccount(c.env.DB, accountId);
-  if (!account) throw new PlatformError("sign_in_failed", "This passkey is not registered here.");
-  if (account.disabledAt !== null) {
-    throw new PlatformError("account_disabled", "This account has been disabled.");
-  }
-  return account;
-}
 
 export const accountRoutes = new Hono<PlatformAppEnv>();
 
