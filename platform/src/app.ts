@@ -16,6 +16,11 @@ import { type OAuthOptions, oauthRoutes } from "./oauth/routes.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { keyRoutes } from "./routes/keys.ts";
+import { passkeyRoutes } from "./routes/passkeys.ts";
+import { recoveryCodeRoutes } from "./routes/recovery-codes.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { signInRoutes } from "./routes/sign-in.ts";
+import { signUpRoutes } from "./routes/sign-up.ts";
 import { loadSession } from "./session.ts";
 import type { PlatformAppEnv } from "./types.ts";
 import { relyingParty } from "./webauthn.ts";
@@ -59,7 +64,16 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
   const oauth = oauthRoutes(options.oauth);
   const api = new Hono<PlatformAppEnv>();
   api.route("/", oauth.api);
-  api.route("/", accountRoutes);
+  for (const routes of [
+    signUpRoutes,
+    signInRoutes,
+    sessionRoutes,
+    accountRoutes,
+    passkeyRoutes,
+    recoveryCodeRoutes,
+  ]) {
+    api.route("/", routes);
+  }
   api.route("/", keyRoutes);
   // A known path with another method: 405 with Allow; any other path: 404 (both JSON).
   for (const [path, methods] of methodsByPath(api.routes)) {
