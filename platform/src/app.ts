@@ -12,10 +12,14 @@ import { requestContext } from "../../src/http/request-context.ts";
 import type { Logger } from "../../src/log.ts";
 import { consoleLogger, faultLine } from "../../src/log.ts";
 import { isPlatformFault, PlatformError, toPlatformError } from "./errors.ts";
-import { type OAuthOptions, oauthRoutes } from "./oauth/routes.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { keyRoutes } from "./routes/keys.ts";
+import { oauthAuthorizeRoutes } from "./routes/oauth-authorize.ts";
+import { oauthGrantRoutes } from "./routes/oauth-grants.ts";
+import { oauthMetadataRoutes } from "./routes/oauth-metadata.ts";
+import { oauthRegisterRoutes } from "./routes/oauth-register.ts";
+import { oauthTokenRoutes } from "./routes/oauth-token.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
 import { recoveryCodeRoutes } from "./routes/recovery-codes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -24,6 +28,11 @@ import { signUpRoutes } from "./routes/sign-up.ts";
 import { loadSession } from "./session.ts";
 import type { PlatformAppEnv } from "./types.ts";
 import { relyingParty } from "./webauthn.ts";
+
+export interface OAuthOptions {
+  /** How client metadata documents are fetched (the global fetch unless a test serves them). */
+  fetch?: typeof fetch;
+}
 
 export interface PlatformAppOptions {
   clock?: Clock;
@@ -35,6 +44,7 @@ export interface PlatformAppOptions {
 export function createPlatformApp(options: PlatformAppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? consoleLogger;
+  const clientFetch: typeof fetch = options.oauth?.fetch ?? ((input, init) => fetch(input, init));
   const app = new Hono<PlatformAppEnv>();
 
   // Everything here is about one person's account: no cache may keep it.
@@ -42,6 +52,7 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
   app.use(requestContext(log, clock, isPlatformFault, noStore), async (c, next) => {
     c.set("log", log);
     c.set("rp", relyingParty(c.env.PLATFORM_ORIGIN));
+    c.set("clientFetch", clientFetch);
     await next();
   });
   app.use(
@@ -61,9 +72,8 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
   );
   app.use(loadSession);
 
-  const oauth = oauthRoutes(options.oauth);
   const api = new Hono<PlatformAppEnv>();
-  api.route("/", oauth.api);
+  api.route("/", oauthGrantRoutes);
   for (const routes of [
     signUpRoutes,
     signInRoutes,
@@ -83,7 +93,14 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
     throw new PlatformError("not_found", `No such path: ${c.req.path}.`);
   });
   app.route("/api", api);
-  app.route("/", oauth.routes);
+  for (const routes of [
+    oauthMetadataRoutes,
+    oauthAuthorizeRoutes,
+    oauthTokenRoutes,
+    oauthRegisterRoutes,
+  ]) {
+    app.route("/", routes);
+  }
   app.route("/", pageRoutes);
   app.notFound(() => {
     throw new PlatformError("not_found", "No such path.");

@@ -45,6 +45,18 @@ export const LABEL_MAX = 100;
 
 /** A registered OAuth client is purged this long after registering unless a grant made it a key. */
 export const CLIENT_UNGRANTED_DAYS = 30;
+/** The holder decides within this many seconds of opening the consent page. */
+export const CONSENT_SECONDS = 10 * 60;
+/** An authorization code is redeemed within this many seconds of the holder's Allow, once. */
+export const CODE_SECONDS = 60;
+/** The lifetimes the consent page offers a client's key, in seconds (null: until revoked); the first is preselected. */
+export const KEY_LIFETIMES: ReadonlyArray<[seconds: number | null, words: string]> = [
+  [30 * 86400, "In 30 days"],
+  [7 * 86400, "In 7 days"],
+  [90 * 86400, "In 90 days"],
+  [365 * 86400, "In a year"],
+  [null, "Never (until you revoke it)"],
+];
 
 /** Seconds a client over a sign-up or failed sign-in limit is told to wait (the window). */
 export const LIMIT_RETRY_AFTER_SECONDS = 60;

@@ -11,6 +11,8 @@ interface PlatformVariables {
   clock: Clock;
   log: Logger;
   rp: RelyingParty;
+  /** How the OAuth server fetches client metadata documents (the app's `oauth.fetch`). */
+  clientFetch: typeof fetch;
   /** The signed-in account, set by `loadSession` (undefined: none); `signedIn` requires one. */
   account: Account | undefined;
   /** The session the browser presented, when it is valid. */
