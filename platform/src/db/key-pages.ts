@@ -64,7 +64,7 @@ export async function pageAccountKeys(
   return { keys: keys.map(({ successorPrefix: _, ...key }) => key), more };
 }
 
-interface KeysPage {
+export interface KeysPage {
   keys: PagedKey[];
   /** Whether the filter has keys older than the last shown, and newer than the first. */
   older: boolean;

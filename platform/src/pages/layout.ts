@@ -81,3 +81,13 @@ ${view.body}
 </html>`;
   return c.html(document, view.status ?? 200);
 }
+
+/** The page of a path with no page (404). */
+export function notFoundPage(c: Context<PlatformAppEnv>) {
+  return page(c, {
+    title: "Not found",
+    account: c.var.account,
+    status: 404,
+    body: html`<h1>Not found</h1><p>There is no such page here. <a href="/">Back to the start</a>.</p>` as Html,
+  });
+}
