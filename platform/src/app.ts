@@ -12,19 +12,7 @@ import { requestContext } from "../../src/http/request-context.ts";
 import type { Logger } from "../../src/log.ts";
 import { consoleLogger, faultLine } from "../../src/log.ts";
 import { isPlatformFault, PlatformError, toPlatformError } from "./errors.ts";
-import { accountRoutes } from "./routes/account.ts";
-import { keyRoutes } from "./routes/keys.ts";
-import { oauthAuthorizeRoutes } from "./routes/oauth-authorize.ts";
-import { oauthGrantRoutes } from "./routes/oauth-grants.ts";
-import { oauthMetadataRoutes } from "./routes/oauth-metadata.ts";
-import { oauthRegisterRoutes } from "./routes/oauth-register.ts";
-import { oauthTokenRoutes } from "./routes/oauth-token.ts";
-import { pageRoutes } from "./routes/pages.ts";
-import { passkeyRoutes } from "./routes/passkeys.ts";
-import { recoveryCodeRoutes } from "./routes/recovery-codes.ts";
-import { sessionRoutes } from "./routes/sessions.ts";
-import { signInRoutes } from "./routes/sign-in.ts";
-import { signUpRoutes } from "./routes/sign-up.ts";
+import { API_ROUTES, SITE_ROUTES } from "./routes/index.ts";
 import { loadSession } from "./session.ts";
 import type { PlatformAppEnv } from "./types.ts";
 import { relyingParty } from "./webauthn.ts";
@@ -41,6 +29,38 @@ export interface PlatformAppOptions {
   oauth?: OAuthOptions;
 }
 
+/**
+ * The headers of every response: a Content-Security-Policy that allows only this origin's
+ * files and no inline script or style, no framing by any page (clickjacking), and a Referer
+ * only to this origin.
+ */
+const securityHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'"],
+    imgSrc: ["'self'"],
+    connectSrc: ["'self'"],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+    baseUri: ["'none'"],
+  },
+  referrerPolicy: "same-origin",
+});
+
+/** The JSON endpoints; a known path with another method is 405 with Allow, any other 404. */
+function apiRoutes() {
+  const api = new Hono<PlatformAppEnv>();
+  for (const routes of API_ROUTES) api.route("/", routes);
+  for (const [path, methods] of methodsByPath(api.routes)) {
+    api.all(path, refuseMethod(methods.join(", "), PlatformError));
+  }
+  api.all("*", (c) => {
+    throw new PlatformError("not_found", `No such path: ${c.req.path}.`);
+  });
+  return api;
+}
+
 export function createPlatformApp(options: PlatformAppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? consoleLogger;
@@ -55,53 +75,11 @@ export function createPlatformApp(options: PlatformAppOptions = {}) {
     c.set("clientFetch", clientFetch);
     await next();
   });
-  app.use(
-    secureHeaders({
-      contentSecurityPolicy: {
-        defaultSrc: ["'none'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-      },
-      referrerPolicy: "same-origin",
-    }),
-  );
+  app.use(securityHeaders);
   app.use(loadSession);
 
-  const api = new Hono<PlatformAppEnv>();
-  api.route("/", oauthGrantRoutes);
-  for (const routes of [
-    signUpRoutes,
-    signInRoutes,
-    sessionRoutes,
-    accountRoutes,
-    passkeyRoutes,
-    recoveryCodeRoutes,
-  ]) {
-    api.route("/", routes);
-  }
-  api.route("/", keyRoutes);
-  // A known path with another method: 405 with Allow; any other path: 404 (both JSON).
-  for (const [path, methods] of methodsByPath(api.routes)) {
-    api.all(path, refuseMethod(methods.join(", "), PlatformError));
-  }
-  api.all("*", (c) => {
-    throw new PlatformError("not_found", `No such path: ${c.req.path}.`);
-  });
-  app.route("/api", api);
-  for (const routes of [
-    oauthMetadataRoutes,
-    oauthAuthorizeRoutes,
-    oauthTokenRoutes,
-    oauthRegisterRoutes,
-  ]) {
-    app.route("/", routes);
-  }
-  app.route("/", pageRoutes);
+  app.route("/api", apiRoutes());
+  for (const routes of SITE_ROUTES) app.route("/", routes);
   app.notFound(() => {
     throw new PlatformError("not_found", "No such path.");
   });
