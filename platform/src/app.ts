@@ -17,13 +17,17 @@ import { loadSession } from "./session.ts";
 import type { PlatformAppEnv } from "./types.ts";
 import { relyingParty } from "./webauthn.ts";
 
+/** The OAuth server's options. */
 export interface OAuthOptions {
   /** How client metadata documents are fetched (the global fetch unless a test serves them). */
   fetch?: typeof fetch;
 }
 
+/** What the worker and the tests may set; every option has the production default. */
 export interface PlatformAppOptions {
+  /** The time of each request (default: the system's), so tests can move it past an expiry. */
   clock?: Clock;
+  /** Where the request log and faults go (default: the console, as Workers Logs reads it). */
   log?: Logger;
   /** The OAuth server's options: how client metadata documents are fetched. */
   oauth?: OAuthOptions;
@@ -61,6 +65,10 @@ function apiRoutes() {
   return api;
 }
 
+/**
+ * The platform's app, for the worker and the tests alike: middleware (request id and log, no
+ * cache, security headers, the session), the route table, and the Error object for every failure.
+ */
 export function createPlatformApp(options: PlatformAppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? consoleLogger;

@@ -18,7 +18,10 @@ import { accountIdOfUserHandle, challengeOf, verifyAuthentication } from "./weba
 
 type C = Context<PlatformAppEnv>;
 
-/** Keeps a ceremony's challenge (hashed) with what its end needs, for 5 minutes, counted against its holder. */
+/**
+ * Keeps a ceremony's challenge (hashed) with what its end needs, for 5 minutes, counted against its
+ * holder.
+ */
 export async function issueChallenge(
   c: C,
   challenge: string,

@@ -20,6 +20,7 @@ const LabelSchema = nameSchema(LABEL_MAX);
 /** A body with nothing in it: `{}`. */
 export const EmptyBody = z.strictObject({});
 
+/** Sign-up's first step: the name the passkey is saved under (the account's display name). */
 export const SignUpOptionsBody = z.strictObject({ displayName: DisplayNameSchema });
 
 const base64urlString = z.string().check(z.regex(/^[A-Za-z0-9_-]+$/, "must be base64url"));
@@ -59,18 +60,24 @@ const ScopesSchema = z
   .array(z.enum(SCOPES, { error: `must each be one of ${SCOPES.join(", ")}` }))
   .check(z.minLength(1, "must name at least one scope"));
 
+/** A new key: its label, scopes (the API's three) and expiry in seconds (none: until revoked). */
 export const CreateKeyBody = z.strictObject({
   label: LabelSchema,
   scopes: ScopesSchema,
   expiresInSeconds: z.optional(z.nullable(wholeSeconds(60, MAX_EXPIRY_SECONDS))),
 });
 
+/**
+ * A rotation: how long the old key keeps working (default DEFAULT_GRACE_SECONDS; 0: it stops now).
+ */
 export const RotateKeyBody = z.strictObject({
   graceSeconds: z.optional(wholeSeconds(0, MAX_GRACE_SECONDS)),
 });
 
+/** A key's new label. */
 export const LabelBody = z.strictObject({ label: LabelSchema });
 
+/** A passkey's new name. */
 export const PasskeyNameBody = z.strictObject({ name: LabelSchema });
 
 /** A recovery code as a person types it: the letters and digits, dashes and spaces anywhere. */

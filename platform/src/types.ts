@@ -21,6 +21,7 @@ interface PlatformVariables {
   jsonBody: unknown;
 }
 
+/** The platform's Hono env: its bindings (platform/wrangler.toml) and what its middleware sets. */
 export interface PlatformAppEnv {
   Bindings: Env;
   Variables: PlatformVariables;

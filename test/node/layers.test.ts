@@ -1,6 +1,6 @@
-// The layers of the API (src/) and of the platform (platform/src/), and what each worker and the
-// client package may import from outside its own folder (docs/design.md, "Layers"; docs/platform.md,
-// "Modules"). Every file of both must belong to a layer.
+// The layers of the API (src/) and of the platform (platform/src/), and what each worker and
+// the client package may import from outside its own folder (docs/design.md, "Layers";
+// docs/platform.md, "Modules"). Every file of both must belong to a layer.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";

@@ -5,10 +5,14 @@ import { d1 } from "../../../src/db/database.ts";
 import { insertPasskey, type NewPasskey } from "./passkeys.ts";
 import { type NewSession, sessionStatements } from "./sessions.ts";
 
+/** An account as the session middleware and the pages see it (times in unix seconds). */
 export interface Account {
   id: string;
   displayName: string;
   createdAt: number;
+  /**
+   * Set by the operator (`npm run accounts -- disable`): no sign-in, and the API refuses its keys.
+   */
   disabledAt: number | null;
 }
 
@@ -37,6 +41,10 @@ export async function createAccount(
   );
 }
 
+/**
+ * The account of `id`, disabled or not (sign-in refuses a disabled one after its passkey is
+ * checked).
+ */
 export async function findAccount(db: Queryable, id: string): Promise<Account | null> {
   const row = await d1(() =>
     db

@@ -3,6 +3,10 @@
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 
+/**
+ * What a challenge was issued for: a response is accepted only for its own purpose, so a sign-in's
+ * challenge cannot add a passkey, nor a deletion's sign in.
+ */
 export type ChallengePurpose = "sign-up" | "sign-in" | "add-passkey";
 
 /**

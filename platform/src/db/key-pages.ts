@@ -64,7 +64,9 @@ export async function pageAccountKeys(
   return { keys: keys.map(({ successorPrefix: _, ...key }) => key), more };
 }
 
+/** A page of the keys page: its keys, whether more follow each way, and the filters' counts. */
 export interface KeysPage {
+  /** Newest first, each with its successor's prefix when a rotation replaced it. */
   keys: PagedKey[];
   /** Whether the filter has keys older than the last shown, and newer than the first. */
   older: boolean;

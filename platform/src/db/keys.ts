@@ -19,6 +19,7 @@ export type ListedKey = BaseListedKey & { replacedBy: number | null; audience: K
 /** The columns of a listed key (KEY_COLUMNS), its successor and its audience. */
 export const COLUMNS = `${KEY_COLUMNS}, replaced_by, audience`;
 
+/** A row of COLUMNS as a listed key (key-pages.ts reads its pages with it). */
 export function toAccountKey(row: Record<string, unknown>): ListedKey {
   const replacedBy = row.replaced_by;
   return {
@@ -37,6 +38,7 @@ const MADE_IN_HOUR = "FROM api_keys WHERE account_id = ?1 AND created_at > ?2 - 
 /** The SQL condition "the account (?1) may make another key at ?2 this hour". */
 const HOURLY_ROOM = `(SELECT count(*) ${MADE_IN_HOUR}) < ${MAX_KEY_CHANGES_PER_HOUR}`;
 
+/** What is stored of a new key (new-key.ts): its hash, never the key, and its display prefix. */
 export interface IssuedKey {
   keyHash: string;
   prefix: string;
@@ -91,6 +93,7 @@ export async function createAccountKey(
   return created ?? null;
 }
 
+/** The account's key of `id`; null for another account's key exactly as for a missing one. */
 export async function findAccountKey(
   db: Queryable,
   accountId: string,

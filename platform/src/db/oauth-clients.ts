@@ -3,6 +3,7 @@
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 
+/** Stores a registered client (RFC 7591 3.1): its id, name and redirect URIs (JSON). */
 export async function storeClient(
   db: Queryable,
   client: { id: string; name: string; redirectUris: string[]; now: number },
@@ -17,6 +18,7 @@ export async function storeClient(
   );
 }
 
+/** The row of a registered client, or null (a client named by a metadata document has none). */
 export function findClientRow(db: Queryable, clientId: string) {
   return d1(() =>
     db

@@ -9,23 +9,34 @@ import { formatScopes, parseScopes } from "../../../src/scopes.ts";
 /** What a valid authorization request asks, kept while its holder decides. */
 export interface AskedGrant {
   clientId: string;
+  /** The client's name when asked: the label of the key the grant makes. */
   clientName: string;
+  /** Verified against the client's; the token request must name it again (RFC 6749 4.1.3). */
   redirectUri: string;
+  /** The client's `state`, handed back unchanged with the code or the refusal (RFC 6749 4.1.2). */
   state: string | null;
+  /** The S256 challenge (RFC 7636 4.2) the token request's verifier must hash to. */
   codeChallenge: string;
+  /** The resource granted (RFC 8707): always the API's MCP server. */
   resource: string;
+  /** The scopes the client asked: the holder may allow only among them. */
   requestedScopes: Scope[];
 }
 
+/** A grant: asked, then allowed (a code) or denied (deleted), then redeemed once for its key. */
 export interface Grant extends AskedGrant {
+  /** `grt_` and 128 random bits: the consent page's Allow and Deny name it. */
   id: string;
   accountId: string;
   /** The scopes the holder allowed; null while undecided. */
   scopes: Scope[] | null;
   /** Seconds the key lives from its making (null: until revoked). */
   keyLifetime: number | null;
+  /** The key its redemption made: revoked if the code is redeemed again (RFC 6749 4.1.2). */
   keyId: number | null;
+  /** The consent's end while undecided, then the code's (CODE_SECONDS after the Allow). */
   expiresAt: number;
+  /** When its code was redeemed: a second redemption is a replay. */
   usedAt: number | null;
 }
 

@@ -4,17 +4,28 @@ import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import { MAX_PASSKEYS } from "../config.ts";
 
+/** A stored WebAuthn credential (WebAuthn Level 2 §6.5.1, attested credential data). */
 export interface Passkey {
+  /**
+   * The credential id, base64url: the primary key, so one authenticator's passkey has one account.
+   */
   credentialId: string;
   accountId: string;
+  /** The credential public key (COSE_Key) every assertion's signature is checked against. */
   publicKey: Uint8Array<ArrayBuffer>;
+  /**
+   * The signature counter last seen (WebAuthn Level 2 §6.1.1): 0 stays 0 for synced passkeys; a
+   * non-zero one must grow, else the passkey looks copied.
+   */
   counter: number;
+  /** The authenticator's transports as registered, handed back in allowCredentials as hints. */
   transports: string[];
   /** Its name: its authenticator's (from the AAGUID), "Passkey N", or its holder's. */
   name: string;
   /** The authenticator model's id as registered (all zeros when it keeps it to itself). */
   aaguid: string | null;
   createdAt: number;
+  /** Its last sign-in or confirmation (null: none yet), shown on the account page. */
   lastUsedAt: number | null;
 }
 
@@ -80,6 +91,9 @@ export function isUniqueViolation(err: unknown): boolean {
   return String(err instanceof Error ? err.message : err).includes("UNIQUE constraint failed");
 }
 
+/**
+ * The passkey of a credential id, whatever its account (a discoverable sign-in names no account).
+ */
 export async function findPasskey(db: Queryable, credentialId: string): Promise<Passkey | null> {
   const row = await d1(() =>
     db
@@ -90,6 +104,7 @@ export async function findPasskey(db: Queryable, credentialId: string): Promise<
   return row ? toPasskey(row) : null;
 }
 
+/** The account's passkeys, oldest first (the order the account page and excludeCredentials use). */
 export async function listPasskeys(db: Queryable, accountId: string): Promise<Passkey[]> {
   const { results } = await d1(() =>
     db

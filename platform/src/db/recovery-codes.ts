@@ -24,6 +24,7 @@ export async function replaceRecoveryCodes(
   );
 }
 
+/** How many of the account's recovery codes are left (the pages say so). */
 export async function countRecoveryCodes(db: Queryable, accountId: string): Promise<number> {
   const row = await d1(() =>
     db

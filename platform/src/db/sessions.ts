@@ -5,12 +5,17 @@ import { d1 } from "../../../src/db/database.ts";
 import { SESSION_IDLE_SECONDS } from "../config.ts";
 import type { Account } from "./accounts.ts";
 
-/** A new session's row: the token's hash, its public id, its account, its start and absolute end. */
+/**
+ * A new session's row: the token's hash, its public id, its account, its start and absolute end.
+ */
 export interface NewSession {
+  /** The SHA-256 of the cookie's token: a copy of the table holds no token. */
   tokenHash: string;
+  /** A random public id: the account page ends a session by it, never by its token's hash. */
   id: string;
   accountId: string;
   createdAt: number;
+  /** The absolute end (SESSION_MAX_SECONDS after sign-in), whatever its use. */
   expiresAt: number;
   /** The browser it signed in from, as people name it ("Chrome on Linux"), if known. */
   browser: string | null;
@@ -50,11 +55,17 @@ export interface SessionRecord {
   id: string;
   account: Account;
   createdAt: number;
+  /** Its last use, written at most every SESSION_TOUCH_SECONDS: idle expiry counts from it. */
   lastSeenAt: number;
   expiresAt: number;
+  /** Made by a recovery code: every page asks for a new passkey until one is added. */
   recovery: boolean;
 }
 
+/**
+ * The session of a token's hash, with its account; whether it is still valid is the middleware's to
+ * judge.
+ */
 export async function findSession(db: Queryable, tokenHash: string): Promise<SessionRecord | null> {
   const row = await d1(() =>
     db
@@ -151,6 +162,7 @@ export async function startSession(
   await d1(() => db.batch(sessionStatements(db, session, replacedTokenHash)));
 }
 
+/** Records a session's use at `now`; never moves it back (a slower concurrent request). */
 export async function touchSession(db: Queryable, tokenHash: string, now: number): Promise<void> {
   await d1(() =>
     db
@@ -160,10 +172,12 @@ export async function touchSession(db: Queryable, tokenHash: string, now: number
   );
 }
 
+/** Ends the session of a token's hash (sign-out, or a session found invalid). */
 export async function endSession(db: Queryable, tokenHash: string): Promise<void> {
   await d1(() => db.prepare("DELETE FROM sessions WHERE token_hash = ?1").bind(tokenHash).run());
 }
 
+/** Ends every session of the account (sign-out everywhere). */
 export async function endAccountSessions(db: Queryable, accountId: string): Promise<void> {
   await d1(() => db.prepare("DELETE FROM sessions WHERE account_id = ?1").bind(accountId).run());
 }

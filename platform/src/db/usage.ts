@@ -24,6 +24,7 @@ export interface OperationUsage {
   count: number;
 }
 
+/** A key's usage as its page and `GET /api/keys/{id}/usage` give it. */
 export interface KeyUsage {
   /** When these figures were read (ISO 8601). */
   updatedAt: string;
@@ -44,7 +45,9 @@ const zeros = (): ClassCounts => ({
   server_error: 0,
 });
 
-/** `length` periods of `seconds` from `from`, each with the answers `rows` give it (`i`: its index). */
+/**
+ * `length` periods of `seconds` from `from`, each with the answers `rows` give it (`i`: its index).
+ */
 function periods<T>(
   rows: Array<{ i: number; status: number; n: number }>,
   length: number,

@@ -12,7 +12,9 @@ import type { OAuthProblem } from "./responses.ts";
 /** The one resource this server grants (RFC 8707): the API's MCP server. */
 const resourceOf = (env: Env) => `${env.API_ORIGIN}${MCP_PATH}`;
 
-/** Request parameters, each sent at most once (RFC 6749 section 3.1); the name of one sent twice. */
+/**
+ * Request parameters, each sent at most once (RFC 6749 section 3.1); the name of one sent twice.
+ */
 export function singleParams(params: URLSearchParams): Record<string, string> | string {
   const seen: Record<string, string> = {};
   for (const [name, value] of params) {

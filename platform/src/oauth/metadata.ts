@@ -2,7 +2,9 @@
 // support, for MCP clients to discover from the API's protected resource metadata.
 import { SCOPES } from "../../../src/scopes.ts";
 
-/** The server's endpoints, at the platform's origin (the metadata's own path: RFC 8414 section 3). */
+/**
+ * The server's endpoints, at the platform's origin (the metadata's own path: RFC 8414 section 3).
+ */
 export const OAUTH_PATHS = {
   metadata: "/.well-known/oauth-authorization-server",
   authorize: "/oauth/authorize",

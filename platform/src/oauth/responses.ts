@@ -16,7 +16,10 @@ export interface OAuthProblem {
  */
 export const machineCors = cors({ origin: "*", allowMethods: ["GET", "POST"], maxAge: 86400 });
 
-/** An OAuth error response (RFC 6749 section 5.2, RFC 7591 section 3.2.2) that is also the platform's Error object. */
+/**
+ * An OAuth error response (RFC 6749 section 5.2, RFC 7591 section 3.2.2) that is also the
+ * platform's Error object.
+ */
 export function oauthError(
   c: Context<PlatformAppEnv>,
   status: 400 | 401,
@@ -29,7 +32,9 @@ export function oauthError(
   );
 }
 
-/** `uri` with the response parameters added to its query (RFC 6749 section 4.1.2, RFC 9207's `iss`). */
+/**
+ * `uri` with the response parameters added to its query (RFC 6749 section 4.1.2, RFC 9207's `iss`).
+ */
 export function withParams(uri: string, params: Record<string, string | null>): string {
   const url = new URL(uri);
   for (const [name, value] of Object.entries(params)) {

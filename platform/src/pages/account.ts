@@ -14,6 +14,7 @@ import { RECOVERY_CODES_PANEL, renameForm } from "./forms.ts";
 import type { Html } from "./layout.ts";
 import { page, time } from "./layout.ts";
 
+/** The account page: its passkeys, recovery codes and sessions as the database holds them now. */
 export function accountPage(
   c: Context<PlatformAppEnv>,
   view: { account: Account; passkeys: Passkey[]; codes: number; sessions: ListedSession[] },

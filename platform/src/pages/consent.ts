@@ -15,10 +15,12 @@ type C = Context<PlatformAppEnv>;
 /** Scopes from the narrowest: reading before writing. */
 const NARROWEST_FIRST: readonly Scope[] = ["pets:read", "orders:read", "pets:write"];
 
+/** What the consent and sign-in pages show of an authorization request. */
 export interface ConsentView {
   client: Client;
   /** Where the client will be sent back, as people read it. */
   host: string;
+  /** Shown in full: the holder sees exactly where the code goes. */
   redirectUri: string;
 }
 

@@ -32,6 +32,7 @@ export function keyState(
   };
 }
 
+/** A key's scopes, those whose operation is not answered yet marked so. */
 export const scopeList = (key: ListedKey) =>
   html`<ul class="scopes">${key.scopes.map(
     (s) =>
@@ -49,6 +50,10 @@ interface KeyListView {
   cursor: KeysCursor;
 }
 
+/**
+ * The keys page; the filter is the query's (`?show=ended`), the cursor `before` or `after` a key
+ * id.
+ */
 export function keyListPage(c: C, view: KeyListView) {
   const { list } = view;
   const total = list.active + list.ended;

@@ -51,6 +51,9 @@ function byCode(
   return [...rows.values()].sort((a, b) => b.count - a.count || a.status - b.status);
 }
 
+/**
+ * A key's usage section: charts, each with a table of the same numbers for those who cannot see it.
+ */
 export function usageSection(usage: KeyUsage): Html {
   const days: Bar[] = usage.days.map((d) => {
     const iso = `${d.date}T00:00:00Z`;

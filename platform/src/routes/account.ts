@@ -15,6 +15,7 @@ import type { PlatformAppEnv } from "../types.ts";
 import type { AuthenticationResponseJSON } from "../webauthn.ts";
 import { authenticationOptions } from "../webauthn.ts";
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const accountRoutes = new Hono<PlatformAppEnv>();
 
 accountRoutes.get("/account", async (c) => {

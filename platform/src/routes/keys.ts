@@ -49,6 +49,7 @@ function olderThan(before: string | undefined): number | undefined {
   });
 }
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const keyRoutes = new Hono<PlatformAppEnv>();
 
 keyRoutes.get("/keys", async (c) => {

@@ -18,6 +18,7 @@ import { authorizationErrorPage, consentPage, signInToConsent } from "../pages/c
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** At the origin's root (routes/index.ts): a page a browser opens, sent by the client. */
 export const oauthAuthorizeRoutes = new Hono<PlatformAppEnv>();
 
 oauthAuthorizeRoutes.get(OAUTH_PATHS.authorize, async (c) => {

@@ -19,6 +19,7 @@ const noGrant = () =>
     "No such authorization is waiting for you: it was decided or expired. Start again from the app.",
   );
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const oauthGrantRoutes = new Hono<PlatformAppEnv>();
 
 oauthGrantRoutes.post("/oauth/grants/:id/allow", stateChange, async (c) => {

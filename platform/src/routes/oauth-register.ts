@@ -11,6 +11,7 @@ import { countAgainst } from "../request.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** At the origin's root (routes/index.ts); any origin may call it (no cookie is read). */
 export const oauthRegisterRoutes = new Hono<PlatformAppEnv>();
 
 oauthRegisterRoutes.use(OAUTH_PATHS.register, machineCors);

@@ -14,6 +14,7 @@ import { codeProblem, readTokenRequest } from "../oauth/token.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** At the origin's root (routes/index.ts); any origin may call it (no cookie is read). */
 export const oauthTokenRoutes = new Hono<PlatformAppEnv>();
 
 oauthTokenRoutes.use(OAUTH_PATHS.token, machineCors);

@@ -27,7 +27,9 @@ function toSignIn(c: C) {
   return c.redirect(`/?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
 }
 
-/** Where a page of the keys list starts: `before` or `after` a key id; anything else is the newest. */
+/**
+ * Where a page of the keys list starts: `before` or `after` a key id; anything else is the newest.
+ */
 function keysCursor(c: C): KeysCursor {
   const before = parseKeyId(c.req.query("before"));
   if (before !== undefined) return { before };
@@ -35,6 +37,7 @@ function keysCursor(c: C): KeysCursor {
   return after === undefined ? undefined : { after };
 }
 
+/** At the origin's root, last in the route table: its `*` is the 404 page of every other GET. */
 export const pageRoutes = new Hono<PlatformAppEnv>();
 
 pageRoutes.get("/", (c) => {

@@ -22,6 +22,7 @@ import type { PlatformAppEnv } from "../types.ts";
 import type { RegistrationResponseJSON } from "../webauthn.ts";
 import { registrationOptions, verifyRegistration } from "../webauthn.ts";
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const passkeyRoutes = new Hono<PlatformAppEnv>();
 
 passkeyRoutes.post("/passkeys/options", stateChange, async (c) => {

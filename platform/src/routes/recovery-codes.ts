@@ -9,6 +9,7 @@ import { signedIn } from "../session.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const recoveryCodeRoutes = new Hono<PlatformAppEnv>();
 
 recoveryCodeRoutes.post("/recovery-codes", stateChange, async (c) => {

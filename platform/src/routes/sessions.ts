@@ -10,6 +10,7 @@ import { clearSessionCookie, signedIn, signOut } from "../session.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const sessionRoutes = new Hono<PlatformAppEnv>();
 
 sessionRoutes.post("/sign-out", stateChange, async (c) => {

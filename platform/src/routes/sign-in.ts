@@ -13,6 +13,7 @@ import type { PlatformAppEnv } from "../types.ts";
 import type { AuthenticationResponseJSON } from "../webauthn.ts";
 import { authenticationOptions } from "../webauthn.ts";
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const signInRoutes = new Hono<PlatformAppEnv>();
 
 signInRoutes.post("/sign-in/options", stateChange, async (c) => {

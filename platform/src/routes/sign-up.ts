@@ -15,6 +15,7 @@ import type { PlatformAppEnv } from "../types.ts";
 import type { RegistrationResponseJSON } from "../webauthn.ts";
 import { randomId, registrationOptions, verifyRegistration } from "../webauthn.ts";
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const signUpRoutes = new Hono<PlatformAppEnv>();
 
 signUpRoutes.post("/sign-up/options", stateChange, async (c) => {
