@@ -1,5 +1,5 @@
 // The server's side of a WebAuthn ceremony (docs/platform.md, "Passkeys"): its challenge kept
-// hashed and taken once, and a passkey's answer checked against the stored passkey and account.
+// hashed and taken once, and a passkey's response checked against the stored passkey and account.
 import type { Context } from "hono";
 import { sha256Hex } from "../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS } from "./config.ts";

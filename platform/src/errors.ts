@@ -32,7 +32,7 @@ const PLATFORM_ERROR_STATUS = {
 export type PlatformErrorCode = keyof typeof PLATFORM_ERROR_STATUS;
 
 /**
- * The platform's failure a client may see: the app's error handler answers it as the Error object.
+ * The platform's failure a client may see: the app's error handler sends it as the Error object.
  */
 export class PlatformError extends ServiceError<PlatformErrorCode> {
   constructor(

@@ -88,7 +88,7 @@ export function authenticationOptions(
 }
 
 /**
- * The challenge a response answers, from the client data the browser signed (WebAuthn Level 2
+ * The challenge a response carries, from the client data the browser signed (WebAuthn Level 2
  * §5.8.1); invalid_challenge if unreadable. The caller looks it up by hash and takes it once.
  */
 export function challengeOf(response: { response: { clientDataJSON: string } }): string {

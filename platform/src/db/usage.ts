@@ -38,7 +38,8 @@ export interface KeyUsage {
   operations: OperationUsage[];
 }
 
-const zeros = (): ClassCounts => ({
+/** No responses of any class: a period's or a row's counts before any is added. */
+export const zeros = (): ClassCounts => ({
   success: 0,
   client_error: 0,
   rate_limited: 0,

@@ -34,7 +34,7 @@ export function niceCeiling(n: number): number {
 }
 
 const count = (n: number) => n.toLocaleString("en-US");
-/** All of a period's answers, whatever their class. */
+/** All of a period's responses, whatever their class. */
 export const totalOf = (counts: ClassCounts) => OUTCOMES.reduce((sum, o) => sum + counts[o], 0);
 
 /** One bar: its answers, its name under the axis and in its tooltip. */

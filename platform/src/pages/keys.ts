@@ -32,7 +32,7 @@ export function keyState(
   };
 }
 
-/** A key's scopes, those whose operation is not answered yet marked so. */
+/** A key's scopes, those whose operation is not available yet marked so. */
 export const scopeList = (key: ListedKey) =>
   html`<ul class="scopes">${key.scopes.map(
     (s) =>

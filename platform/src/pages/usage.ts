@@ -5,7 +5,7 @@ import { html } from "hono/html";
 import { outcomeOf } from "../../../src/db/api-keys.ts";
 import { USAGE_DAYS, USAGE_HOURS } from "../config.ts";
 import type { ClassCounts, KeyUsage, OperationUsage } from "../db/usage.ts";
-import { OUTCOMES } from "../db/usage.ts";
+import { OUTCOMES, zeros } from "../db/usage.ts";
 import { type Bar, calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
 
@@ -24,12 +24,7 @@ const classHeads = html`${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAM
 function byOperation(operations: readonly OperationUsage[]): Array<[string, ClassCounts]> {
   const rows = new Map<string, ClassCounts>();
   for (const { operation, status, count } of operations) {
-    const row = rows.get(operation) ?? {
-      success: 0,
-      client_error: 0,
-      rate_limited: 0,
-      server_error: 0,
-    };
+    const row = rows.get(operation) ?? zeros();
     row[outcomeOf(status)] += count;
     rows.set(operation, row);
   }

@@ -16,7 +16,7 @@ import { signUpRoutes } from "./sign-up.ts";
 
 /**
  * The JSON endpoints, under /api: what the pages' script (public/app.js) sends, every change
- * among them. The app answers another method on one of their paths 405 with its Allow.
+ * among them. Another method on one of their paths is 405, its Allow listing theirs.
  */
 export const API_ROUTES = [
   signUpRoutes,

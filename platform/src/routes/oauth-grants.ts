@@ -1,5 +1,5 @@
 // The holder's decision on the consent page (JSON from this origin, like every change): Allow
-// stores a one-time code's hash and answers the redirect; Deny answers the refusal's.
+// stores a one-time code's hash and responds with the redirect; Deny with the refusal's.
 import { Hono } from "hono";
 import { base64url, sha256Hex } from "../../../src/encoding.ts";
 import { CODE_SECONDS, MAX_ACTIVE_KEYS } from "../config.ts";
