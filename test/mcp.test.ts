@@ -7,9 +7,9 @@ import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/mini";
-import { MCP_METADATA_PATH } from "../mcp/src/contract.ts";
 import { type Tool, toolsAt, toolsFrom } from "../mcp/src/tools.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
+import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
 import {
   createPet,

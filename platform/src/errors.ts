@@ -28,8 +28,12 @@ const PLATFORM_ERROR_STATUS = {
   service_unavailable: 503,
 } as const;
 
+/** A code of the platform's Error object (its `code`), which fixes its status. */
 export type PlatformErrorCode = keyof typeof PLATFORM_ERROR_STATUS;
 
+/**
+ * The platform's failure a client may see: the app's error handler sends it as the Error object.
+ */
 export class PlatformError extends ServiceError<PlatformErrorCode> {
   constructor(
     code: PlatformErrorCode,

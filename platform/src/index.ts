@@ -1,8 +1,7 @@
 // The platform worker's entry point.
 
 import { createPlatformApp } from "./app.ts";
-import { purgeExpired } from "./db/accounts.ts";
-import { purgeGrants, purgeUngrantedClients } from "./oauth/store.ts";
+import { purgeExpired, purgeGrants, purgeUngrantedClients } from "./db/purge.ts";
 
 const app = createPlatformApp();
 

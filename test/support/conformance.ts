@@ -12,7 +12,7 @@
 //   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
 //   code stands for (`x-error-codes`) and the headers that status always carries.
 import { Validator } from "@cfworker/json-schema";
-import { MCP_METADATA_PATH, MCP_PATH } from "../../mcp/src/contract.ts";
+import { MCP_METADATA_PATH, MCP_PATH } from "../../src/mcp-contract.ts";
 import openApiDocument from "../../src/openapi/openapi.json" with { type: "json" };
 import { DOCS_ASSETS_PATH } from "../../src/operations/docs.ts";
 

@@ -7,6 +7,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { Account } from "../db/accounts.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** What Hono's `html` helper makes: HTML whose every interpolated value was escaped. */
 export type Html = HtmlEscapedString;
 
 /** The page's own files: served by Workers static assets from this origin (public/). */
@@ -34,6 +35,9 @@ export function localPath(value: string | undefined): string | undefined {
   return value && /^\/(?![/\\])[^\s]*$/.test(value) && value.length <= 2048 ? value : undefined;
 }
 
+/**
+ * A whole page: the frame (navigation, the recovery banner of a recovery session) around `body`.
+ */
 export function page(
   c: Context<PlatformAppEnv>,
   view: { title: string; account: Account | undefined; body: Html; status?: 200 | 400 | 404 },
@@ -80,4 +84,14 @@ ${view.body}
 </body>
 </html>`;
   return c.html(document, view.status ?? 200);
+}
+
+/** The page of a path with no page (404). */
+export function notFoundPage(c: Context<PlatformAppEnv>) {
+  return page(c, {
+    title: "Not found",
+    account: c.var.account,
+    status: 404,
+    body: html`<h1>Not found</h1><p>There is no such page here. <a href="/">Back to the start</a>.</p>` as Html,
+  });
 }

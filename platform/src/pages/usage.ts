@@ -4,8 +4,8 @@
 import { html } from "hono/html";
 import { outcomeOf } from "../../../src/db/api-keys.ts";
 import { USAGE_DAYS, USAGE_HOURS } from "../config.ts";
-import type { ClassCounts, KeyUsage, OperationUsage } from "../db/keys.ts";
-import { OUTCOMES } from "../db/keys.ts";
+import type { ClassCounts, KeyUsage, OperationUsage } from "../db/usage.ts";
+import { OUTCOMES, zeros } from "../db/usage.ts";
 import { type Bar, calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
 
@@ -24,12 +24,7 @@ const classHeads = html`${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAM
 function byOperation(operations: readonly OperationUsage[]): Array<[string, ClassCounts]> {
   const rows = new Map<string, ClassCounts>();
   for (const { operation, status, count } of operations) {
-    const row = rows.get(operation) ?? {
-      success: 0,
-      client_error: 0,
-      rate_limited: 0,
-      server_error: 0,
-    };
+    const row = rows.get(operation) ?? zeros();
     row[outcomeOf(status)] += count;
     rows.set(operation, row);
   }
@@ -51,6 +46,9 @@ function byCode(
   return [...rows.values()].sort((a, b) => b.count - a.count || a.status - b.status);
 }
 
+/**
+ * A key's usage section: charts, each with a table of the same numbers for those who cannot see it.
+ */
 export function usageSection(usage: KeyUsage): Html {
   const days: Bar[] = usage.days.map((d) => {
     const iso = `${d.date}T00:00:00Z`;
