@@ -15,8 +15,14 @@ import type { Pet } from "../../src/pets/schemas.ts";
 export { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 export const HOST = "127.0.0.1";
 
-/** What the scripts run with: no metrics, CI mode (no prompts). */
-export const scriptEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+/**
+ * What the scripts run with: no metrics, CI mode (no prompts), and not vitest's
+ * NODE_ENV=test, which a developer's shell does not have: wrangler bundles the workers with
+ * it (`process.env.NODE_ENV`, "development" without it) and miniflare then skips its
+ * `request.cf` download, so npm run dev would not run as it does for them.
+ */
+const { NODE_ENV: _vitest, ...shellEnv } = process.env;
+export const scriptEnv = { ...shellEnv, WRANGLER_SEND_METRICS: "false", CI: "true" };
 
 /** Every pet `key` can list at `origin`, page after page by Link rel="next" (never elsewhere). */
 export async function allPets(origin: string, key: string): Promise<Pet[]> {

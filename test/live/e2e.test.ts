@@ -68,7 +68,7 @@ describe("npm run dev", () => {
       `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${server.base}/v1/pets?limit=2&status=available' -D -`,
     );
     expect(output).toContain(
-      `npm run dev: the API on ${server.base} (reference: ${server.base}/v1/docs), the developer platform on http://localhost:${PLATFORM_PORT} (open it at localhost`,
+      `npm run dev: the API on ${server.base} (reference: ${server.base}/v1/docs), the MCP server on ${server.base}/mcp, the developer platform on http://localhost:${PLATFORM_PORT} (open it at localhost`,
     );
     expect(output.split("0001_create_pets.sql")).toHaveLength(2);
   });
