@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs, stripVTControlCharacters } from "node:util";
 import getPort from "get-port";
-import { MCP_METADATA_PATH, MCP_PATH } from "../mcp/src/contract.ts";
+import { MCP_METADATA_PATH, MCP_PATH } from "../src/mcp-contract.ts";
 import { hashApiKey, LOCAL_DEV_KEY } from "../src/auth/keys.ts";
 import { BINDING, type D1Target, d1ExecuteOrExit, d1Flags, noteDevServer } from "./d1.ts";
 import { SEED_DEMO_PETS_STATEMENT, seedLocalDevKeyStatement } from "./key-statements.ts";
