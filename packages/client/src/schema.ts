@@ -144,11 +144,7 @@ export interface components {
     schemas: {
         /** @description Request body of createPet. Omitting `status` means `available`. */
         NewPet: {
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name: string;
+            name: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -158,17 +154,18 @@ export interface components {
             status?: components["schemas"]["PetStatus"] & unknown;
         };
         /**
+         * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
+         * @example Rex
+         */
+        PetName: string;
+        /**
          * @description Availability of the animal.
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
         /** @description Request body of updatePet (RFC 7396): the fields to change, as createPet takes them. No `null`: no field can be removed. */
         PetPatch: {
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name?: string;
+            name?: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -186,11 +183,7 @@ export interface components {
              * @description Unique identifier assigned by the service.
              */
             id: number;
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name: string;
+            name: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
