@@ -7,9 +7,20 @@ import { env } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CLIENT_NAME } from "../src/http/request-context.ts";
+import type { LogLine } from "../src/log.ts";
+import { OPERATIONS, type Operation } from "../src/operations/index.ts";
 import { parseIdempotencyKey } from "../src/pets/idempotency.ts";
 import { PetNameSchema } from "../src/pets/schemas.ts";
-import { call, createKey, createPetVia, expectError } from "./helpers.ts";
+import {
+  call,
+  createCheckedApp,
+  createKey,
+  createPetVia,
+  exampleRequest,
+  expectError,
+  makeRequest,
+} from "./helpers.ts";
 import { doc } from "./support/conformance.ts";
 import { nextLink } from "./support/requests.ts";
 
@@ -166,6 +177,67 @@ describe("If-None-Match (listPets, getPet)", () => {
       const anonymous = await call(url, { headers: { "If-None-Match": tooLong } });
       await expectError(anonymous, 401, "unauthorized");
     }
+  });
+});
+
+describe("X-Client-Name (every operation)", () => {
+  /** A request to `op` naming the client `value`; its label; whether the schema takes it. */
+  async function send(op: Operation, value: string) {
+    const { path, allowed, ...options } = await exampleRequest(op);
+    const headers = { ...options.headers, [CLIENT_NAME]: value };
+    const response = await call(path, { ...options, key, headers });
+    const label = `${op.operationId} ${JSON.stringify(value)}`;
+    return {
+      response,
+      allowed,
+      label,
+      taken: accepts(schemaOf(op.path, op.method, CLIENT_NAME), value),
+    };
+  }
+
+  async function expectAsDocumented(op: Operation, value: string) {
+    const { response, allowed, label, taken } = await send(op, value);
+    if (taken) {
+      expect(response.status, label).toBe(allowed);
+      await response.body?.cancel();
+      return;
+    }
+    const error = await expectError(response, 400, "invalid_parameter", /"X-Client-Name"/);
+    expect(error.details, label).toEqual([{ field: CLIENT_NAME, message: expect.any(String) }]);
+  }
+
+  it("every operation takes exactly the names the schema takes, and refuses the rest with 400 naming the header", async () => {
+    const values = ["shop-web/2.1 petstore-client/1.0.0", "", "~ !", "x".repeat(200)];
+    const refused = ["x".repeat(201), "x".repeat(300), "a\tb", "a\u007fb"];
+    for (const op of OPERATIONS) {
+      for (const value of [...values, ...refused]) await expectAsDocumented(op, value);
+    }
+    for (const value of refused) {
+      expect(accepts(schemaOf("/pets", "get", CLIENT_NAME), value), value).toBe(false);
+    }
+  });
+
+  it("refuses a name beyond ASCII (the runtime warns once that it sends it as UTF-8)", async () => {
+    const listPets = OPERATIONS.find((op) => op.operationId === "listPets") as Operation;
+    const { response, taken } = await send(listPets, "M\u00fcller");
+    expect(taken).toBe(false);
+    await expectError(
+      response,
+      400,
+      "invalid_parameter",
+      /"X-Client-Name" must be printable ASCII/,
+    );
+  });
+
+  it("the log holds a name the server takes as sent, the longest one whole", async () => {
+    const logs: LogLine[] = [];
+    const app = createCheckedApp({ log: (line) => logs.push(line) });
+    const longest = "x".repeat(200);
+    const page = await app.fetch(
+      makeRequest("/v1/pets", { key, headers: { [CLIENT_NAME]: longest } }),
+    );
+    expect(page.status).toBe(200);
+    expect(logs.find((line) => line.msg === "request")?.client).toBe(longest);
   });
 });
 
