@@ -264,7 +264,12 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     // A key's first answer (the 200) is written right after it; the 403 in the next 10 s, 10 s
     // later, so the page holds it too when the reviews above took that long on a loaded machine.
     await expect(page.locator("#days-wide-desc")).toHaveText(/^(1 call|2 calls) in all/);
-    await expect(page.locator(".legend li").first()).toHaveText("Successful (2xx, 3xx): 1");
+    await expect(page.locator(".legend li").first()).toHaveText(
+      "Successful (2xx, 3xx): 1 (200: 1)",
+    );
+    await expect(page.locator("#usage")).toContainText(
+      `a call shows here within ${USAGE_WRITE_INTERVAL_MS / 1000} seconds of it.`,
+    );
     await review(page, testInfo, "key");
   });
 
@@ -315,8 +320,12 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
       .toEqual({ success: accepted, client_error: 1, rate_limited: 0, server_error: 0 });
     await page.getByRole("link", { name: "storefront web" }).click();
     await expect(page.locator(".legend li").nth(1)).toHaveText(
-      "Client errors (4xx other than 429): 1",
+      "Client errors (4xx other than 429): 1 (403: 1)",
     );
+    // The operations' table tells the read's 200 from the create's 403.
+    const operations = page.locator("table.operations tbody tr");
+    await expect(operations.filter({ hasText: "listPets" })).toContainText(`(200: ${accepted})`);
+    await expect(operations.filter({ hasText: "createPet" })).toContainText("(403: 1)");
   });
 
   expect(problems).toEqual([]);
