@@ -311,6 +311,14 @@ describe("recovery codes", () => {
   });
 });
 
+/** What the account's sessions' open challenges count against (limits.ts), one a session. */
+async function sessionHolders(accountId: string): Promise<string[]> {
+  const { results } = await env.DB.prepare("SELECT id FROM sessions WHERE account_id = ?1")
+    .bind(accountId)
+    .all<{ id: string }>();
+  return results.map((r) => `session:${r.id}`);
+}
+
 describe("deleting an account", () => {
   async function confirmation(session: string, authenticator: SoftwareAuthenticator) {
     const begun = await send("/api/account/delete/options", { json: {}, session });
@@ -323,7 +331,7 @@ describe("deleting an account", () => {
     return { options, passkey: await authenticator.authenticate(options) };
   }
 
-  it("needs a passkey of the account: its keys are refused, its passkeys, sessions, codes, labels and name erased, its usage kept", async () => {
+  it("needs a passkey of the account: its keys are refused, its passkeys, sessions, open challenges, codes, labels and name erased, its usage kept", async () => {
     const { session, authenticator, account } = await signUp({ displayName: "Erase me" });
     const created = await send("/api/keys", {
       json: { label: "to be erased", scopes: ["pets:read"] },
@@ -336,8 +344,22 @@ describe("deleting an account", () => {
     )
       .bind(id)
       .run();
+    // Open challenges: this session's and a second session's (adding a passkey), one made for the
+    // account by a session that signed out since, and another account's, which stays.
+    const second = setSession(await signIn(authenticator)).token as string;
+    const signedOut = setSession(await signIn(authenticator)).token as string;
+    const stranger = await signUp();
+    for (const as of [session, second, signedOut, stranger.session]) {
+      expect((await send("/api/passkeys/options", { json: {}, session: as })).status).toBe(200);
+    }
+    expect((await send("/api/sign-out", { json: {}, session: signedOut })).status).toBe(204);
+    const held = await sessionHolders(account.id);
+    expect(held).toHaveLength(2);
     const { options, passkey } = await confirmation(session, authenticator);
     expect(options.allowCredentials.map((c) => c.id)).toEqual([authenticator.credentialId]);
+    const theirs = await sessionHolders(stranger.account.id);
+    const open = (where: string, ...params: unknown[]) => count("challenges", where, ...params);
+    expect(await open("json_extract(pending, '$.accountId') = ?1", account.id)).toBe(4);
     const deleted = await send("/api/account/delete", { json: { passkey }, session });
     expect(deleted.status, await deleted.clone().text()).toBe(204);
     expect(setSession(deleted).header).toMatch(/^__Host-session=;/);
@@ -350,6 +372,10 @@ describe("deleting an account", () => {
     for (const table of ["passkeys", "sessions", "recovery_codes"]) {
       expect(await count(table, "account_id = ?1", account.id), table).toBe(0);
     }
+    // Its open challenges went with it, not at the hourly purge; another account's stay.
+    expect(await open("json_extract(pending, '$.accountId') = ?1", account.id)).toBe(0);
+    for (const holder of held) expect(await open("holder = ?1", holder)).toBe(0);
+    expect(await open("holder = ?1", theirs[0])).toBe(1);
     const stored = await env.DB.prepare(
       "SELECT display_name, deleted_at, disabled_at FROM accounts WHERE id = ?1",
     )

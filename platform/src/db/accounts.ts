@@ -2,6 +2,7 @@
 // lookup by id, and deletion, which ends everything the account holds. Bound parameters only.
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
+import { endSessionChallenges } from "./challenges.ts";
 import { insertPasskey, type NewPasskey } from "./passkeys.ts";
 import { type NewSession, sessionStatements } from "./sessions.ts";
 
@@ -69,8 +70,9 @@ export async function findAccount(db: Queryable, id: string): Promise<Account | 
 
 /**
  * Deletes an account, in one transaction: its keys revoked (the API refuses them within
- * the revocation bound) and their labels erased, its passkeys, sessions and recovery codes
- * deleted, its display name replaced. The row stays, marked, for the keys' usage rows.
+ * the revocation bound) and their labels erased, its passkeys, sessions, open challenges and
+ * recovery codes deleted, its display name replaced. The row stays, marked, for the keys' usage
+ * rows.
  */
 export async function deleteAccount(db: Queryable, accountId: string, now: number): Promise<void> {
   await d1(() =>
@@ -81,6 +83,7 @@ export async function deleteAccount(db: Queryable, accountId: string, now: numbe
         )
         .bind(accountId, now),
       db.prepare("DELETE FROM passkeys WHERE account_id = ?1").bind(accountId),
+      endSessionChallenges(db, accountId),
       db.prepare("DELETE FROM sessions WHERE account_id = ?1").bind(accountId),
       db.prepare("DELETE FROM recovery_codes WHERE account_id = ?1").bind(accountId),
       db
