@@ -162,12 +162,21 @@ function focusOn(selector) {
   target.focus();
 }
 
-/** Shows a key once, with its ready `curl` line, and moves the focus there. */
+/**
+ * Shows a key once, with what its scopes let it do and not, its ready `curl` line, and moves the
+ * focus there.
+ */
 function reveal(created) {
+  const panel = document.getElementById("new-key");
+  const lacks = panel.dataset.scopes.split(" ").filter((s) => !created.scopes.includes(s));
   document.getElementById("new-key-value").textContent = created.key;
+  document.getElementById("new-key-scopes").textContent =
+    `It may use ${created.scopes.join(", ")}` +
+    (lacks.length === 0
+      ? "."
+      : `, not ${lacks.join(" or ")}: a call that needs ${lacks.length > 1 ? "them" : "it"} is refused (403). Its page says what each scope allows.`);
   document.getElementById("new-key-curl").textContent = created.curl;
   document.getElementById("new-key-page").href = `/keys/${created.id}`;
-  const panel = document.getElementById("new-key");
   panel.hidden = false;
   panel.focus();
 }

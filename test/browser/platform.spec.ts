@@ -233,6 +233,10 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     await expect(panel.getByRole("button", { name: "Copied" })).toBeVisible();
     key = await page.evaluate(() => navigator.clipboard.readText());
     expect(key).toMatch(/^psk_[A-Za-z0-9_-]{40,}$/);
+    // What it may do and may not, said where the key is shown.
+    await expect(panel.locator("#new-key-scopes")).toHaveText(
+      "It may use pets:read, not pets:write or orders:read: a call that needs them is refused (403). Its page says what each scope allows.",
+    );
     await expect(panel.locator("#new-key-curl")).toHaveText(
       `curl -H "Authorization: Bearer ${key}" ${baseURL}/v1/pets`,
     );
@@ -264,6 +268,16 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     // A key's first answer (the 200) is written right after it; the 403 in the next 10 s, 10 s
     // later, so the page holds it too when the reviews above took that long on a loaded machine.
     await expect(page.locator("#days-wide-desc")).toHaveText(/^(1 call|2 calls) in all/);
+    // The 403 is explained on the key's page, with the way to a key that writes.
+    const may = page.locator("#may");
+    await expect(may.getByRole("listitem").filter({ hasText: "pets:write" })).toHaveText(
+      /^May not pets:write Add, change and remove animals/,
+    );
+    await expect(may).toContainText("403 insufficient_scope");
+    await expect(may.getByRole("link", { name: "create a key" })).toHaveAttribute(
+      "href",
+      "/keys#create",
+    );
     await expect(page.locator(".legend li").first()).toHaveText(
       "Successful (2xx, 3xx): 1 (200: 1)",
     );
