@@ -94,3 +94,48 @@ export async function deleteAccount(db: Queryable, accountId: string, now: numbe
     ]),
   );
 }
+
+/**
+ * Secures the account after a recovery, in one transaction: the passkeys `removePasskeys` names
+ * go (never the last one: then none does), the other sessions end with their open challenges if
+ * `endOtherSessions`, and the session `sessionId` stops asking. Answers the passkeys removed and
+ * how many sessions ended.
+ */
+export async function secureAccount(
+  db: Queryable,
+  change: {
+    accountId: string;
+    sessionId: string;
+    removePasskeys: readonly string[];
+    endOtherSessions: boolean;
+  },
+): Promise<{ removedPasskeys: string[]; endedSessions: number }> {
+  const { accountId, sessionId } = change;
+  const listed = "(SELECT value FROM json_each(?2))";
+  const results = await d1(() =>
+    db.batch<{ id: string }>([
+      db
+        .prepare(
+          `DELETE FROM passkeys WHERE account_id = ?1 AND credential_id IN ${listed}
+             AND EXISTS (SELECT 1 FROM passkeys WHERE account_id = ?1 AND credential_id NOT IN ${listed})
+           RETURNING credential_id AS id`,
+        )
+        .bind(accountId, JSON.stringify(change.removePasskeys)),
+      ...(change.endOtherSessions
+        ? [
+            endSessionChallenges(db, accountId, sessionId),
+            db
+              .prepare("DELETE FROM sessions WHERE account_id = ?1 AND id <> ?2 RETURNING id")
+              .bind(accountId, sessionId),
+          ]
+        : []),
+      db
+        .prepare("UPDATE sessions SET recovery = 0 WHERE account_id = ?1 AND id = ?2")
+        .bind(accountId, sessionId),
+    ]),
+  );
+  return {
+    removedPasskeys: (results[0]?.results ?? []).map((r) => r.id),
+    endedSessions: change.endOtherSessions ? (results[2]?.results.length ?? 0) : 0,
+  };
+}
