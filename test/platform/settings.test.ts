@@ -342,8 +342,17 @@ describe("securing the account after a recovery", () => {
     const found = await SoftwareAuthenticator.create(ORIGIN);
     expect((await addPasskey(mine, found, send)).status).toBe(201);
 
-    // Then the lost passkey, ticked, and the session still signed in elsewhere, listed.
+    // Then the lost passkey, ticked (its name as text, whatever it holds), and the session still
+    // signed in elsewhere, listed.
+    const hostile = '<img src=x onerror=alert(1)>"';
+    const renamed = await send(`/api/passkeys/${lost.credentialId}/name`, {
+      json: { name: hostile },
+      session: mine,
+    });
+    expect(renamed.status).toBe(200);
     const form = (await card(mine))?.querySelector("form[data-action=secure-account]");
+    expect(form?.querySelector("img")).toBeNull();
+    expect(form?.querySelector("label.check")?.text).toContain(hostile);
     const boxes = form?.querySelectorAll("input[name=removePasskeys]") ?? [];
     expect(boxes.map((b) => [b.getAttribute("value"), b.hasAttribute("checked")])).toEqual([
       [lost.credentialId, true],
