@@ -58,12 +58,12 @@ export function petTagSql(alias: string): string {
 }
 
 /** The digest a write stores for a text field: 128 bits of SHA-256, base64url. */
-export async function textDigest(text: string): Promise<string> {
+async function textDigest(text: string): Promise<string> {
   return base64url((await sha256(text)).slice(0, 16));
 }
 
 /** The columns of a Pet, `alias.` before each when given. */
-export function petColumns(alias?: string): string {
+function petColumns(alias?: string): string {
   return Object.values(PET_COLUMNS)
     .map((c) => (alias ? `${alias}.${c}` : c))
     .join(", ");
@@ -104,7 +104,7 @@ type TaggedRow = PetRow & { etag: string };
 const tagged = (row: TaggedRow): TaggedPet => ({ pet: toPet(row), etag: row.etag });
 
 /** SELECT list of a tagged pet from `alias`. */
-export const taggedColumns = (alias: string) => `${petColumns(alias)}, ${petTagSql(alias)} AS etag`;
+const taggedColumns = (alias: string) => `${petColumns(alias)}, ${petTagSql(alias)} AS etag`;
 
 // Keyset pages: each query reads at most `limit + 1` rows at any depth.
 // The primary key serves the first; the (status, id) index serves the second.

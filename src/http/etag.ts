@@ -52,7 +52,7 @@ export function ifNoneMatchMatches(fieldValue: string | undefined, currentTag: s
  * listed tags, compared strongly (RFC 9110 13.1.1: a weak tag never matches). A field that
  * is not `*` or a list of entity tags, or is too long, is 400.
  */
-export function ifMatchTags(field: string | undefined): string[] | undefined {
+function ifMatchTags(field: string | undefined): string[] | undefined {
   if (field === undefined || field.trim() === "*") return undefined;
   const members = field.split(",").map((m) => m.trim());
   const refuse = (problem: string) =>

@@ -20,4 +20,4 @@ export const OPERATIONS: readonly Operation[] = [
 ];
 
 export { type Operation, routePath, TAGS } from "./operation.ts";
-export { createPet, deletePet, getOpenApiDocument, getPet, listPets, updatePet };
+export { createPet, deletePet, getOpenApiDocument, getPet, listPets };

@@ -31,7 +31,7 @@ export interface HeaderParameter {
 }
 
 /** A success with a JSON body of `schema`. */
-export interface JsonSuccess {
+interface JsonSuccess {
   status: 200 | 201;
   schema: z.ZodMiniType;
   description: string;
@@ -42,14 +42,14 @@ export interface JsonSuccess {
 }
 
 /** A success without a body (204). */
-export interface EmptySuccess {
+interface EmptySuccess {
   status: 204;
   description: string;
   headers?: Record<string, HeaderDoc>;
 }
 
 /** A success that is a static file of the worker's assets (its media type theirs). */
-export interface AssetSuccess extends Omit<JsonSuccess, "status"> {
+interface AssetSuccess extends Omit<JsonSuccess, "status"> {
   status: 200;
   asset: { mediaType: "application/json" | "text/html" };
 }
