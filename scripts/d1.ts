@@ -19,7 +19,7 @@ export interface D1Target {
 export type Row = Record<string, unknown>;
 
 /** A statement the database refused, or a database that could not be reached. */
-export class D1Error extends Error {}
+class D1Error extends Error {}
 
 /** wrangler's flags for `target`. */
 export function d1Flags({ env, persistTo }: D1Target): string[] {
@@ -133,7 +133,7 @@ export async function d1ExecuteOrExit(target: D1Target, statements: string[]): P
 }
 
 /** Runs `statements` on `target` as one batch; answers each statement's rows, in order. */
-export async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
+async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
   const server = target.env ? undefined : devServerOn(target.persistTo);
   try {
     const answers =

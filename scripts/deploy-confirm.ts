@@ -1,7 +1,7 @@
 // When `npm run deploy:production` may go on (Node-free: tested in workerd): a person types the
 // environment's name, `--yes` skips it, and without a terminal and `--yes` it refuses.
 
-export const ENVIRONMENT = "production";
+const ENVIRONMENT = "production";
 
 export const USAGE = `usage: npm run deploy:production [-- --yes]
 

@@ -18,7 +18,7 @@ import type { PlatformAppEnv } from "./types.ts";
 import { relyingParty } from "./webauthn.ts";
 
 /** The OAuth server's options. */
-export interface OAuthOptions {
+interface OAuthOptions {
   /** How client metadata documents are fetched (the global fetch unless a test serves them). */
   fetch?: typeof fetch;
 }

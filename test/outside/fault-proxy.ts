@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type Server, STATUS_CODES } from "n
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export const DELAY_MS = 5_000;
+const DELAY_MS = 5_000;
 const FAULT_PATH = /^\/([^/]+)\/(\d+)\/([^/]+)(\/.*)$/;
 const STATUS = /^(\d{3})(?:r(\d+))?$/;
 const CODES: Record<string, string> = { "429": "rate_limited", "503": "service_unavailable" };

@@ -39,7 +39,7 @@ export interface Call {
   address?: string;
 }
 
-export function platformRequest(path: string, call: Call = {}): Request {
+function platformRequest(path: string, call: Call = {}): Request {
   const method = call.method ?? (call.json !== undefined || call.body ? "POST" : "GET");
   const headers = new Headers(call.headers);
   if (call.json !== undefined && !headers.has("Content-Type")) {

@@ -13,9 +13,9 @@ export { OUTCOMES };
 /** Answers by outcome class. */
 export type ClassCounts = Record<Outcome, number>;
 /** Answers of one UTC day (`date`: YYYY-MM-DD) by outcome class. */
-export type DailyUsage = { date: string } & ClassCounts;
+type DailyUsage = { date: string } & ClassCounts;
 /** Answers of one UTC hour (`hour`: its first instant, ISO 8601) by outcome class. */
-export type HourlyUsage = { hour: string } & ClassCounts;
+type HourlyUsage = { hour: string } & ClassCounts;
 /** Answers with one operation (its operationId; "" for no operation), status and Error code. */
 export interface OperationUsage {
   operation: string;

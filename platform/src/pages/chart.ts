@@ -27,7 +27,7 @@ const SIZES = {
  * The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 times a power of ten that is at least `n` (1 for
  * nothing).
  */
-export function niceCeiling(n: number): number {
+function niceCeiling(n: number): number {
   if (n <= 1) return 1;
   const power = 10 ** Math.floor(Math.log10(n));
   return ([1, 1.5, 2, 3, 4, 5, 6, 8, 10].find((m) => m * power >= n) ?? 10) * power;

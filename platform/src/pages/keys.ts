@@ -33,7 +33,7 @@ export function keyState(
 }
 
 /** A key's scopes, those whose operation is not available yet marked so. */
-export const scopeList = (key: ListedKey) =>
+const scopeList = (key: ListedKey) =>
   html`<ul class="scopes">${key.scopes.map(
     (s) =>
       html`<li><code>${s}</code>${UNAVAILABLE_SCOPES[s] ? html` <span class="muted">(not yet available)</span>` : ""}</li>`,

@@ -11,7 +11,7 @@ import type { PlatformAppEnv } from "../types.ts";
 export type Html = HtmlEscapedString;
 
 /** The page's own files: served by Workers static assets from this origin (public/). */
-export const PAGE_ASSETS = {
+const PAGE_ASSETS = {
   icon: "/favicon.svg",
   style: "/style.css",
   webauthn: "/vendor/simplewebauthn-browser.js",
