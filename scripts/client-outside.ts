@@ -1,6 +1,6 @@
-// npm run client:outside: the client's tarball in a project outside the repository (its files,
-// size, types under TypeScript 5.4 and the newest, Node 20 and 24), its program against `npm
-// run dev` and a fault proxy, and two generators on the served document. CLIENT_OUTSIDE_PORT.
+// npm run client:outside: the client's tarball as a fresh clone's `npm pack` makes it, in a project
+// outside the repository (publint, arethetypeswrong, TypeScript 5.4 and the newest, Node 20 and 24),
+// its program against `npm run dev` and a fault proxy; two generators. CLIENT_OUTSIDE_PORT.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -36,6 +36,10 @@ const GENERATORS = [
       'import { createPet } from "./hey/index.js";\nawait createPet({ body: { name: "Rex", categoryId: 1 } });',
   },
 ];
+/** The most the package adds to a browser app, with openapi-fetch, minified and gzipped. */
+const BUNDLE_BUDGET_KB = 7;
+/** The package's linters, pinned like the generators: exports and files, types per resolution. */
+const LINTERS = ["publint@0.3.25", "@arethetypeswrong/cli@0.18.5"];
 /** Packages of the server side that the client must never bring into a project. */
 const SERVER_PACKAGES = ["hono", "wrangler", "miniflare", "workerd", "zod"];
 /** What the tarball must hold: both module systems, the licence, nothing of the build. */
@@ -96,8 +100,9 @@ const check = (ok: boolean, failure: string) => {
   if (!ok) failures.push(failure);
 };
 
-// 1. The tarball: what it holds, its metadata, its size.
-run("npm", ["run", "-s", "client:build"], { cwd: ROOT, env: process.env });
+// 1. The tarball as a fresh clone packs it (no dist/: its prepack builds it), what it
+// holds, its metadata, publint and arethetypeswrong on it.
+fs.rmSync(path.join(ROOT, "packages/client/dist"), { recursive: true, force: true });
 const packDir = fs.mkdtempSync(path.join(tmpdir(), "petstore-client-pack-"));
 scratch.push(packDir);
 const pack = ["pack", "-w", "@petstore/client", "--json", "--pack-destination", packDir];
@@ -114,9 +119,31 @@ for (const file of PACKED_FILES.split(" "))
 const manifest = readJson(ROOT, "packages/client/package.json");
 check(manifest.license === "MIT", `the licence is ${manifest.license}, not the README's MIT`);
 check(Boolean(manifest.repository?.url && manifest.engines?.node), "no repository or engines");
-check(!manifest.scripts && !manifest["//"], "package.json ships scripts or a build comment");
+const scripts = Object.keys(manifest.scripts ?? {}).join();
+check(
+  scripts === "prepack" && !manifest["//"],
+  `package.json ships scripts ${scripts} or a comment`,
+);
+const linters = project("package-lint", {});
+scratch.push(linters);
+run("npm", ["install", ...NO_NOISE, ...LINTERS], { cwd: linters });
+const linter = (name: string) => path.join(linters, "node_modules/.bin", name);
+try {
+  run(linter("publint"), ["run", tarball, "--strict"], { cwd: linters });
+} catch {
+  failures.push("publint: the tarball has problems (above)");
+}
+const attw = spawnSync(linter("attw"), [tarball, "--format", "json"], { encoding: "utf8" });
+const { analysis } = JSON.parse(attw.stdout);
+const problems = analysis.types ? analysis.problems : ["no types"];
+console.log(`arethetypeswrong: ${JSON.stringify(analysis.types)}, problems ${problems.length}`);
+check(problems.length === 0, `arethetypeswrong: ${JSON.stringify(problems)}`);
 const readme = fs.readFileSync(path.join(ROOT, "packages/client/README.md"), "utf8");
 check(readme.includes(`TypeScript ${MIN_TYPESCRIPT} `), `its README states no ${MIN_TYPESCRIPT}`);
+check(
+  readme.includes(`at most ${BUNDLE_BUDGET_KB} kB`),
+  `its README states no ${BUNDLE_BUDGET_KB} kB`,
+);
 
 // 2. A project outside the repository: the tarball and the two TypeScripts.
 const app = project("client-outside", {}, { files: ["program.ts"] });
@@ -149,6 +176,7 @@ check(bundle.length > 0, "esbuild made no bundle of the package");
 const gzip = (bytes: Buffer) => gzipSync(bytes, { level: 9 }).length;
 const sizes = `tarball ${packed.size} bytes; runtime JavaScript, gzip: ${gzip(Buffer.concat(own))} bytes of the package's own, ${gzip(bundle)} bytes bundled with openapi-fetch (esbuild --minify)`;
 console.log(sizes);
+check(gzip(bundle) <= BUNDLE_BUDGET_KB * 1024, `the bundle is over ${BUNDLE_BUDGET_KB} kB`);
 
 // 3. The types under each module resolution, and the code in each module system.
 const TSC = {

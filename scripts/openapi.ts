@@ -1,16 +1,50 @@
 // Writes src/openapi/openapi.json from the operation table, and src/openapi/worker.json, what
-// the worker takes from it without bundling it: the version and the CORS header lists.
-// `--check` fails when either is stale.
+// the worker takes from it without bundling it: the version, the CORS header lists and the
+// shape of each cached response. `--check` fails when either is stale.
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import packageJson from "../package.json" with { type: "json" };
 import { buildOpenApiDocument, corsHeaders } from "../src/openapi/document.ts";
+import { OPERATIONS } from "../src/operations/index.ts";
 
+type Json = Record<string, Record<string, Record<string, Record<string, unknown>>>>;
 const document = buildOpenApiDocument();
+
+/**
+ * Each cached operation's shape: a digest of its documented 200 (schemas, headers), part of
+ * its cache key, so a response that changes shape (a new field) is never served from a
+ * response cached before the change. Components are written out, so a change of one counts.
+ */
+function cacheShapes(): Record<string, string> {
+  const components = document.components as Json;
+  const resolved = (node: unknown): unknown =>
+    Array.isArray(node)
+      ? node.map(resolved)
+      : node && typeof node === "object"
+        ? "$ref" in node && typeof node.$ref === "string"
+          ? resolved(
+              node.$ref
+                .split("/")
+                .slice(2)
+                .reduce<unknown>((at, name) => (at as Json)[name], components),
+            )
+          : Object.fromEntries(Object.entries(node).map(([k, v]) => [k, resolved(v)]))
+        : node;
+  const paths = document.paths as Json;
+  return Object.fromEntries(
+    OPERATIONS.filter((op) => op.conditional).map((op) => {
+      const response = resolved(paths[op.path]?.[op.method]?.responses?.["200"]);
+      const digest = createHash("sha256").update(JSON.stringify(response)).digest("base64url");
+      return [op.operationId, digest.slice(0, 11)];
+    }),
+  );
+}
+
 const files: Array<[URL, unknown]> = [
   [new URL("../src/openapi/openapi.json", import.meta.url), document],
   [
     new URL("../src/openapi/worker.json", import.meta.url),
-    { version: packageJson.version, cors: corsHeaders(document) },
+    { version: packageJson.version, cors: corsHeaders(document), shapes: cacheShapes() },
   ],
 ];
 

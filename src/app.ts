@@ -10,9 +10,9 @@ import { createApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
 import type { Clock } from "./clock.ts";
 import { systemClock } from "./clock.ts";
+import { openD1PetStore } from "./db/d1-pet-store.ts";
 import { DatabaseSchemaError } from "./db/database.ts";
 import type { OpenPetStore } from "./db/pet-store.ts";
-import { openD1PetStore } from "./db/pet-store.ts";
 import { schemaDiagnosis } from "./db/schema.ts";
 import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import { cors } from "./http/cors.ts";
@@ -23,7 +23,7 @@ import type { Logger } from "./log.ts";
 import { consoleLogger, faultLine } from "./log.ts";
 import { mountMcp } from "./mcp.ts";
 import built from "./openapi/worker.json" with { type: "json" };
-import { OPERATIONS, routePath } from "./operations/index.ts";
+import { OPERATIONS, type Operation, routePath } from "./operations/index.ts";
 import { type Deps, stagesOf } from "./stages.ts";
 
 export interface AppOptions {
@@ -38,10 +38,13 @@ export interface AppOptions {
   keyCache?: () => EdgeCache | Promise<EdgeCache>;
   /** Where pets are kept: one D1 database (the `DB` binding) unless given another store. */
   openPetStore?: OpenPetStore;
+  /** The operations it serves: the table of src/operations/ unless a test gives its own. */
+  operations?: readonly Operation[];
 }
 
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
+  const operations = options.operations ?? OPERATIONS;
   const log = options.log ?? consoleLogger;
   const keyUse = options.keyUse ?? createKeyUseRecorder(clock, log);
   const deps: Deps = {
@@ -74,7 +77,7 @@ export function createApp(options: AppOptions = {}) {
   app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
   // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
   // a trailing slash is an unknown path, answered as the catch-all below answers one.
-  const files = OPERATIONS.flatMap((op) => (op.files ? [`/v1${op.files.path}/`] : []));
+  const files = operations.flatMap((op) => (op.files ? [`/v1${op.files.path}/`] : []));
   app.use(async (c, next) => {
     const { path } = c.req;
     if (path === "/" || !path.endsWith("/") || files.some((f) => path.startsWith(f))) return next();
@@ -93,7 +96,7 @@ export function createApp(options: AppOptions = {}) {
   mountMcp(app, [requireKey]);
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
-  for (const op of OPERATIONS) {
+  for (const op of operations) {
     const chain = stagesOf(op, deps);
     app.on(op.method.toUpperCase(), [routePath(op)], ...chain);
     // The files beside the operation pass the same stages but its handler.

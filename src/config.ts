@@ -10,6 +10,10 @@ export const CURSOR_MAX_LENGTH = 200;
 
 /** Longer `If-None-Match` values are refused (400): room for dozens of entity tags. */
 export const IF_NONE_MATCH_MAX_LENGTH = 1024;
+/** Longer `If-Match` values are refused (400), likewise. */
+export const IF_MATCH_MAX_LENGTH = 1024;
+/** Longer `X-Client-Name` values are refused (400), as are ones not printable ASCII. */
+export const CLIENT_NAME_MAX_LENGTH = 200;
 
 export const NAME_MAX_CODE_POINTS = 100;
 
@@ -49,11 +53,11 @@ export const USAGE_KEEP_DAYS = 400;
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;
 
 /**
- * Immutable answers (a pet, a full page) are kept in the data center's Cache API this
- * long at most. The version is part of every cache key: bump it when a representation
- * changes (a new field), or after a D1 Time Travel restore, so no old answer is served.
+ * Pets change, so a cached response is served only while the D1 read behind it is younger
+ * than this (docs/design.md, "The cache and changing pets"): after a change, no location
+ * serves a response it made wrong for longer, plus the replica's lag. The contract's bound
+ * is 5 s; 1 s of it is left for the lag.
  */
-export const EDGE_CACHE_TTL_SECONDS = 24 * 60 * 60;
-export const EDGE_CACHE_VERSION = 1;
+export const CACHE_MAX_AGE_MS = 4_000;
 /** A cache lookup slower than this is abandoned for D1. */
-export const EDGE_CACHE_MATCH_TIMEOUT_MS = 50;
+export const CACHE_MATCH_TIMEOUT_MS = 50;

@@ -14,7 +14,9 @@ export const ERROR_STATUS = {
   insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
+  invalid_transition: 409,
   gone: 410,
+  precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -32,7 +34,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_json: "The request body is not valid JSON (or repeats a key, or nests too deeply).",
   validation_failed: "The request body is JSON but a field is missing or invalid.",
   invalid_parameter:
-    "A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid.",
+    "A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid.",
   invalid_cursor:
     "The `cursor` was not issued by the service, was altered, or belongs to another filter.",
   invalid_idempotency_key:
@@ -42,10 +44,14 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it.",
   not_found: "The path or the requested animal does not exist.",
   method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
+  invalid_transition:
+    "The animal's status cannot change that way (`sold` is final); the message names both statuses.",
   gone: "The operation has passed its sunset date; use its successor.",
+  precondition_failed:
+    "`If-Match` names no current tag of the animal: it changed since the tag was read, and nothing was changed.",
   payload_too_large: "The request body is larger than 16,384 bytes.",
   unsupported_media_type:
-    "A request body was sent without `Content-Type: application/json`, or with a `Content-Encoding` other than `identity`.",
+    "A request body was sent without a media type the operation takes (`application/json`; for updatePet also `application/merge-patch+json`), with a charset other than UTF-8, or with a `Content-Encoding` other than `identity`.",
   idempotency_key_reused: "This `Idempotency-Key` was used with a different request body.",
   rate_limited:
     "The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds.",

@@ -3,16 +3,16 @@
 // key check and the tool calls, so /v1's own chain serves them (docs/agents.md).
 import { RpcTarget } from "cloudflare:workers";
 import type { Context, Hono, MiddlewareHandler } from "hono";
+import { mcpToolCallEnv } from "./auth/audience.ts";
+import { errorResponse, toApiError } from "./errors.ts";
+import type { AppEnv } from "./http/types.ts";
 import {
   type ApiAccess,
   KEY_SCOPES_HEADER,
   MCP_METADATA_PATH,
   MCP_PATH,
   type McpService,
-} from "../mcp/src/contract.ts";
-import { mcpToolCallEnv } from "./auth/audience.ts";
-import { errorResponse, toApiError } from "./errors.ts";
-import type { AppEnv } from "./http/types.ts";
+} from "./mcp-contract.ts";
 
 class Access extends RpcTarget implements ApiAccess {
   readonly #app: Hono<AppEnv>;

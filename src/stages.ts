@@ -9,10 +9,13 @@ import type { OpenPetStore } from "./db/pet-store.ts";
 import { conditionalRead } from "./http/conditional-read.ts";
 import { bookmarkOf, d1Session } from "./http/d1-session.ts";
 import { deprecationHeaders } from "./http/deprecation.ts";
+import { ifMatch } from "./http/etag.ts";
 import { jsonBody } from "./http/json-body.ts";
+import { clientName } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import { validator } from "./http/validation.ts";
 import type { Logger } from "./log.ts";
+import built from "./openapi/worker.json" with { type: "json" };
 import type { Operation } from "./operations/index.ts";
 
 /** What the stages are made of: the app factory's parts. */
@@ -43,15 +46,18 @@ export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[]
   const input = [
     ...(op.params ? [validator("param", op.params)] : []),
     ...(op.query ? [validator("query", op.query)] : []),
+    clientName,
   ];
   const read =
     op.conditional &&
     conditionalRead(
       {
         path: op.path,
+        // The document's digest of the response (a test's own operation: its id).
+        shape: (built.shapes as Record<string, string>)[op.operationId] ?? op.operationId,
         until: op.deprecation?.sunset,
-        keep: op.conditional.keep,
-        input: [...input, ...(op.session === "read" ? [bookmarkOf] : [])],
+        cacheable: op.conditional.cacheable,
+        input: [...input, ...(op.pets === "read" ? [bookmarkOf] : [])],
       },
       deps,
     );
@@ -70,9 +76,10 @@ export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[]
         ]
       : []),
     ...input,
-    ...(op.body ? [jsonBody, validator("json", op.body)] : []),
-    ...(op.session ? [d1Session(op.session, deps.openPetStore)] : []),
-    ...(read ? [read.stage] : []),
+    ...(op.body ? [jsonBody(op.bodyMediaTypes), validator("json", op.body)] : []),
+    ...(op.ifMatch ? [ifMatch] : []),
+    ...(op.pets ? [d1Session(op.pets === "read" ? "read" : "write", deps.openPetStore)] : []),
+    ...(read ? [read.middleware] : []),
     op.handler,
   ];
 }

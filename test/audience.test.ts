@@ -23,6 +23,7 @@ import {
   exampleRequest,
   expectError,
   makeRequest,
+  methodNotOn,
   unknownKey,
 } from "./helpers.ts";
 
@@ -46,11 +47,11 @@ describe("a key whose audience is /mcp", () => {
   it("is refused on every operation of /v1, on unknown /v1 paths and with wrong methods", async () => {
     const { key } = await mcpKey();
     for (const op of OPERATIONS.filter((o) => o.scope !== undefined)) {
-      const request = exampleRequest(op, 1);
+      const request = await exampleRequest(op);
       await expectRefused(await call(request.path, { ...request, key }));
     }
     await expectRefused(await call("/v1/nothing-here", { key }));
-    await expectRefused(await call("/v1/pets", { method: "DELETE", key }));
+    await expectRefused(await call("/v1/pets", { method: methodNotOn("/pets"), key }));
   });
 
   it("stays refused once the verifier holds it in memory, and an ordinary key is not", async () => {

@@ -1,8 +1,9 @@
-// Conditional reads (docs/api.md, "Conditional requests and the edge cache"): ETag and 304
-// on listPets and getPet, and immutable answers (a pet, a page that has a next page) kept
-// in the Workers Cache API and served from there without a D1 row. `call()` goes through
-// the worker's own fetch; `edge()` builds the same app with a D1 binding that records every
-// statement and a Cache API cache of its own, recording the keys asked for and kept.
+// Conditional reads (docs/api.md, "Conditional requests and the cache"): ETag and 304 on
+// listPets and getPet, and responses (a pet, a page that has a next page) cached in the
+// location's Cache API and served from there without a D1 row for a few seconds, never older
+// than the request's bookmark. `call()` goes through the worker's own fetch; `edge()` builds
+// the same app with a D1 binding that records every statement and a Cache API cache of its
+// own (a location), recording the keys asked for and cached.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +11,8 @@ import { createKeyUseRecorder } from "../src/auth/key-use.ts";
 import { hashApiKey } from "../src/auth/keys.ts";
 import type { EdgeCache } from "../src/cache/edge-cache.ts";
 import { systemClock } from "../src/clock.ts";
-import { GET_PET_SUNSET_AT } from "../src/config.ts";
+import { CACHE_MAX_AGE_MS, GET_PET_SUNSET_AT } from "../src/config.ts";
+import { READ_AT } from "../src/http/conditional-read.ts";
 import { entityTag } from "../src/http/etag.ts";
 import type { LogLine } from "../src/log.ts";
 import { encodeCursor, LOCAL_CURSOR_SECRET } from "../src/pets/cursor.ts";
@@ -28,7 +30,9 @@ import {
 } from "./helpers.ts";
 import { Recorder } from "./support/instrumentation.ts";
 
+/** A tag computed from a page's body; a pet's, from its row (src/db/pets.ts). */
 const ETAG = /^"[A-Za-z0-9_-]{22}"$/;
+const PET_ETAG = /^"[A-Za-z0-9_-]{22}\.\d+\.(available|pending|sold)"$/;
 
 let key: string;
 /** A key that may only write: it must never see a page, a 304 or a cache hit. */
@@ -121,7 +125,7 @@ describe("ETag and Cache-Control on every 200 of listPets and getPet", () => {
     const other = await call(`/v1/pets/${b?.id}`, { key });
     for (const response of [first, again, head, other]) {
       expect(response.status).toBe(200);
-      expect(response.headers.get("ETag")).toMatch(ETAG);
+      expect(response.headers.get("ETag")).toMatch(PET_ETAG);
       expect(response.headers.get("Cache-Control")).toBe("private, no-cache");
       expectDeprecationHeaders(response);
     }
@@ -157,7 +161,7 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
     const page = await call(pagePath, { key });
     pageTag = page.headers.get("ETag") as string;
     pageLink = page.headers.get("Link") as string;
-    expect(tag).toMatch(ETAG);
+    expect(tag).toMatch(PET_ETAG);
     expect(pageLink).toMatch(/rel="next"/);
   });
 
@@ -228,7 +232,7 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
   });
 });
 
-describe("the edge cache keeps immutable answers", () => {
+describe("the cache serves what it holds, from no D1 row", () => {
   /** `path` read once (kept), then each spelling: a hit, no statement, the same bytes. */
   async function expectOneEntry(h: Edge, path: string, spellings: string[]) {
     const first = await h.fetch(path);
@@ -268,23 +272,36 @@ describe("the edge cache keeps immutable answers", () => {
     expect(h.statements).toEqual([]);
   });
 
-  it("a kept entry whose tag is not exactly one of ours is answered with the tag of its body", async () => {
+  it("an entry that is not one of ours (no entity tag, no read time, not a 200) is a miss", async () => {
     const [pet] = await petsOf("sold", 1);
     const body = JSON.stringify(pet);
     const tag = await entityTag(new Uint8Array(new TextEncoder().encode(body)));
     const opaque = tag.slice(1, -1);
-    for (const kept of [`x"${opaque}"`, `"${opaque}"x`, `W/"${opaque}"`, `"${opaque}x"`]) {
+    const now = String(Date.now());
+    for (const [etag, readAt, status] of [
+      [`x"${opaque}"`, now, 200],
+      [`W/"${opaque}"`, now, 200],
+      [`"${opaque}"`, "", 200],
+      [`"${opaque}"`, "soon", 200],
+      [`"${opaque}"`, now, 203],
+    ] as const) {
       const h = edge({
         cache: {
           match: async () =>
-            new Response(body, { headers: { "Content-Type": "application/json", ETag: kept } }),
+            new Response(body, {
+              status,
+              headers: { "Content-Type": "application/json", ETag: etag, [READ_AT]: readAt },
+            }),
           put: async () => {},
         },
       });
-      const hit = await h.fetch(`/v1/pets/${pet?.id}`);
-      expect(h.statements.filter((sql) => /FROM pets/.test(sql))).toEqual([]);
-      expect(hit.headers.get("ETag"), kept).toBe(tag);
-      expect(await hit.json()).toEqual(pet);
+      const read = await h.fetch(`/v1/pets/${pet?.id}`);
+      expect(
+        h.statements.filter((sql) => /FROM pets/.test(sql)),
+        etag,
+      ).toHaveLength(1);
+      expect(read.headers.get("ETag")).toMatch(PET_ETAG);
+      expect(await read.json()).toEqual(pet);
     }
   });
 
@@ -394,7 +411,7 @@ describe("the edge cache keeps immutable answers", () => {
     for (const secret of secrets) expect(seen).not.toContain(secret);
   });
 
-  it("on a hit, x-d1-bookmark is the bookmark the request sent, or none", async () => {
+  it("on a hit, x-d1-bookmark is the bookmark of the read it caches; a newer bookmark is a miss", async () => {
     const [pet] = await petsOf("sold", 1);
     const h = edge();
     const miss = await h.fetch(`/v1/pets/${pet?.id}`);
@@ -402,30 +419,52 @@ describe("the edge cache keeps immutable answers", () => {
     expect(bookmark).toBeTruthy();
     const hit = await h.fetch(`/v1/pets/${pet?.id}`);
     expect(h.statements).toEqual([]);
-    expect(hit.headers.get("x-d1-bookmark")).toBeNull();
+    expect(hit.headers.get("x-d1-bookmark")).toBe(bookmark);
     const sent = await h.fetch(`/v1/pets/${pet?.id}`, { headers: { "x-d1-bookmark": bookmark } });
     expect(h.statements).toEqual([]);
     expect(sent.headers.get("x-d1-bookmark")).toBe(bookmark);
+    // A write moves the database on: its bookmark sorts after the cached one's.
+    await petsOf("pending", 1);
+    const newer = (await call("/v1/pets?limit=1", { key })).headers.get("x-d1-bookmark") as string;
+    expect(newer > bookmark).toBe(true);
+    const fresh = await h.fetch(`/v1/pets/${pet?.id}`, { headers: { "x-d1-bookmark": newer } });
+    expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);
+    expect((fresh.headers.get("x-d1-bookmark") ?? "") >= newer).toBe(true);
   });
 });
 
-describe("getPet's sunset bounds the cache", () => {
-  it("kept at most until the sunset, not at all in its last second; from it on, 410 and nothing kept is served", async () => {
+describe("how long a cached response answers", () => {
+  it(`for less than ${CACHE_MAX_AGE_MS} ms from its D1 read, in this location, then D1 again`, async () => {
+    const [pet] = await petsOf("sold", 1);
+    const path = `/v1/pets/${pet?.id}`;
+    let now = Date.UTC(2027, 0, 1);
+    const h = edge({ clock: () => now });
+    await h.fetch(path);
+    expect(h.stored.map((r) => r.headers.get("Cache-Control"))).toEqual([
+      `public, max-age=${CACHE_MAX_AGE_MS / 1000}`,
+    ]);
+    now += CACHE_MAX_AGE_MS - 1;
+    await h.fetch(path);
+    expect(h.statements).toEqual([]);
+    now += 1;
+    await h.fetch(path);
+    expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);
+  });
+
+  it("getPet's: never past the sunset, so nothing is cached in its last seconds; from it on, 410", async () => {
     const [pet] = await petsOf("sold", 1);
     const path = `/v1/pets/${pet?.id}`;
     let now = 0;
-    /** An edge read at `before` ms before the sunset: what it kept. */
-    const keptAt = async (before: number) => {
+    /** A read at `before` ms before the sunset: what it cached. */
+    const cachedAt = async (before: number) => {
       now = GET_PET_SUNSET_AT * 1000 - before;
       const h = edge({ clock: () => now });
       expect(await (await h.fetch(path)).json()).toEqual(pet);
-      return { h, kept: h.stored.map((r) => r.headers.get("Cache-Control")) };
+      return h;
     };
-    expect((await keptAt(1_500)).kept).toEqual(["public, max-age=1"]);
-    const late = await keptAt(500);
-    expect(late.h.calls).toEqual([]);
-    const { h, kept } = await keptAt(10_000);
-    expect(kept).toEqual(["public, max-age=10"]);
+    expect((await cachedAt(CACHE_MAX_AGE_MS)).stored).toHaveLength(1);
+    expect((await cachedAt(CACHE_MAX_AGE_MS - 1)).calls).toEqual([]);
+    const h = await cachedAt(CACHE_MAX_AGE_MS + 10);
     now = GET_PET_SUNSET_AT * 1000;
     const calls = h.calls.length;
     const gone = await h.fetch(path);
@@ -463,9 +502,9 @@ describe("a failing or hanging Cache API never fails a request", () => {
       expect(await snapshot(response)).toEqual(expected);
       expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);
       if (how !== "hang") {
-        expect(h.logs.some((l) => l.level === "warn" && /edge cache/.test(String(l.msg)))).toBe(
-          true,
-        );
+        expect(
+          h.logs.some((l) => l.level === "warn" && /cache (match|put) failed/.test(String(l.msg))),
+        ).toBe(true);
       }
     },
   );

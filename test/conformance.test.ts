@@ -3,10 +3,14 @@
 import { describe, expect, it } from "vitest";
 import { deprecationHeaders } from "../src/http/deprecation.ts";
 import { getPet } from "../src/operations/index.ts";
-import { BASE } from "./helpers.ts";
+import { BASE, methodNotOn } from "./helpers.ts";
 import { assertConforms } from "./support/conformance.ts";
 
 const PET = { id: 1, name: "Rex", categoryId: 2, status: "available" };
+const CREATED = { Location: "/v1/pets/1", ETag: '"tag.2.available"' };
+/** Methods the two paths lack (found from the table, not assumed). */
+const NOT_ON_PETS = methodNotOn("/pets");
+const NOT_ON_PET = methodNotOn("/pets/{petId}");
 
 function json(body: unknown, status: number, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -21,34 +25,55 @@ function req(method: string, path: string): Request {
 
 describe("assertConforms accepts documented answers", () => {
   it("a created Pet with Location (left readable for the caller); a 405 with Allow on a documented path and another method", async () => {
-    const created = json(PET, 201, { Location: "/v1/pets/1" });
+    const created = json(PET, 201, CREATED);
     await assertConforms(req("POST", "/v1/pets"), created);
     expect(await created.json()).toEqual(PET);
     const body = { code: "method_not_allowed", message: "no", status: 405 };
-    await assertConforms(req("DELETE", "/v1/pets"), json(body, 405, { Allow: "GET" }));
+    await assertConforms(req(NOT_ON_PETS, "/v1/pets"), json(body, 405, { Allow: "GET" }));
     // getPet's path: the 405 is the path's answer, without getPet's deprecation headers.
-    await assertConforms(req("DELETE", "/v1/pets/1"), json(body, 405, { Allow: "GET" }));
+    await assertConforms(req(NOT_ON_PET, "/v1/pets/1"), json(body, 405, { Allow: "GET" }));
+  });
+
+  it("a Pet with a field it does not know yet: a response may gain fields within /v1", async () => {
+    await assertConforms(req("POST", "/v1/pets"), json({ ...PET, colour: "red" }, 201, CREATED));
+  });
+
+  it("a removal: 204 without a body", async () => {
+    const removed = new Response(null, { status: 204, headers: { "X-Request-Id": "r-1" } });
+    await assertConforms(req("DELETE", "/v1/pets/1"), removed);
   });
 });
 
 describe("assertConforms refuses", () => {
   it.each([
     [
-      "a Pet with an extra field",
+      "a Pet without its status",
       req("POST", "/v1/pets"),
-      json({ ...PET, owner: "x" }, 201, { Location: "/v1/pets/1" }),
-      /body: .*owner/,
+      json({ ...PET, status: undefined }, 201, CREATED),
+      /body: .*status/,
+    ],
+    [
+      "a removal answered 200 with the pet",
+      req("DELETE", "/v1/pets/1"),
+      json(PET, 200),
+      /status 200 is not documented for deletePet/,
+    ],
+    [
+      "a 201 without the pet's ETag",
+      req("POST", "/v1/pets"),
+      json(PET, 201, { Location: "/v1/pets/1" }),
+      /required header ETag is missing/,
     ],
     [
       "a Pet whose id is a string",
       req("POST", "/v1/pets"),
-      json({ ...PET, id: "1" }, 201, { Location: "/v1/pets/1" }),
+      json({ ...PET, id: "1" }, 201, CREATED),
       /body: #\/id/,
     ],
     [
       "a 201 without the required Location",
       req("POST", "/v1/pets"),
-      json(PET, 201),
+      json(PET, 201, { ETag: CREATED.ETag }),
       /required header Location is missing/,
     ],
     [
@@ -92,19 +117,19 @@ describe("assertConforms refuses", () => {
     ],
     [
       "a 405 on a documented path without Allow",
-      req("DELETE", "/v1/pets/1"),
+      req(NOT_ON_PET, "/v1/pets/1"),
       json({ code: "method_not_allowed", message: "no", status: 405 }, 405),
       /required header Allow is missing/,
     ],
     [
       "a 405 on a documented path whose Error code is another status's",
-      req("PUT", "/v1/pets"),
+      req(NOT_ON_PETS, "/v1/pets"),
       json({ code: "not_found", message: "no", status: 405 }, 405, { Allow: "GET" }),
       /error code not_found does not stand for 405/,
     ],
     [
       "a 401 without WWW-Authenticate",
-      req("PUT", "/v1/pets"),
+      req(NOT_ON_PETS, "/v1/pets"),
       json({ code: "unauthorized", message: "x", status: 401 }, 401),
       /required header WWW-Authenticate is missing/,
     ],

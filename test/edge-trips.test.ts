@@ -45,9 +45,11 @@ const waitedFor = ({ counts, inSequence }: { counts: unknown; inSequence: number
   inSequence,
 });
 
-/** The lookup of a kept answer in the location's edge cache, among `list`. */
+/** The lookup of a cached response in the location's cache, among `list`. */
 const answerLookup = (list: Trip[]) =>
-  list.find((t) => t.place === "cache" && /^match .*\/_edge\//.test(t.what));
+  list.find((t) => t.place === "cache" && /^match .*\/_cache\//.test(t.what));
+/** Whether any of `list` looked a key up in D1. */
+const keyLookups = (list: Trip[]) => list.filter((t) => /FROM api_keys/.test(t.what));
 
 // Tests that move time fake Date (the app's clock): `vi.advanceTimersByTime` moves it.
 afterEach(() => {
@@ -138,6 +140,47 @@ describe("createPet", () => {
     const lastUse = app.recorder.trips.filter((t) => /^UPDATE api_keys/.test(t.what));
     expect(lastUse).toHaveLength(1);
     expect(counts.primary + counts.replica + counts.cache).toBeLessThan(app.recorder.trips.length);
+  });
+});
+
+describe("changes", () => {
+  it("updatePet and deletePet, with and without If-Match, refused or not: one primary trip each, one batch", async () => {
+    const app = await warmIsolate();
+    const made = await createPetVia(key, { name: "trip-change", categoryId: 1 });
+    const path = `/v1/pets/${made.id}`;
+    const patch = (json: unknown, headers: Record<string, string> = {}) =>
+      app.exchange(path, { method: "PATCH", key, json, headers });
+    const changed = await patch({ status: "pending" });
+    expect(changed.response.status).toBe(200);
+    const tag = changed.response.headers.get("ETag") as string;
+    for (const [exchange, status] of [
+      [changed, 200],
+      [await patch({ status: "sold" }, { "If-Match": tag }), 200],
+      // `tag` is the pet before that change now.
+      [await patch({ name: "trip-changed" }, { "If-Match": tag }), 412],
+      [await patch({ status: "available" }), 409],
+      [await app.exchange("/v1/pets/999999999", { method: "PATCH", key, json: {} }), 404],
+      [await app.exchange(path, { method: "DELETE", key, headers: { "If-Match": tag } }), 412],
+      [await app.exchange(path, { method: "DELETE", key }), 204],
+      [await app.exchange(path, { method: "DELETE", key }), 404],
+    ] as const) {
+      expect(exchange.response.status).toBe(status);
+      expect(waitedFor(exchange)).toEqual(waited(1, 0, 0, 1));
+      // The write and the read that says why nothing was written: one transaction.
+      expect(exchange.trips[0]?.statements).toHaveLength(2);
+    }
+  });
+
+  it("a read right after a change, with the change's bookmark: one replica trip beside the cache's", async () => {
+    const app = await warmIsolate();
+    const made = await createPetVia(key, { name: "trip-read-after", categoryId: 1 });
+    const path = `/v1/pets/${made.id}`;
+    expect((await app.exchange(path, { key })).response.status).toBe(200);
+    const changed = await app.exchange(path, { method: "PATCH", key, json: { status: "sold" } });
+    const bookmark = changed.response.headers.get("x-d1-bookmark") as string;
+    const read = await app.exchange(path, { key, headers: { "x-d1-bookmark": bookmark } });
+    expect(await read.response.json()).toMatchObject({ status: "sold" });
+    expect(waitedFor(read)).toEqual(waited(0, 1, 1, 2));
   });
 });
 
@@ -274,7 +317,7 @@ describe("a kept answer looked up beside the key's lookup is released only after
       const { response, trips: list, ahead } = await readBeside(path, await token());
       await expectRefused(response, 401, "unauthorized");
       expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
-      const lookups = list.filter((t) => /FROM api_keys/.test(t.what));
+      const lookups = keyLookups(list);
       expect(lookups.length).toBeGreaterThan(0);
       // The kept answer was in hand before the key was refused.
       expect(ahead?.ended).toBeLessThan(lookups.at(-1)?.ended as number);
@@ -385,9 +428,9 @@ describe("revocation across the tiers", () => {
     vi.advanceTimersByTime(AUTH_CACHE_TTL_MS - 1_000);
     const late = instrumentedApp();
     for (const app of [reader, late]) {
-      const { response, counts } = await app.exchange(PAGE, { key: revoked });
+      const { response, trips: list } = await app.exchange(PAGE, { key: revoked });
       expect(response.status).toBe(200);
-      expect(counts.primary + counts.replica).toBe(0);
+      expect(keyLookups(list)).toEqual([]);
     }
     // At the bound every isolate refuses it, the one that got its copy a second ago too:
     // no tier extends the age of what it got from another.

@@ -3,7 +3,6 @@
 // request). Behaviour through HTTP is in test/conditional-read.test.ts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { EDGE_CACHE_VERSION } from "../src/config.ts";
 import { cacheKey } from "../src/http/conditional-read.ts";
 import { entityTag, ifNoneMatchMatches } from "../src/http/etag.ts";
 import { getPet, listPets } from "../src/operations/index.ts";
@@ -68,14 +67,14 @@ describe("cacheKey: built from the validated request", () => {
   const key = (query: string) => {
     const validated = ListPetsQuerySchema.safeParse(Object.fromEntries(new URLSearchParams(query)));
     return validated.success
-      ? cacheKey("https://api.test", listPets.path, { query: validated.data })
+      ? cacheKey("https://api.test", { path: listPets.path, shape: "s" }, { query: validated.data })
       : null;
   };
 
   it("lists cursor, limit and status by name, fills the default limit, drops the rest", () => {
-    expect(key("")).toBe(`https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets?limit=20`);
+    expect(key("")).toBe(`https://api.test/_cache/s/v1/pets?limit=20`);
     expect(key("?status=sold&x=1&cursor=c1")).toBe(
-      `https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets?cursor=c1&limit=20&status=sold`,
+      `https://api.test/_cache/s/v1/pets?cursor=c1&limit=20&status=sold`,
     );
   });
 
@@ -124,9 +123,11 @@ describe("cacheKey: built from the validated request", () => {
 
   it("getPet's key is its path with the validated id; other hosts never share an entry", () => {
     const param = PetIdParamSchema.parse({ petId: "7" });
-    const a = cacheKey("https://api.test", getPet.path, { param });
-    expect(a).toBe(`https://api.test/_edge/v${EDGE_CACHE_VERSION}/v1/pets/7`);
-    expect(cacheKey("https://other.test", getPet.path, { param })).not.toBe(a);
+    const a = cacheKey("https://api.test", { path: getPet.path, shape: "s" }, { param });
+    expect(a).toBe(`https://api.test/_cache/s/v1/pets/7`);
+    expect(cacheKey("https://other.test", { path: getPet.path, shape: "s" }, { param })).not.toBe(
+      a,
+    );
   });
 });
 

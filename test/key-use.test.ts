@@ -18,7 +18,9 @@ import {
   type CallOptions,
   createCheckedApp,
   createKey,
+  insertPet,
   makeRequest,
+  methodNotOn,
   throwingDb,
 } from "./helpers.ts";
 
@@ -147,6 +149,29 @@ function isolate(options: { db?: D1Database } = {}) {
 const refusing = { limit: async () => ({ success: false }) } as RateLimit;
 
 describe("answers per key, per UTC hour, operation, status and Error code", () => {
+  it("counts changes and removals under their operations, by status and code", async () => {
+    const { key, id } = await createKey("usage-changes");
+    const h = isolate();
+    const { id: petId } = await insertPet({ status: "sold" });
+    const path = `/v1/pets/${petId}`;
+    const answers = [
+      await h.send(path, { key, method: "PATCH", json: { name: "Counted" } }),
+      await h.send(path, { key, method: "PATCH", json: { status: "available" } }),
+      await h.send(path, { key, method: "PATCH", json: {}, headers: { "If-Match": '"old"' } }),
+      await h.send(path, { key, method: "DELETE" }),
+      await h.send(path, { key, method: "DELETE" }),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 409, 412, 204, 404]);
+    await h.advance(INTERVAL);
+    expect(await usage(id)).toEqual([
+      row("deletePet", 204),
+      row("deletePet", 404, "not_found"),
+      row("updatePet", 200),
+      row("updatePet", 409, "invalid_transition"),
+      row("updatePet", 412, "precondition_failed"),
+    ]);
+  });
+
   it("the first answer is written at once after it; the next ones by a timer one interval after that write, with no further traffic", async () => {
     const { key, id } = await createKey("usage-burst", { scopes: ["pets:read"] });
     const h = isolate();
@@ -167,7 +192,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
       // The key is known to this isolate; the listing's own query meets a broken database.
       await h.send("/v1/pets?limit=1", { key }, { DB: throwingDb("D1_ERROR: no such thing") }),
       await h.send("/v1/cats", { key }),
-      await h.send("/v1/pets", { key, method: "DELETE" }),
+      await h.send("/v1/pets", { key, method: methodNotOn("/pets") }),
     ];
     expect(answers.map((r) => r.status)).toEqual([304, 404, 400, 403, 429, 500, 404, 405]);
     // Held by the isolate, one timer at the end of the interval, nothing more in D1 yet.

@@ -7,12 +7,13 @@ import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/mini";
-import { MCP_METADATA_PATH } from "../mcp/src/contract.ts";
 import { type Tool, toolsAt, toolsFrom } from "../mcp/src/tools.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
+import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
 import {
   createPet,
+  deletePet,
   getPet,
   listPets,
   OPERATIONS,
@@ -24,6 +25,8 @@ import { BASE, createKey, unknownKey } from "./helpers.ts";
 const METADATA_URL = `${BASE}${MCP_METADATA_PATH}`;
 const now = () => Date.now() / 1000;
 const tool = (name: string) => toolsAt(now()).find((t) => t.listed.name === name) as Tool;
+/** The tools the table declares, in its order. */
+const TOOL_NAMES = OPERATIONS.filter((op) => op.mcp.tool).map((op) => op.operationId);
 
 /** A JSON-RPC request to /mcp as a 2025-11-25 client sends it. */
 function mcp(
@@ -108,14 +111,16 @@ describe("the tools, derived from the operation table", () => {
       properties?: Record<string, unknown>;
     };
 
-  it("are the operations that can succeed with JSON: listOrders (501, no success) and the HTML page are not", () => {
+  it("are the operations that say they are tools; every other one says why not", async () => {
     const names = toolsAt(now()).map((t) => t.listed.name);
-    expect(names).toEqual(["listPets", "createPet", "getPet", "getOpenApiDocument"]);
-    expect(names).toEqual(
-      OPERATIONS.filter((op) => op.success && op.operationId !== "getDocs").map(
-        (op) => op.operationId,
-      ),
-    );
+    expect(names).toEqual(TOOL_NAMES);
+    const others = OPERATIONS.filter((op) => !op.mcp.tool);
+    expect(Object.fromEntries(others.map((op) => [op.operationId, op.mcp]))).toEqual({
+      listOrders: { tool: false, reason: expect.stringMatching(/501/) },
+      getDocs: { tool: false, reason: expect.stringMatching(/people/) },
+    });
+    // Served, not only derived: a key with every scope is listed every one of them.
+    expect(await listedTools(key)).toEqual(TOOL_NAMES);
   });
 
   it("makes a new operation a tool with no other change", () => {
@@ -150,11 +155,7 @@ describe("the tools, derived from the operation table", () => {
     const create = tool("createPet").listed;
     expect(create.inputSchema.required).toEqual(["name", "categoryId"]);
     expect(create.inputSchema.properties?.name).toEqual(
-      (
-        jsonSchema(createPet.body, "input") as {
-          $defs: { NewPet: { properties: { name: unknown } } };
-        }
-      ).$defs.NewPet.properties.name,
+      (jsonSchema(createPet.body, "input") as { $defs: { PetName: unknown } }).$defs.PetName,
     );
     expect(create.outputSchema?.required).toEqual(["id", "name", "categoryId", "status"]);
     expect(tool("getPet").listed.inputSchema.required).toEqual(["petId"]);
@@ -162,17 +163,25 @@ describe("the tools, derived from the operation table", () => {
     expect(JSON.stringify(toolsAt(now()).map((t) => t.listed))).not.toContain("$ref");
   });
 
-  it("annotates reads as read-only and idempotent, the create as neither, nothing as destructive", () => {
+  it("annotates by method: reads read-only, a create adds, a change overwrites, a removal destroys", () => {
+    // [readOnly, idempotent, destructive] per method (RFC 9110's safe and idempotent).
+    const hints: Record<string, [boolean, boolean, boolean]> = {
+      get: [true, true, false],
+      post: [false, false, false],
+      patch: [false, false, true],
+      delete: [false, true, true],
+    };
     for (const t of toolsAt(now())) {
-      const read = t.operation.method === "get";
-      expect(t.listed.annotations).toMatchObject({
-        readOnlyHint: read,
-        idempotentHint: read,
-        destructiveHint: false,
+      const [readOnlyHint, idempotentHint, destructiveHint] = hints[t.operation.method] ?? [];
+      expect(t.listed.annotations, t.listed.name).toMatchObject({
+        readOnlyHint,
+        idempotentHint,
+        destructiveHint,
         openWorldHint: false,
         title: t.operation.summary,
       });
     }
+    expect(tool("deletePet").listed.annotations?.destructiveHint).toBe(true);
   });
 
   it("gives idempotencyKey to exactly the operations that take an Idempotency-Key, described for an agent", () => {
@@ -275,12 +284,17 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       const { key: scoped } = await createKey("mcp-scoped", { scopes });
       seen[scopes.join(" ")] = await listedTools(scoped);
     }
+    const allowed = (scopes: readonly string[]) =>
+      OPERATIONS.filter((op) => op.mcp.tool && (!op.scope || scopes.includes(op.scope))).map(
+        (op) => op.operationId,
+      );
     expect(seen).toEqual({
-      "pets:read": ["listPets", "getPet", "getOpenApiDocument"],
-      "pets:write": ["createPet", "getOpenApiDocument"],
-      "orders:read": ["getOpenApiDocument"],
-      "pets:read pets:write orders:read": ["listPets", "createPet", "getPet", "getOpenApiDocument"],
+      "pets:read": allowed(["pets:read"]),
+      "pets:write": allowed(["pets:write"]),
+      "orders:read": allowed(["orders:read"]),
+      "pets:read pets:write orders:read": allowed(SCOPES),
     });
+    expect(seen["pets:write"]).toContain("deletePet");
   });
 
   it("answers a call beyond the key's scopes with 403 insufficient_scope naming the scope, and creates nothing", async () => {
@@ -336,12 +350,12 @@ describe("Origin", () => {
   });
 
   it("serves the allow-listed names (locally the loopback ones, at any port) and clients that send none", async () => {
-    expect(await listedTools(key)).toHaveLength(4);
+    expect(await listedTools(key)).toEqual(TOOL_NAMES);
     for (const origin of ["http://localhost:6274", "http://127.0.0.1:8787"]) {
       const { result } = await answered(
         await mcp("tools/list", {}, { key, headers: { Origin: origin } }),
       );
-      expect(result?.tools?.length).toBe(4);
+      expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
     }
   });
 });
@@ -432,6 +446,33 @@ describe("tool results", () => {
     const unknown = await answered(await callTool(key, "listOrders", {}));
     expect(unknown.error).toMatchObject({ code: -32602, message: 'No tool named "listOrders".' });
     expect(unknown.result).toBeUndefined();
+  });
+
+  it("changes and removes an animal: updatePet answers the pet, deletePet says it is gone", async () => {
+    const pet = await structured(
+      await callTool(key, "createPet", { name: "Sold soon", categoryId: 2 }),
+      "createPet",
+    );
+    const sold = await structured(
+      await callTool(key, "updatePet", { petId: pet.id, status: "sold", name: "Sold" }),
+      "updatePet",
+    );
+    expect(sold).toEqual({ ...pet, status: "sold", name: "Sold" });
+    const again = await answered(
+      await callTool(key, "updatePet", { petId: pet.id, status: "available" }),
+    );
+    expect(again.result?.isError).toBe(true);
+    expect(JSON.parse(again.result?.content?.[0]?.text ?? "")).toMatchObject({
+      code: "invalid_transition",
+      status: 409,
+    });
+    const removed = await answered(await callTool(key, "deletePet", { petId: pet.id }));
+    expect(removed.result).toEqual({
+      content: [{ type: "text", text: deletePet.success?.description }],
+    });
+    const gone = await answered(await callTool(key, "deletePet", { petId: pet.id }));
+    expect(JSON.parse(gone.result?.content?.[0]?.text ?? "")).toMatchObject({ status: 404 });
+    expect(await petCount("Sold")).toBe(0);
   });
 
   it("serves getPet with the deprecated operation's answer until its sunset", async () => {

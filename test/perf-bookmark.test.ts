@@ -1,10 +1,10 @@
-// Issue 4, "edge reads": the D1 Sessions API. listPets and getPet accept the
+// The D1 Sessions API. listPets and getPet accept the
 // `x-d1-bookmark` request header, every answer that reached the database returns
 // one, and a malformed bookmark is 400 invalid_parameter before any query. (That
 // browsers may send and read the header is in routing.test.ts, with the other CORS headers.)
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Pet } from "../src/pets/schemas.ts";
-import { call, createPetVia, expectError } from "./helpers.ts";
+import { call, createPetVia, expectError, methodNotOn } from "./helpers.ts";
 import { type RefusalChecker, refusalChecker } from "./support/requests.ts";
 
 const HEADER = "x-d1-bookmark";
@@ -93,16 +93,23 @@ describe("a malformed bookmark", () => {
     expect(response.headers.get(HEADER)).toBeNull();
   });
 
-  it("is ignored where it is not a parameter: createPet, listOrders, 404 and 405", async () => {
+  it("is ignored where it is not a parameter: the changes, listOrders, 404 and 405", async () => {
     const headers = { [HEADER]: "not a bookmark" };
     const json = { name: "Ignores the bookmark", categoryId: 3 };
     const created = await call("/v1/pets", { method: "POST", key, headers, json });
     expect(created.status, await created.clone().text()).toBe(201);
     bookmarkOf(created);
+    const { id } = (await created.json()) as { id: number };
+    const changed = await call(`/v1/pets/${id}`, { method: "PATCH", key, headers, json: {} });
+    expect(changed.status, await changed.clone().text()).toBe(200);
+    bookmarkOf(changed);
+    const removed = await call(`/v1/pets/${id}`, { method: "DELETE", key, headers });
+    expect(removed.status).toBe(204);
+    bookmarkOf(removed);
     await expectError(await call("/v1/store/orders", { key, headers }), 501, "not_implemented");
     await expectError(await call("/v1/cats", { key, headers }), 404, "not_found");
     await expectError(
-      await call("/v1/pets/1", { method: "DELETE", key, headers }),
+      await call("/v1/pets/1", { method: methodNotOn("/pets/{petId}"), key, headers }),
       405,
       "method_not_allowed",
     );

@@ -114,14 +114,14 @@ it(`a key over its limit gets ${LIMIT} answers, then 429 rate_limited with Retry
   expect(Array.isArray(await response.json())).toBe(true);
 });
 
-it("an isolate that must look the key up gets 429 too, never the kept answer it looked up beside the key", async () => {
+it("an isolate that must look the key up gets 429 too, never the cached response it looked up beside the key", async () => {
   const { key } = await exhausted("over-fresh-isolate");
   for (const path of Object.keys(tags)) {
     const { response, trips } = await instrumentedApp().exchange(path, { key });
     expect(response.headers.get("ETag")).toBeNull();
     await expectRateLimited(response);
-    // The kept answer was looked up, side by side with the key's record, and not released.
-    const ahead = trips.find((t) => /^match .*\/_edge\//.test(t.what));
+    // The cached response was looked up, side by side with the key's record, and not released.
+    const ahead = trips.find((t) => /^match .*\/_cache\//.test(t.what));
     expect(ahead?.done, path).toBe(true);
   }
 });

@@ -12,6 +12,7 @@ import {
   createKey,
   expectError,
   makeRequest,
+  methodNotOn,
 } from "./helpers.ts";
 
 describe("paths and methods", () => {
@@ -76,7 +77,7 @@ describe("paths and methods", () => {
 describe("OPTIONS and CORS", () => {
   /** Every request header of the contract, sendable from another origin. */
   const ALLOWED_REQUEST =
-    "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Client-Name, x-d1-bookmark";
+    "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Client-Name, x-d1-bookmark";
   const ORIGIN = "https://app.example";
 
   function preflight(path: string, method: string, requestHeaders = "authorization") {
@@ -108,22 +109,23 @@ describe("OPTIONS and CORS", () => {
   });
 
   it("grants a preflight for a method the path lacks, so the page reads the 405 Error and Allow", async () => {
-    const granted = await preflight("/v1/pets/1", "DELETE");
+    const lacking = methodNotOn("/pets/{petId}");
+    const granted = await preflight("/v1/pets/1", lacking);
     expect(granted.status).toBe(204);
     expect(granted.headers.get("Allow")).toBe(allowOf("/pets/{petId}"));
     expect(granted.headers.get("Access-Control-Allow-Methods")).toBe(
-      `${allowOf("/pets/{petId}")}, DELETE`,
+      `${allowOf("/pets/{petId}")}, ${lacking}`,
     );
     expect(granted.headers.get("Access-Control-Allow-Origin")).toBe("*");
 
     // The request the browser then sends: a 405 whose Allow the page can read.
     const { key } = await createKey();
     const refused = await call("/v1/pets/1", {
-      method: "DELETE",
+      method: lacking,
       key,
       headers: { Origin: ORIGIN },
     });
-    await expectError(refused, 405, "method_not_allowed", /DELETE/);
+    await expectError(refused, 405, "method_not_allowed", new RegExp(lacking));
     expect(refused.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(refused.headers.get("Access-Control-Expose-Headers")).toContain("Allow");
   });

@@ -11,6 +11,7 @@ import {
   call,
   createCheckedApp,
   createKey,
+  insertPet,
   makeRequest,
   throwingDb,
 } from "./helpers.ts";
@@ -25,18 +26,18 @@ const UNPROVOKABLE: Record<string, string> = {
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 let key: string;
-let petId: number;
 
 beforeAll(async () => {
   ({ key } = await createKey("walk"));
-  const create = doc.paths["/pets"]?.post as Operation;
-  const created = await call("/v1/pets", { method: "POST", key, json: exampleBody(create) });
-  petId = ((await created.json()) as { id: number }).id;
 });
 
-/** The path with its parameters filled: an existing pet, or `values`. */
-function concrete(template: string, values: Record<string, string> = {}): string {
-  return `/v1${template.replaceAll(/\{(\w+)\}/g, (_, name: string) => values[name] ?? String(petId))}`;
+/**
+ * The path with its parameters filled: `values`, else a pet of its own, made for this one
+ * request (a request may change or remove it).
+ */
+async function concrete(template: string, values: Record<string, string> = {}): Promise<string> {
+  const petId = template.includes("{") ? String((await insertPet()).id) : "";
+  return `/v1${template.replaceAll(/\{(\w+)\}/g, (_, name: string) => values[name] ?? petId)}`;
 }
 
 /** The scope an operation's security requirement names, if any. */
@@ -51,8 +52,8 @@ interface Walk {
 }
 
 /** Sends a request through the worker (call) with the walk's path and method (and example body). */
-const send = (walk: Walk, options: CallOptions & { path?: string } = {}) =>
-  call(options.path ?? concrete(walk.template), {
+const send = async (walk: Walk, options: CallOptions & { path?: string } = {}) =>
+  call(options.path ?? (await concrete(walk.template)), {
     method: walk.method,
     key,
     ...(walk.op.requestBody && options.json === undefined && options.body === undefined
@@ -62,9 +63,13 @@ const send = (walk: Walk, options: CallOptions & { path?: string } = {}) =>
   });
 
 /** Sends it through the app factory with other bindings or another clock. */
-function sendVia(walk: Walk, appOptions: Parameters<typeof createCheckedApp>[0], appEnv: Env) {
+async function sendVia(
+  walk: Walk,
+  appOptions: Parameters<typeof createCheckedApp>[0],
+  appEnv: Env,
+) {
   return createCheckedApp({ log: () => {}, ...appOptions }).fetch(
-    makeRequest(concrete(walk.template), {
+    makeRequest(await concrete(walk.template), {
       method: walk.method,
       key,
       ...(walk.op.requestBody ? { json: exampleBody(walk.op) } : {}),
@@ -84,6 +89,7 @@ async function withFailingDb(walk: Walk, message: string) {
 const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
   "200": (walk) => send(walk),
   "201": (walk) => send(walk),
+  "204": (walk) => send(walk),
   async "304"(walk) {
     const first = await send(walk, { method: "GET" });
     const etag = first.headers.get("ETag");
@@ -103,9 +109,9 @@ const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
     }
     if (!parameter) return undefined;
     if (parameter.in === "path") {
-      return send(walk, { path: concrete(walk.template, { [parameter.name]: "abc" }) });
+      return send(walk, { path: await concrete(walk.template, { [parameter.name]: "abc" }) });
     }
-    return send(walk, { path: `${concrete(walk.template)}?${parameter.name}=abc` });
+    return send(walk, { path: `${await concrete(walk.template)}?${parameter.name}=abc` });
   },
   "401": (walk) => send(walk, { key: null }),
   async "403"(walk) {
@@ -120,8 +126,15 @@ const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
     const parameter = walk.op.parameters?.find((p) => p.in === "path");
     if (!parameter) return undefined;
     const missing = String(parameter.schema.maximum ?? "999999999");
-    return send(walk, { path: concrete(walk.template, { [parameter.name]: missing }) });
+    return send(walk, { path: await concrete(walk.template, { [parameter.name]: missing }) });
   },
+  async "409"(walk) {
+    // A refused transition: a sold pet, offered any other status.
+    const { id } = await insertPet({ status: "sold" });
+    const path = await concrete(walk.template, { petId: String(id) });
+    return send(walk, { path, json: { status: "available" } });
+  },
+  "412": (walk) => send(walk, { headers: { "If-Match": '"not-the-tag"' } }),
   async "410"(walk) {
     if (!walk.op.deprecated) return undefined;
     return sendVia(walk, { clock: () => Date.UTC(2100, 0, 1) }, env);
@@ -158,7 +171,7 @@ describe("the served document, walked", () => {
       const allow = [...Object.keys(item).map((m) => m.toUpperCase()), "OPTIONS"].join(", ");
       for (const method of METHODS) {
         const op = item[method.toLowerCase()];
-        const response = await call(concrete(template), {
+        const response = await call(await concrete(template), {
           method,
           key,
           ...(op?.requestBody ? { json: exampleBody(op) } : {}),

@@ -1,5 +1,5 @@
 // The MCP server: the API's MCP binding calls `serve` with each request to /mcp and to its
-// metadata, and a way back into the API (mcp/src/contract.ts). Stateless: a new server per
+// metadata, and a way back into the API (src/mcp-contract.ts). Stateless: a new server per
 // request, nothing kept between them; every store it reads is the API's (docs/agents.md).
 
 import { WorkerEntrypoint } from "cloudflare:workers";
@@ -15,7 +15,6 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import packageJson from "../../package.json" with { type: "json" };
-import { SCOPES } from "../../src/scopes.ts";
 import {
   type ApiAccess,
   KEY_SCOPES_HEADER,
@@ -23,7 +22,8 @@ import {
   MCP_PATH,
   type McpService,
   type McpSettings,
-} from "./contract.ts";
+} from "../../src/mcp-contract.ts";
+import { SCOPES } from "../../src/scopes.ts";
 import { allows, apiRequest, type Tool, toolResult, toolsAt } from "./tools.ts";
 
 /** The largest MCP message read (a tool call's JSON body is at most 16 KiB at the API). */

@@ -4,6 +4,7 @@
 import type { CallToolResult, Tool as ListedTool } from "@modelcontextprotocol/server";
 import * as z from "zod/mini";
 import { OPERATIONS, type Operation } from "../../src/operations/index.ts";
+import { IDEMPOTENCY_KEY_HEADER } from "../../src/pets/idempotency.ts";
 
 type Json = Record<string, unknown>;
 
@@ -93,7 +94,8 @@ function toolOf(op: Operation, operations: readonly Operation[]): Tool {
     s ? jsonSchema(s, "input") : { properties: {} },
   ) as [Json, Json, Json];
   const pages = "cursor" in properties(query);
-  const idempotencyKey = op.method === "post";
+  // The operations that read an Idempotency-Key (createPet), not every POST.
+  const idempotencyKey = op.headers?.some((h) => h.name === IDEMPOTENCY_KEY_HEADER) ?? false;
   const inputProperties: Record<string, Json> = {
     ...properties(params),
     ...properties(query),
@@ -108,10 +110,11 @@ function toolOf(op: Operation, operations: readonly Operation[]): Tool {
   ) {
     throw new Error(`${op.operationId}: two of its inputs share a name`);
   }
-  const success = op.success as NonNullable<Operation["success"]>;
-  const answer = jsonSchema(success.schema, "output");
+  const success = op.success;
+  if (!success) throw new Error(`${op.operationId}: a tool must be able to succeed`);
+  const answer = "schema" in success ? jsonSchema(success.schema, "output") : undefined;
   const outputSchema =
-    answer.type === "object"
+    answer === undefined || answer.type === "object"
       ? answer
       : {
           type: "object",
@@ -147,14 +150,14 @@ function toolOf(op: Operation, operations: readonly Operation[]): Tool {
         properties: inputProperties,
         required: [...required(params), ...required(query), ...required(body)],
       } as ListedTool["inputSchema"],
-      outputSchema: outputSchema as ListedTool["outputSchema"],
+      ...(outputSchema ? { outputSchema: outputSchema as ListedTool["outputSchema"] } : {}),
       annotations: { title: op.summary, ...ANNOTATIONS[op.method] },
       ...(op.deprecation ? { _meta: { deprecated: true } } : {}),
     },
     scope: op.scope,
     operation: op,
     until: op.deprecation?.sunset,
-    wrapped: answer.type !== "object",
+    wrapped: answer !== undefined && answer.type !== "object",
     pages,
     idempotencyKey,
     pathNames: Object.keys(properties(params)),
@@ -162,17 +165,9 @@ function toolOf(op: Operation, operations: readonly Operation[]): Tool {
   };
 }
 
-/**
- * An operation that can succeed with JSON: its success is an object or an array (an
- * operation with no success, such as one answering 501, is not one yet; a page of HTML is not).
- */
-const canSucceed = (op: Operation) =>
-  op.success !== undefined &&
-  ["object", "array"].includes(jsonSchema(op.success.schema, "output").type as string);
-
-/** The tools of `operations`: one per operation that can succeed with JSON. */
+/** The tools of `operations`: one per operation that says it is one (`mcp.tool`). */
 export const toolsFrom = (operations: readonly Operation[]) =>
-  operations.filter(canSucceed).map((op) => toolOf(op, operations));
+  operations.filter((op) => op.mcp.tool).map((op) => toolOf(op, operations));
 
 let derived: Tool[] | undefined;
 /** The tools at `now` (seconds): a deprecated one is gone from its sunset on. */
@@ -221,12 +216,18 @@ function nextCursor(link: string | null, base: string): string | undefined {
   return next ? (new URL(next, base).searchParams.get("cursor") ?? undefined) : undefined;
 }
 
-/** A successful API answer as the tool's result: its JSON as structured content and as text. */
+/**
+ * A successful API response as the tool's result: its JSON as structured content and as
+ * text; a success without content (204) as the operation's own words for it.
+ */
 export async function toolResult(
   tool: Tool,
   answer: Response,
   base: string,
 ): Promise<CallToolResult> {
+  if (answer.status === 204) {
+    return { content: [{ type: "text", text: tool.operation.success?.description ?? "Done." }] };
+  }
   const body = (await answer.json()) as unknown;
   const cursor = tool.pages ? nextCursor(answer.headers.get("Link"), base) : undefined;
   const structured = (

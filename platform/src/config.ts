@@ -6,7 +6,9 @@ export const RP_NAME = "Pet Store API";
 
 /** A WebAuthn challenge is accepted once, within this many seconds of being issued. */
 export const CHALLENGE_TTL_SECONDS = 5 * 60;
-/** Open challenges a client address (no session) and a session may hold; a new one ends the oldest. */
+/**
+ * Open challenges a client address (no session) and a session may hold; a new one ends the oldest.
+ */
 export const OPEN_CHALLENGES = { address: 10, session: 3 } as const;
 
 /** The session cookie: `__Host-` binds it to this host, over HTTPS, for every path. */
@@ -29,8 +31,9 @@ export const KEYS_PAGE_SIZE = 50;
 export const MAX_KEY_CHANGES_PER_HOUR = 20;
 /** A rotated key keeps working this long unless the rotation names another grace. */
 export const DEFAULT_GRACE_SECONDS = 24 * 3600;
-/** The longest grace and the longest expiry a key may be given. */
+/** The longest grace a rotation may give the old key... */
 export const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+/** ...and the longest expiry a new key may be given (a year and a day). */
 export const MAX_EXPIRY_SECONDS = 366 * 24 * 3600;
 
 /** The usage chart and its JSON cover this many UTC days, today included... */
@@ -45,6 +48,21 @@ export const LABEL_MAX = 100;
 
 /** A registered OAuth client is purged this long after registering unless a grant made it a key. */
 export const CLIENT_UNGRANTED_DAYS = 30;
+/** The holder decides within this many seconds of opening the consent page. */
+export const CONSENT_SECONDS = 10 * 60;
+/** An authorization code is redeemed within this many seconds of the holder's Allow, once. */
+export const CODE_SECONDS = 60;
+/**
+ * The lifetimes the consent page offers a client's key, in seconds (null: until revoked); the first
+ * is preselected.
+ */
+export const KEY_LIFETIMES: ReadonlyArray<[seconds: number | null, words: string]> = [
+  [30 * 86400, "In 30 days"],
+  [7 * 86400, "In 7 days"],
+  [90 * 86400, "In 90 days"],
+  [365 * 86400, "In a year"],
+  [null, "Never (until you revoke it)"],
+];
 
 /** Seconds a client over a sign-up or failed sign-in limit is told to wait (the window). */
 export const LIMIT_RETRY_AFTER_SECONDS = 60;

@@ -19,6 +19,7 @@ const PLATFORM_ERROR_STATUS = {
   method_not_allowed: 405,
   passkey_exists: 409,
   last_passkey: 409,
+  passkey_required: 409,
   passkey_limit_reached: 409,
   key_limit_reached: 409,
   key_not_active: 409,
@@ -28,8 +29,12 @@ const PLATFORM_ERROR_STATUS = {
   service_unavailable: 503,
 } as const;
 
+/** A code of the platform's Error object (its `code`), which fixes its status. */
 export type PlatformErrorCode = keyof typeof PLATFORM_ERROR_STATUS;
 
+/**
+ * The platform's failure a client may see: the app's error handler sends it as the Error object.
+ */
 export class PlatformError extends ServiceError<PlatformErrorCode> {
   constructor(
     code: PlatformErrorCode,

@@ -1,8 +1,7 @@
 // The platform worker's entry point.
 
 import { createPlatformApp } from "./app.ts";
-import { purgeExpired } from "./db/accounts.ts";
-import { purgeGrants, purgeUngrantedClients } from "./oauth/store.ts";
+import { purgeExpired, purgeGrants, purgeUngrantedClients } from "./db/purge.ts";
 
 const app = createPlatformApp();
 
@@ -10,6 +9,7 @@ export default {
   fetch: app.fetch,
   /**
    * Cron Trigger (wrangler.toml [triggers]): expired challenges, sessions and OAuth grants go,
+   * the addresses keys were made from once their hour is past,
    * and registered OAuth clients that never got a grant.
    */
   async scheduled(_controller, env, ctx) {

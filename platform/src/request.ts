@@ -19,6 +19,12 @@ import type { PlatformAppEnv } from "./types.ts";
 
 const show = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
+/**
+ * The check of every state change: `Origin` the platform's own (a page of another site, or no
+ * page, changes nothing), then a JSON body without Content-Encoding (a form, which any site may
+ * post without a preflight, is refused: Hono's `csrf` lets JSON through but checks only forms),
+ * read within MAX_BODY_BYTES and parsed for `bodyOf`.
+ */
 export const stateChange = createMiddleware<PlatformAppEnv>(async (c, next) => {
   const origin = c.req.header("Origin");
   if (origin !== c.var.rp.origin) {
@@ -33,7 +39,7 @@ export const stateChange = createMiddleware<PlatformAppEnv>(async (c, next) => {
   ) {
     throw new PlatformError(
       "json_required",
-      'Requests that change something must send a JSON body with "Content-Type: application/json" (no Content-Encoding).',
+      'Requests that change something must send a JSON body with "Content-Type: application/json" (UTF-8, the only charset of JSON; no Content-Encoding).',
     );
   }
   c.set("jsonBody", parseJsonBody(await readBodyCapped(c.req.raw.body, MAX_BODY_BYTES)));

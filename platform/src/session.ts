@@ -12,8 +12,9 @@ import {
   SESSION_MAX_SECONDS,
   SESSION_TOUCH_SECONDS,
 } from "./config.ts";
-import type { Account, NewSession } from "./db/accounts.ts";
-import { endSession, findSession, startSession, touchSession } from "./db/accounts.ts";
+import type { Account } from "./db/accounts.ts";
+import type { NewSession } from "./db/sessions.ts";
+import { endSession, findSession, startSession, touchSession } from "./db/sessions.ts";
 import { browserName } from "./devices.ts";
 import { PlatformError } from "./errors.ts";
 import { nowOf } from "./time.ts";
@@ -21,6 +22,11 @@ import type { PlatformAppEnv } from "./types.ts";
 
 type PlatformContext = Context<PlatformAppEnv>;
 
+/**
+ * The cookie's attributes: `HttpOnly` (no script reads it), `Secure` and `Path=/` (which the
+ * `__Host-` prefix requires, with no Domain: this host alone), `SameSite=Strict` (no other
+ * site's request carries it, the first defence against CSRF; request.ts is the second).
+ */
 const COOKIE = { httpOnly: true, secure: true, sameSite: "Strict", path: "/" } as const;
 
 /** What the browser presented as its session token, hashed (undefined: no cookie). */
@@ -58,7 +64,7 @@ export async function newSession(
 
 /**
  * Signs the account in: a new session, the presented one ended, the cookie set. A
- * session of a recovery code asks for a new passkey until one is added.
+ * session of a recovery code asks to secure the account (routes/account.ts).
  */
 export async function signIn(c: PlatformContext, accountId: string, recovery = false) {
   const { token, session, replaced } = await newSession(c, accountId, recovery);
@@ -71,7 +77,9 @@ function newSessionToken(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
-/** Sets the session cookie, replacing any Set-Cookie of this answer (an ended session's clearing). */
+/**
+ * Sets the session cookie, replacing any Set-Cookie of this response (an ended session's clearing).
+ */
 export function setSessionCookie(c: PlatformContext, token: string): void {
   c.header(
     "Set-Cookie",
@@ -79,6 +87,7 @@ export function setSessionCookie(c: PlatformContext, token: string): void {
   );
 }
 
+/** Clears the session cookie (sign-out, an ended or invalid session). */
 export function clearSessionCookie(c: PlatformContext): void {
   deleteCookie(c, SESSION_COOKIE, COOKIE);
 }

@@ -1,4 +1,5 @@
-// Time as the platform keeps it: unix seconds, from the request's clock (shown by src/clock.ts's isoTime).
+// Time as the platform keeps it: unix seconds, from the request's clock (shown by
+// src/clock.ts's isoTime).
 import type { Context } from "hono";
 import type { PlatformAppEnv } from "./types.ts";
 

@@ -21,14 +21,16 @@ import {
 } from "@simplewebauthn/server/helpers";
 import { base64url, fromBase64url } from "../../src/encoding.ts";
 import { CHALLENGE_TTL_SECONDS, RP_NAME } from "./config.ts";
-import type { NewPasskey, Passkey } from "./db/accounts.ts";
+import type { NewPasskey, Passkey } from "./db/passkeys.ts";
 import { PlatformError } from "./errors.ts";
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
 /** Who the passkeys are for: the platform's host, and the one origin its pages have. */
 export interface RelyingParty {
+  /** The RP ID (WebAuthn Level 2 §5.4.2): the platform's host, so passkeys work nowhere else. */
   id: string;
+  /** The one origin a ceremony's client data may name (checked in §7.1 and §7.2). */
   origin: string;
 }
 
@@ -41,7 +43,13 @@ export function relyingParty(platformOrigin: string): RelyingParty {
 /** The browser's timeout: the challenge's own lifetime. */
 const TIMEOUT_MS = CHALLENGE_TTL_SECONDS * 1000;
 
-/** Options for a new discoverable passkey with user verification (sign-up, add a passkey). */
+/**
+ * Options for a new passkey (sign-up, add a passkey; WebAuthn Level 2 §5.4): discoverable
+ * (`residentKey` required, §5.4.6), so sign-in needs no user name; user verification required
+ * (§5.8.6), so the passkey alone is both factors; attestation `none` (§5.4.7), since no
+ * authenticator model is refused; the account's passkeys excluded, so one device is not added
+ * twice. The user handle is the account id (§5.4.3): random, naming no one (§14.6.1).
+ */
 export function registrationOptions(
   rp: RelyingParty,
   user: { accountId: string; displayName: string },
@@ -61,8 +69,9 @@ export function registrationOptions(
 }
 
 /**
- * Options for signing in with any passkey of this relying party (a discoverable one), or,
- * to confirm an action, with one of `allow` (the signed-in account's).
+ * Options for signing in with any passkey of this relying party (an empty `allowCredentials`,
+ * WebAuthn Level 2 §5.5: the browser offers the discoverable ones), or, to confirm an action,
+ * with one of `allow` (the signed-in account's); user verification required as at registration.
  */
 export function authenticationOptions(
   rp: RelyingParty,
@@ -78,7 +87,10 @@ export function authenticationOptions(
   });
 }
 
-/** The challenge a response answers, as the browser signed it; invalid_challenge if unreadable. */
+/**
+ * The challenge a response carries, from the client data the browser signed (WebAuthn Level 2
+ * §5.8.1); invalid_challenge if unreadable. The caller looks it up by hash and takes it once.
+ */
 export function challengeOf(response: { response: { clientDataJSON: string } }): string {
   try {
     const { challenge } = decodeClientDataJSON(response.response.clientDataJSON);
@@ -114,8 +126,9 @@ function refuse(code: Ceremony, reason: keyof typeof REFUSALS): PlatformError {
 
 /**
  * The checks a person can act on, made before the library's (which makes them again): the
- * origin the browser saw, a frame of another origin, and user verification. Anything else the library refuses gets
- * the general words.
+ * origin the browser saw (WebAuthn Level 2 §7.1, §7.2), a frame of another origin
+ * (`CollectedClientData.crossOrigin`, §5.8.1) and user verification (the UV flag, §6.1).
+ * Anything else the library refuses gets the general words.
  */
 function precheck(
   code: Ceremony,
@@ -153,7 +166,11 @@ function registrationAuthData(attestationObject: string): Uint8Array<ArrayBuffer
   }
 }
 
-/** A checked registration: the new passkey's row (without its account, time and name). */
+/**
+ * A checked registration (WebAuthn Level 2 §7.1, by @simplewebauthn/server: challenge, origin,
+ * RP ID, type, user presence and verification, attestation): the new passkey's row, without its
+ * account, time and name. Transports and the AAGUID are kept only in their expected shapes.
+ */
 export async function verifyRegistration(
   rp: RelyingParty,
   response: RegistrationResponseJSON,
@@ -190,7 +207,11 @@ export async function verifyRegistration(
   };
 }
 
-/** A checked sign-in with `passkey`: the authenticator's new counter. */
+/**
+ * A checked assertion with `passkey` (WebAuthn Level 2 §7.2): the authenticator's new counter.
+ * The counter is compared here, after the signature, as §6.1.1 says: if either is non-zero the
+ * new one must be greater, else the passkey may have been copied and is refused.
+ */
 export async function verifyAuthentication(
   rp: RelyingParty,
   response: AuthenticationResponseJSON,
@@ -228,7 +249,9 @@ export async function verifyAuthentication(
   return newCounter;
 }
 
-/** The user handle of an account (base64url of its id's bytes), as the signal API wants it. */
+/**
+ * The user handle of an account (base64url of its id's bytes), as the WebAuthn signal API wants it.
+ */
 export function userHandleOf(accountId: string): string {
   return base64url(new TextEncoder().encode(accountId));
 }

@@ -1,9 +1,9 @@
 // A key's audience (docs/keys.md, "Audience"): a key granted to an MCP client by OAuth is
 // accepted at the MCP server alone, so it is refused on /v1 as if it were no key.
 import type { Context } from "hono";
-import { MCP_PATH } from "../../mcp/src/contract.ts";
 import type { KeyAudience } from "../db/api-keys.ts";
 import type { AppEnv } from "../http/types.ts";
+import { MCP_PATH } from "../mcp-contract.ts";
 
 const MCP_TOOL_CALL = Symbol("the MCP server's call of an operation for a tool");
 

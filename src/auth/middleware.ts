@@ -2,12 +2,12 @@
 // rate), 403 (its scope), then a deprecated operation's 410.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { MCP_PATH } from "../../mcp/src/contract.ts";
 import { ApiError } from "../errors.ts";
 import { type Deprecation, enforceSunset } from "../http/deprecation.ts";
 import { enforceRateLimit, rateLimited } from "../http/rate-limit.ts";
 import { waitUntil } from "../http/request-context.ts";
 import type { AppEnv } from "../http/types.ts";
+import { MCP_PATH } from "../mcp-contract.ts";
 import type { Scope } from "../scopes.ts";
 import { acceptsAudience } from "./audience.ts";
 import type { ApiKeyVerifier, VerifiedKey } from "./verifier.ts";

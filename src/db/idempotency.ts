@@ -5,20 +5,36 @@ import { sha256 } from "../encoding.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 import type { IdempotentCreate, IdempotentCreateRequest } from "./pet-store.ts";
-import { INSERT_PET_COLUMNS, type PetRow, toPet } from "./pets.ts";
+import {
+  insertPetSql,
+  PET_COLUMNS,
+  type PetRow,
+  petTagSql,
+  type TaggedPet,
+  toPet,
+  WRITTEN_COLUMNS,
+  writtenPetColumns,
+  writtenValues,
+} from "./pets.ts";
 
 /** True while no record holds the key. Parameters: ?1 the API key's owner, ?2 key hash. */
 const KEY_IS_FREE =
   "NOT EXISTS (SELECT 1 FROM idempotency_records WHERE scope = ?1 AND key_hash = ?2)";
 
+/** The pet as created, kept in the record (its id as `pet_id`), so a replay answers it. */
+const KEPT = WRITTEN_COLUMNS.join(", ");
+
 interface HolderRow extends PetRow {
   /** 1 when the record was made for an equal JSON body. */
   same_body: number;
+  etag: string;
 }
 
 /**
  * Creates the pet for `request` unless its key is already held; answers the pet the key
- * now stands for (read back by the same mapping as every pet), or why it cannot.
+ * now stands for, as it was created (read back by the same mapping as every pet), or why
+ * it cannot. The record keeps the created pet, so a replay does not depend on the pet
+ * still being as it was, or being at all.
  */
 export async function createPetIdempotently(
   db: Queryable,
@@ -29,6 +45,7 @@ export async function createPetIdempotently(
   const keyHash = (await sha256(key)).buffer;
   const fingerprint = request.fingerprint.slice().buffer;
   const expiredBefore = now - IDEMPOTENCY_TTL_SECONDS;
+  const written = await writtenValues(pet);
   const [, inserted, , readBack] = await d1(() =>
     db.batch([
       // A record older than 24 h no longer holds its key.
@@ -38,31 +55,31 @@ export async function createPetIdempotently(
         )
         .bind(owner, keyHash, expiredBefore),
       db
-        .prepare(
-          `INSERT INTO pets (${INSERT_PET_COLUMNS}) SELECT ?3, ?4, ?5, ?6 WHERE ${KEY_IS_FREE}`,
-        )
-        .bind(owner, keyHash, pet.name, pet.categoryId, pet.status, now),
+        .prepare(`${insertPetSql(3, true)} WHERE ${KEY_IS_FREE}`)
+        .bind(owner, keyHash, ...written, now),
       // The pet just inserted has the largest id (AUTOINCREMENT, inside this transaction).
       db
         .prepare(
-          `INSERT INTO idempotency_records (scope, key_hash, fingerprint, pet_id, created_at)
-           SELECT ?1, ?2, ?3, (SELECT max(id) FROM pets), ?4 WHERE ${KEY_IS_FREE}`,
+          `INSERT INTO idempotency_records (scope, key_hash, fingerprint, created_at, pet_id, ${KEPT})
+           SELECT ?1, ?2, ?3, ?4, id, ${KEPT} FROM pets
+           WHERE id = (SELECT max(id) FROM pets) AND ${KEY_IS_FREE}`,
         )
         .bind(owner, keyHash, fingerprint, now),
       db
         .prepare(
-          `SELECT r.fingerprint = ?3 AS same_body, p.id, p.name, p.category_id, p.status
-           FROM idempotency_records r JOIN pets p ON p.id = r.pet_id
-           WHERE r.scope = ?1 AND r.key_hash = ?2`,
+          `SELECT r.fingerprint = ?3 AS same_body, r.pet_id AS ${PET_COLUMNS.id},
+             ${writtenPetColumns("r")}, ${petTagSql("r")} AS etag
+           FROM idempotency_records r WHERE r.scope = ?1 AND r.key_hash = ?2`,
         )
         .bind(owner, keyHash, fingerprint),
     ]),
   );
   const row = (readBack as D1Result<HolderRow> | undefined)?.results[0];
   if (!row) throw new Error("idempotent create: the batch read back no record");
-  if ((inserted as D1Result).meta.changes === 1) return { kind: "created", pet: toPet(row) };
+  const held: TaggedPet = { pet: toPet(row), etag: row.etag };
+  if ((inserted as D1Result).meta.changes === 1) return { kind: "created", pet: held };
   if (!row.same_body) return { kind: "reused" };
-  return { kind: "replayed", pet: toPet(row) };
+  return { kind: "replayed", pet: held };
 }
 
 /** Deletes records older than the TTL; returns how many. `now` in unix seconds. */

@@ -1,16 +1,7 @@
-// PetStore, what the handlers need from storage, on one D1 database through one session of
-// the Sessions API; a sharded store would be another implementation (docs/scaling.md).
-import type { NewPet, Pet, PetStatus } from "../pets/schemas.ts";
-import { openSession } from "./database.ts";
-import { createPetIdempotently } from "./idempotency.ts";
-import { insertPet, selectPage, selectPet } from "./pets.ts";
-
-/** One keyset page: the pets after `afterId` in ascending id order. */
-interface PetPageResult {
-  pets: Pet[];
-  /** Whether more pets follow this page. */
-  hasMore: boolean;
-}
+// PetStore, what the handlers need from storage: its methods and outcomes, with no
+// implementation (src/db/d1-pet-store.ts is the one on D1; a sharded store would be another).
+import type { NewPet, PetPatch, PetStatus } from "../pets/schemas.ts";
+import type { PetChange, PetPage, PetRemoval, TaggedPet } from "./pets.ts";
 
 /** A create under an Idempotency-Key. `now` in unix seconds. */
 export interface IdempotentCreateRequest {
@@ -27,9 +18,9 @@ export interface IdempotentCreateRequest {
 /** The outcome of a create under an Idempotency-Key. */
 export type IdempotentCreate =
   /** This request created `pet`. */
-  | { kind: "created"; pet: Pet }
-  /** An earlier request with this key and an equal body created `pet`. */
-  | { kind: "replayed"; pet: Pet }
+  | { kind: "created"; pet: TaggedPet }
+  /** An earlier request with this key and an equal body created `pet` (as it was created). */
+  | { kind: "replayed"; pet: TaggedPet }
   /** An earlier request with this key had another body. */
   | { kind: "reused" };
 
@@ -38,16 +29,23 @@ export interface PetStore {
     afterId: number;
     limit: number;
     status: PetStatus | undefined;
-  }): Promise<PetPageResult>;
-  get(id: number): Promise<Pet | null>;
+  }): Promise<Omit<PetPage, "rowsRead">>;
+  get(id: number): Promise<TaggedPet | null>;
   /** `createdAt` in unix seconds. */
-  create(pet: NewPet, createdAt: number): Promise<Pet>;
+  create(pet: NewPet, createdAt: number): Promise<TaggedPet>;
   /**
    * Creates the pet and the key's record together (both or neither), unless a record
    * younger than 24 hours holds the key; then answers what that record stands for.
    * Concurrent calls with one key create at most one pet.
    */
   createIdempotent(request: IdempotentCreateRequest): Promise<IdempotentCreate>;
+  /**
+   * Applies a merge patch if the pet exists, `ifMatch` (entity tags; none: any) names its
+   * current tag and the status may follow; atomically, so no change is lost.
+   */
+  update(id: number, patch: PetPatch, ifMatch: string[] | undefined): Promise<PetChange>;
+  /** Removes the pet on the same conditions; its id is never given to another pet. */
+  remove(id: number, ifMatch: string[] | undefined): Promise<PetRemoval>;
   /** The consistency token the client gets back (`x-d1-bookmark`), if any. */
   bookmark(): string | null;
 }
@@ -61,22 +59,3 @@ export type OpenPetStore = (
   env: Env,
   request: { kind: "read" | "write"; after?: string | undefined },
 ) => PetStore;
-
-export function d1PetStore(session: D1DatabaseSession): PetStore {
-  return {
-    list: (page) => selectPage(session, page),
-    get: (id) => selectPet(session, id),
-    create: (pet, createdAt) => insertPet(session, pet, createdAt),
-    createIdempotent: (request) => createPetIdempotently(session, request),
-    bookmark: () => session.getBookmark(),
-  };
-}
-
-/**
- * The request's store on the environment's D1 (`DB`): a read starts at a nearby replica,
- * or at one no older than the client's bookmark; a write starts on the primary.
- */
-export const openD1PetStore: OpenPetStore = (env, { kind, after }) =>
-  d1PetStore(
-    openSession(env.DB, kind === "read" ? (after ?? "first-unconstrained") : "first-primary"),
-  );

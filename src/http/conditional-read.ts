@@ -1,28 +1,27 @@
-// Conditional reads and the edge cache (docs/design.md, "The edge cache and conditional
-// reads"): ETag, If-None-Match and 304; answers that never change kept in the location's cache.
+// Conditional reads and the location's cache (docs/design.md, "The cache and changing pets"):
+// ETag, If-None-Match and 304; cacheable responses served from the location's cache while
+// younger than CACHE_MAX_AGE_MS and no older than the bookmark the request sends.
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
-import {
-  EDGE_CACHE_MATCH_TIMEOUT_MS,
-  EDGE_CACHE_TTL_SECONDS,
-  EDGE_CACHE_VERSION,
-  IF_NONE_MATCH_MAX_LENGTH,
-} from "../config.ts";
+import { CACHE_MATCH_TIMEOUT_MS, CACHE_MAX_AGE_MS, IF_NONE_MATCH_MAX_LENGTH } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { errorText, type Logger } from "../log.ts";
-import { ETAG_FORMAT, entityTag, ifNoneMatchMatches } from "./etag.ts";
+import { BOOKMARK_HEADER } from "./d1-session.ts";
+import { entityTag, ifNoneMatchMatches, isEntityTag } from "./etag.ts";
 import { waitUntil } from "./request-context.ts";
 import type { AppEnv } from "./types.ts";
 
-/** A conditional read as the stages see it. */
+/** A conditional read as the middleware sees it. */
 export interface ConditionalRead {
   /** The operation's path template under /v1 (`/pets/{petId}`). */
   path: string;
-  /** Unix seconds from which nothing kept may be served (a deprecated operation's sunset). */
+  /** Names the representation's shape (a digest of its documented response): part of the key. */
+  shape: string;
+  /** Unix seconds from which nothing cached may be served (a deprecated operation's sunset). */
   until?: number | undefined;
-  /** Which 200s never change, so they may be kept. */
-  keep(answer: Response): boolean;
+  /** Which 200s may be cached. */
+  cacheable(response: Response): boolean;
   /** The operation's input checks, run beside the key's lookup: invalid input starts none. */
   input: Array<MiddlewareHandler<AppEnv> | ((c: Context<AppEnv>) => unknown)>;
 }
@@ -35,22 +34,29 @@ export interface ValidatedRequest {
 
 export const IF_NONE_MATCH = "If-None-Match";
 export const CLIENT_CACHE_CONTROL = "private, no-cache";
+/** When the D1 read behind a cached response ran (ms since the epoch); never sent to a client. */
+export const READ_AT = "X-Read-At";
 
 /**
- * The handler's headers that belong to the representation, and so are kept with it; the
- * rest (request id, bookmark, CORS, deprecation) is added per request around this stage.
+ * The handler's headers that belong to the representation, and so are cached with it; the
+ * rest (request id, CORS, deprecation) is added per request around this middleware.
  */
-const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
+const REPRESENTATION_HEADERS = ["Content-Type", "Link", "ETag"] as const;
 
 /**
- * The cache key, from the validated request only: the path with its parameters, then the
- * query (defaults filled in) sorted by name. Every spelling of a request has one entry.
+ * The cache key, from the validated request only: the shape, the path with its parameters,
+ * then the query (defaults filled in) sorted by name. Every spelling of a request has one
+ * entry, and a response of another shape (a Pet with a new field) another key.
  */
-export function cacheKey(origin: string, path: string, validated: ValidatedRequest): string {
-  const filled = path.replaceAll(/\{(\w+)\}/g, (_, name: string) =>
+export function cacheKey(
+  origin: string,
+  read: Pick<ConditionalRead, "path" | "shape">,
+  validated: ValidatedRequest,
+): string {
+  const filled = read.path.replaceAll(/\{(\w+)\}/g, (_, name: string) =>
     encodeURIComponent(String(validated.param?.[name])),
   );
-  const key = new URL(`/_edge/v${EDGE_CACHE_VERSION}/v1${filled}`, origin);
+  const key = new URL(`/_cache/${read.shape}/v1${filled}`, origin);
   const query = Object.entries(validated.query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [name, value] of query) {
     if (value !== undefined) key.searchParams.append(name, String(value));
@@ -58,31 +64,34 @@ export function cacheKey(origin: string, path: string, validated: ValidatedReque
   return key.href;
 }
 
-/** An answer as this module keeps and serves it. */
+/** A response as this module caches and serves it. */
 interface Representation {
   headers: Headers;
   body: Uint8Array<ArrayBuffer>;
   etag: string;
+  /** The D1 bookmark of the data it shows, if the read had one. */
+  bookmark: string | null;
 }
 
-/** The representation of a handler's answer, or of a kept one (whose tag was computed then). */
-async function representationOf(response: Response, kept = false): Promise<Representation> {
+/** The representation of a response, its tag the handler's (a pet's) or computed from the body. */
+async function representationOf(response: Response): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
   const headers = new Headers();
   for (const name of REPRESENTATION_HEADERS) {
     const value = response.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  const stored = kept ? response.headers.get("ETag") : null;
-  const etag = stored !== null && ETAG_FORMAT.test(stored) ? stored : await entityTag(body);
-  return { headers, body, etag };
+  const etag = headers.get("ETag") ?? (await entityTag(body));
+  headers.delete("ETag");
+  return { headers, body, etag, bookmark: response.headers.get(BOOKMARK_HEADER) };
 }
 
 /** The same bytes and headers from D1 or from the cache: 304 when If-None-Match matches. */
-function answer(rep: Representation, ifNoneMatch: string | undefined): Response {
+function responseOf(rep: Representation, ifNoneMatch: string | undefined): Response {
   const headers = new Headers(rep.headers);
   headers.set("ETag", rep.etag);
   headers.set("Cache-Control", CLIENT_CACHE_CONTROL);
+  if (rep.bookmark !== null) headers.set(BOOKMARK_HEADER, rep.bookmark);
   if (ifNoneMatchMatches(ifNoneMatch, rep.etag)) {
     // RFC 9110 15.4.5: a 304 has no content; the headers that describe the resource stay.
     headers.delete("Content-Type");
@@ -91,12 +100,12 @@ function answer(rep: Representation, ifNoneMatch: string | undefined): Response 
   return new Response(rep.body, { status: 200, headers });
 }
 
-interface EdgeDeps {
+interface CacheDeps {
   edgeCache: () => EdgeCache;
   log: Logger;
 }
 
-interface CachedAnswer {
+interface CacheLookup {
   key: string;
   rep: Representation | undefined;
 }
@@ -113,90 +122,105 @@ export function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
   return sent;
 }
 
-/** The cache key and how long an answer kept now may live; none from a second before `until`. */
-function cacheEntry(c: Context<AppEnv>, read: ConditionalRead) {
-  const now = c.var.clock();
-  const ttl = Math.min(
-    EDGE_CACHE_TTL_SECONDS,
-    read.until === undefined
-      ? Number.POSITIVE_INFINITY
-      : Math.floor((read.until * 1000 - now) / 1000),
-  );
-  if (ttl <= 0) return undefined;
+/** The cache key, or none from a cache age before `until` (nothing cached outlives a sunset). */
+function cacheKeyOf(c: Context<AppEnv>, read: ConditionalRead): string | undefined {
+  if (read.until !== undefined && c.var.clock() + CACHE_MAX_AGE_MS > read.until * 1000) {
+    return undefined;
+  }
   const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
-  const key = cacheKey(new URL(c.req.url).origin, read.path, {
+  return cacheKey(new URL(c.req.url).origin, read, {
     param: valid("param"),
     query: valid("query"),
   });
-  return { key, ttl };
 }
 
-const warn = ({ log }: EdgeDeps, msg: string, requestId: string, err: unknown) =>
+const warn = ({ log }: CacheDeps, msg: string, requestId: string, err: unknown) =>
   log({ level: "warn", msg, request_id: requestId, error: errorText(err) });
 
-/** The kept answer under `key`, or undefined: a miss, a failure, or a cache too slow. */
-async function match(deps: EdgeDeps, key: string, requestId: string) {
+/**
+ * Whether a cached response may answer this request: read from D1 less than
+ * CACHE_MAX_AGE_MS ago, and no older than the request's bookmark (D1 bookmarks sort
+ * oldest to newest), so a client that changed a pet reads its change at once.
+ */
+function fresh(cached: Response, c: Context<AppEnv>): boolean {
+  // Cached by this module: a 200 with its entity tag, else it is no entry of ours.
+  if (cached.status !== 200 || !isEntityTag(cached.headers.get("ETag") ?? "")) return false;
+  const age = c.var.clock() - Number(cached.headers.get(READ_AT));
+  if (!(age >= 0 && age < CACHE_MAX_AGE_MS)) return false;
+  const sent = c.req.header(BOOKMARK_HEADER);
+  if (sent === undefined) return true;
+  const shown = cached.headers.get(BOOKMARK_HEADER);
+  return shown !== null && shown >= sent;
+}
+
+/** The cached response under `key` if it may answer, or undefined: a miss, stale, a failure, or too slow. */
+async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
   try {
     return await withTimeout(
       Promise.resolve()
         .then(() => deps.edgeCache().match(key))
-        .then((kept) => (kept?.status === 200 ? representationOf(kept, true) : undefined)),
-      EDGE_CACHE_MATCH_TIMEOUT_MS,
+        .then((cached) => (cached && fresh(cached, c) ? representationOf(cached) : undefined)),
+      CACHE_MATCH_TIMEOUT_MS,
     );
   } catch (err) {
-    warn(deps, "edge cache match failed", requestId, err);
+    warn(deps, "cache match failed", c.var.requestId, err);
     return undefined;
   }
 }
 
+/** Puts the representation just read from D1 in the cache, after the response. */
+function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEnv>) {
+  const headers = new Headers(rep.headers);
+  headers.set("ETag", rep.etag);
+  if (rep.bookmark !== null) headers.set(BOOKMARK_HEADER, rep.bookmark);
+  headers.set(READ_AT, String(c.var.clock()));
+  // The Cache API drops it soon after it can no longer answer; `fresh` is the rule.
+  headers.set("Cache-Control", `public, max-age=${Math.ceil(CACHE_MAX_AGE_MS / 1000)}`);
+  const response = new Response(rep.body, { status: 200, headers });
+  const work = Promise.resolve()
+    .then(() => deps.edgeCache().put(key, response))
+    .catch((err: unknown) => warn(deps, "cache put failed", c.var.requestId, err));
+  waitUntil(c, work);
+}
+
 /**
- * A conditional read: `alongside` starts the cached answer's lookup beside the key's (the
- * access stage calls it when the key must be looked up); `stage`, the last before the
- * handler, releases it, or runs the handler and keeps what never changes.
+ * A conditional read: `alongside` starts the cache lookup beside the key's (the access
+ * middleware calls it when the key must be looked up); `middleware`, the last before the
+ * handler, serves the cached response, or runs the handler and caches what `cacheable` takes.
  */
-export function conditionalRead(read: ConditionalRead, deps: EdgeDeps) {
-  const started = new WeakMap<Context, Promise<CachedAnswer | undefined>>();
+export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
+  const started = new WeakMap<Context, Promise<CacheLookup | undefined>>();
   const alongside = (c: Context<AppEnv>) => {
     const lookup = async () => {
       // Invalid input starts no lookup; its 400 comes in its turn.
       for (const check of read.input) await check(c, async () => {});
       ifNoneMatchOf(c);
-      const kept = cacheEntry(c, read);
-      return kept && { key: kept.key, rep: await match(deps, kept.key, c.var.requestId) };
+      const key = cacheKeyOf(c, read);
+      return key === undefined ? undefined : { key, rep: await match(deps, key, c) };
     };
     started.set(
       c,
       lookup().catch(() => undefined),
     );
   };
-  const stage = createMiddleware<AppEnv>(async (c, next) => {
+  const middleware = createMiddleware<AppEnv>(async (c, next) => {
     const sent = ifNoneMatchOf(c);
-    const kept = cacheEntry(c, read);
+    const key = cacheKeyOf(c, read);
     const ahead = await started.get(c);
     let rep =
-      kept === undefined
-        ? undefined
-        : ahead?.key === kept.key
-          ? ahead.rep
-          : await match(deps, kept.key, c.var.requestId);
+      key === undefined ? undefined : ahead?.key === key ? ahead.rep : await match(deps, key, c);
     if (rep === undefined) {
       await next();
       if (c.res.status !== 200) return;
-      const keep = kept !== undefined && read.keep(c.res);
+      const cacheable = key !== undefined && read.cacheable(c.res);
       rep = await representationOf(c.res);
-      if (kept !== undefined && keep) {
-        const headers = new Headers(rep.headers);
-        headers.set("ETag", rep.etag);
-        headers.set("Cache-Control", `public, max-age=${kept.ttl}`);
-        const response = new Response(rep.body, { status: 200, headers });
-        const put = Promise.resolve()
-          .then(() => deps.edgeCache().put(kept.key, response))
-          .catch((err: unknown) => warn(deps, "edge cache put failed", c.var.requestId, err));
-        waitUntil(c, put);
-      }
+      // The session's bookmark is set on the response by the D1 session middleware, which
+      // runs around this one: the store says it.
+      rep.bookmark = c.var.pets.bookmark();
+      if (key !== undefined && cacheable) put(deps, key, rep, c);
     }
     c.res = undefined;
-    c.res = answer(rep, sent);
+    c.res = responseOf(rep, sent);
   });
-  return { alongside, stage };
+  return { alongside, middleware };
 }

@@ -26,7 +26,7 @@ export function bookmarkOf(c: Context<AppEnv>): string | undefined {
 /**
  * The operation's session: a read starts anywhere, or no older than the bookmark the client
  * sent (a malformed one is 400); a write starts on the primary and ignores any bookmark.
- * Every answer carries the session's bookmark.
+ * Every response carries the session's bookmark (a cached one, the bookmark of its data).
  */
 export function d1Session(kind: "read" | "write", openPetStore: OpenPetStore) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -35,6 +35,6 @@ export function d1Session(kind: "read" | "write", openPetStore: OpenPetStore) {
     c.set("pets", pets);
     await next();
     const sent = pets.bookmark();
-    if (sent) c.res.headers.set(BOOKMARK_HEADER, sent);
+    if (sent && !c.res.headers.has(BOOKMARK_HEADER)) c.res.headers.set(BOOKMARK_HEADER, sent);
   });
 }

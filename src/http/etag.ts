@@ -1,8 +1,16 @@
-// Entity tags and If-None-Match (RFC 9110 sections 8.8.3 and 13.1.2).
+// Entity tags, If-None-Match and If-Match (RFC 9110 sections 8.8.3, 13.1.1 and 13.1.2).
+import { createMiddleware } from "hono/factory";
+import { IF_MATCH_MAX_LENGTH } from "../config.ts";
 import { base64url } from "../encoding.ts";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "./types.ts";
 
-/** What entityTag makes: 128 bits of SHA-256, base64url, quoted (22 characters). */
-export const ETAG_FORMAT = /^"[A-Za-z0-9_-]{22}"$/;
+export const IF_MATCH = "If-Match";
+
+/** A strong entity tag (RFC 9110 8.8.3): an opaque string in double quotes. */
+const STRONG_TAG = /^"[\x21\x23-\x7E\x80-\xFF]*"$/;
+
+export const isEntityTag = (value: string) => STRONG_TAG.test(value);
 
 /** The header of every answer that has one (entityTag's, or the asset store's), documented. */
 export const ETAG = {
@@ -38,3 +46,38 @@ export function ifNoneMatchMatches(fieldValue: string | undefined, currentTag: s
   }
   return false;
 }
+
+/**
+ * The tags of an If-Match field: undefined for none or `*` (any current pet), else the
+ * listed tags, compared strongly (RFC 9110 13.1.1: a weak tag never matches). A field that
+ * is not `*` or a list of entity tags, or is too long, is 400.
+ */
+export function ifMatchTags(field: string | undefined): string[] | undefined {
+  if (field === undefined || field.trim() === "*") return undefined;
+  const members = field.split(",").map((m) => m.trim());
+  const refuse = (problem: string) =>
+    new ApiError("invalid_parameter", `Header "${IF_MATCH}" ${problem}.`, {
+      details: [{ field: IF_MATCH, message: problem }],
+    });
+  if (field.length > IF_MATCH_MAX_LENGTH) {
+    throw refuse(`must be at most ${IF_MATCH_MAX_LENGTH} characters`);
+  }
+  if (!members.every((m) => ENTITY_TAG.test(m))) {
+    throw refuse('must be "*" or a comma-separated list of entity tags (an ETag of the pet)');
+  }
+  return members.filter((m) => !m.startsWith("W/"));
+}
+
+/** A pet's ETag on the responses that show one pet (its row's tag: src/db/pets.ts). */
+export const PET_ETAG = {
+  description:
+    "The animal's strong entity tag: equal animals, equal tags; any change changes it. For `If-Match`.",
+  schema: { type: "string", maxLength: 256, pattern: '^"[!#-~]*"$' },
+  required: true,
+};
+
+/** Middleware of an operation that takes If-Match: its tags in `c.var.ifMatch`. */
+export const ifMatch = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("ifMatch", ifMatchTags(c.req.header(IF_MATCH)));
+  await next();
+});

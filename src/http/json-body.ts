@@ -68,11 +68,24 @@ async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, most: numb
   await reader.cancel().catch(() => {});
 }
 
-/** `application/json`, case-insensitive, parameters allowed. */
-export function isJsonMediaType(contentType: string | null | undefined): boolean {
+/**
+ * Whether a Content-Type is one of `accepted` (case-insensitive, parameters allowed): JSON
+ * is UTF-8 (RFC 8259), so a `charset` parameter other than `utf-8` is not.
+ */
+export function isJsonMediaType(
+  contentType: string | null | undefined,
+  accepted: readonly string[] = [JSON_MEDIA_TYPE],
+): boolean {
   if (!contentType) return false;
-  return contentType.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
+  const [type, ...parameters] = contentType.split(";").map((p) => p.trim().toLowerCase());
+  const charset = parameters.find((p) => p.startsWith("charset="))?.slice("charset=".length);
+  return (
+    accepted.includes(type ?? "") &&
+    (charset === undefined || ["utf-8", '"utf-8"'].includes(charset))
+  );
 }
+
+export const JSON_MEDIA_TYPE = "application/json";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -135,29 +148,32 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
 }
 
 /**
- * Middleware for operations that take a JSON body. The parsed value is handed
- * to Hono's body cache, so `zValidator("json", ...)` validates it without
+ * Middleware for operations that take a JSON body sent as one of `mediaTypes`. The parsed
+ * value is handed to Hono's body cache, so `zValidator("json", ...)` validates it without
  * reading the stream a second time.
  */
-export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
-  const declared = c.req.header("Content-Length");
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await readBodyCapped(c.req.raw.body, MAX_BODY_BYTES);
-  if (!isJsonMediaType(c.req.header("Content-Type"))) {
-    throw new ApiError(
-      "unsupported_media_type",
-      'Request body must be sent with "Content-Type: application/json".',
-    );
-  }
-  const encoding = c.req.header("Content-Encoding");
-  if (!isIdentityEncoding(encoding)) {
-    throw new ApiError(
-      "unsupported_media_type",
-      `Request body must not be encoded: send it without "Content-Encoding" (or with "identity"), not "${encoding?.slice(0, 32)}".`,
-    );
-  }
-  const value = parseJsonBody(bytes);
-  c.req.bodyCache.json = Promise.resolve(value);
-  c.set("jsonBody", value);
-  await next();
-});
+export function jsonBody(mediaTypes: readonly string[] = [JSON_MEDIA_TYPE]) {
+  const named = mediaTypes.map((t) => `"Content-Type: ${t}"`).join(" or ");
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const declared = c.req.header("Content-Length");
+    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+    const bytes = await readBodyCapped(c.req.raw.body, MAX_BODY_BYTES);
+    if (!isJsonMediaType(c.req.header("Content-Type"), mediaTypes)) {
+      throw new ApiError(
+        "unsupported_media_type",
+        `Request body must be sent with ${named} (UTF-8, the only charset of JSON).`,
+      );
+    }
+    const encoding = c.req.header("Content-Encoding");
+    if (!isIdentityEncoding(encoding)) {
+      throw new ApiError(
+        "unsupported_media_type",
+        `Request body must not be encoded: send it without "Content-Encoding" (or with "identity"), not "${encoding?.slice(0, 32)}".`,
+      );
+    }
+    const value = parseJsonBody(bytes);
+    c.req.bodyCache.json = Promise.resolve(value);
+    c.set("jsonBody", value);
+    await next();
+  });
+}

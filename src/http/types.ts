@@ -16,6 +16,8 @@ interface AppVariables {
   apiKeyScopes: readonly Scope[];
   /** The pets this request reads and writes: the store the app factory opened for it. */
   pets: PetStore;
+  /** The entity tags of If-Match (none: absent or `*`), for an operation that takes it. */
+  ifMatch: string[] | undefined;
   /** The request body as parsed by `jsonBody`, before validation. */
   jsonBody: unknown;
   clock: Clock;

@@ -4,14 +4,22 @@ import type * as z from "zod/mini";
 import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
 import packageJson from "../../package.json" with { type: "json" };
 import { REALM, WWW_AUTHENTICATE } from "../auth/middleware.ts";
-import { IF_NONE_MATCH_MAX_LENGTH, MAX_BODY_BYTES, PAGE_SIZE } from "../config.ts";
+import {
+  CACHE_MAX_AGE_MS,
+  CLIENT_NAME_MAX_LENGTH,
+  IF_MATCH_MAX_LENGTH,
+  IF_NONE_MATCH_MAX_LENGTH,
+  MAX_BODY_BYTES,
+  PAGE_SIZE,
+} from "../config.ts";
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode, errorSchema } from "../errors.ts";
 import { CLIENT_CACHE_CONTROL, IF_NONE_MATCH } from "../http/conditional-read.ts";
 import { type CorsHeaders, PREFLIGHT_MAX_AGE } from "../http/cors.ts";
 import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
 import { deprecatedSince, deprecationHeaders, NO_STORE } from "../http/deprecation.ts";
-import { ETAG } from "../http/etag.ts";
-import { CLIENT_NAME, REQUEST_ID } from "../http/request-context.ts";
+import { ETAG, IF_MATCH } from "../http/etag.ts";
+import { JSON_MEDIA_TYPE } from "../http/json-body.ts";
+import { CLIENT_NAME, CLIENT_NAME_CHARACTERS, REQUEST_ID } from "../http/request-context.ts";
 import { OPERATIONS, type Operation, TAGS } from "../operations/index.ts";
 import type { HeaderDoc, HeaderParameter } from "../operations/operation.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
@@ -42,7 +50,7 @@ const HEADERS = {
   },
   bookmark: {
     description:
-      "D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none.",
+      "D1 Sessions bookmark of the data this response reflects (a cached response: that of the read it holds). Send it back as `x-d1-bookmark` to read your own writes, changes and removals from any location.",
     schema: { type: "string", maxLength: 256, pattern: BOOKMARK.source },
   },
   clientCache: {
@@ -61,14 +69,23 @@ const PARAMETERS = {
   bookmark: {
     name: BOOKMARK_HEADER,
     description:
-      "A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
+      "A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it.",
     schema: { type: "string", maxLength: 256, pattern: BOOKMARK.source },
   },
   clientName: {
     name: CLIENT_NAME,
+    description: `The calling application, for the request log (\`@petstore/client\` sends its \`appName\` and its own version). Optional. At most ${CLIENT_NAME_MAX_LENGTH} printable ASCII characters: any other value is 400 \`invalid_parameter\` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding).`,
+    schema: {
+      type: "string",
+      maxLength: CLIENT_NAME_MAX_LENGTH,
+      pattern: CLIENT_NAME_CHARACTERS.source,
+    },
+  },
+  ifMatch: {
+    name: IF_MATCH,
     description:
-      "The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept.",
-    schema: { type: "string", maxLength: 200, pattern: "^[ -~]*$" },
+      "Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says.",
+    schema: { type: "string", maxLength: IF_MATCH_MAX_LENGTH },
   },
   ifNoneMatch: {
     name: IF_NONE_MATCH,
@@ -101,11 +118,12 @@ function answersOf(op: Operation): Map<number, Answer> {
     answer(status).headers.set(name, { doc, required });
 
   const success = op.success?.status;
-  const notModified = op.conditional || op.success?.notModified ? 304 : undefined;
+  const ownNotModified = op.success && "notModified" in op.success && op.success.notModified;
+  const notModified = op.conditional || ownNotModified ? 304 : undefined;
   const successes = [success, notModified].filter((s) => s !== undefined);
   if (success !== undefined && op.success) answer(success).description = op.success.description;
   if (notModified !== undefined) {
-    answer(notModified).description = op.success?.notModified ?? NOT_MODIFIED;
+    answer(notModified).description = ownNotModified || NOT_MODIFIED;
   }
   if (op.scope) {
     error("unauthorized");
@@ -114,26 +132,27 @@ function answersOf(op: Operation): Map<number, Answer> {
     error("service_unavailable");
   }
   if (op.deprecation) error("gone");
-  if (op.params || op.query) error("invalid_parameter");
+  // Every operation reads X-Client-Name; some read parameters and other headers too.
+  error("invalid_parameter");
   if (op.body) {
     for (const code of ["invalid_json", "validation_failed", "payload_too_large"] as const)
       error(code);
     error("unsupported_media_type");
   }
-  if (op.session === "read" || op.conditional) error("invalid_parameter");
-  if (op.session) error("service_unavailable");
+  if (op.ifMatch) error("precondition_failed");
+  if (op.pets) error("service_unavailable");
   for (const code of op.errors ?? []) error(code);
   error("internal_error");
 
   for (const status of successes) {
-    if (op.session) header(status, BOOKMARK_HEADER, HEADERS.bookmark);
+    if (op.pets) header(status, BOOKMARK_HEADER, HEADERS.bookmark);
     if (op.conditional) {
       header(status, "ETag", ETAG, true);
       header(status, "Cache-Control", HEADERS.clientCache, true);
     }
     for (const [name, doc] of Object.entries(op.success?.headers ?? {})) {
       // A 304 keeps the headers that describe the answer, none that describe a creation.
-      if (status === success || op.conditional || op.success?.notModified) {
+      if (status === success || op.conditional || ownNotModified) {
         header(status, name, doc, doc.required === true);
       }
     }
@@ -198,15 +217,17 @@ function deprecationAnswerHeaders(op: Operation, status: number) {
   return docs.map(([name, doc]) => [name, { doc, required }] as const);
 }
 
-/** What a body must be: the body stage's rules. */
-const BODY_RULES = `JSON, at most ${MAX_BODY_BYTES} bytes, sent with \`Content-Type: application/json\` and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`;
+/** What a body must be: the body middleware's rules, sent as one of `mediaTypes`. */
+const bodyRules = (mediaTypes: readonly string[]) =>
+  `JSON, at most ${MAX_BODY_BYTES} bytes, sent with ${mediaTypes.map((t) => `\`Content-Type: ${t}\``).join(" or ")} (UTF-8) and not compressed (no \`Content-Encoding\` other than \`identity\`). Repeated keys and unknown fields are refused.`;
 
 /** The header parameters `op` reads, by name. */
 function headerParameters(op: Operation): Json[] {
   const read = [
     PARAMETERS.clientName,
     ...(op.conditional ? [PARAMETERS.ifNoneMatch] : []),
-    ...(op.session === "read" ? [PARAMETERS.bookmark] : []),
+    ...(op.ifMatch ? [PARAMETERS.ifMatch] : []),
+    ...(op.pets === "read" ? [PARAMETERS.bookmark] : []),
     ...(op.headers ?? []),
   ];
   return read
@@ -295,8 +316,10 @@ function operationObject(
       ? {
           requestBody: {
             required: true,
-            description: BODY_RULES,
-            content: { "application/json": { schema: op.body } },
+            description: bodyRules(op.bodyMediaTypes ?? [JSON_MEDIA_TYPE]),
+            content: Object.fromEntries(
+              (op.bodyMediaTypes ?? [JSON_MEDIA_TYPE]).map((t) => [t, { schema: op.body }]),
+            ),
           },
         }
       : {}),
@@ -309,9 +332,14 @@ function operationObject(
           const description = a.codes.map((c) => `\`${c}\`: ${ERROR_DESCRIPTIONS[c]}`).join(" ");
           return [String(status), { description, headers, content: errorContent(status, a.codes) }];
         }
+        const success = op.success;
         const content =
-          status === op.success?.status
-            ? { [op.success.mediaType ?? "application/json"]: { schema: op.success.schema } }
+          success && status === success.status && "schema" in success
+            ? {
+                [("asset" in success && success.asset.mediaType) || JSON_MEDIA_TYPE]: {
+                  schema: success.schema,
+                },
+              }
             : undefined;
         return [
           String(status),
@@ -414,6 +442,12 @@ export function buildOpenApiDocument(): Json {
       override: ({ zodSchema, jsonSchema }) => {
         // A name's rules as a pattern every validator reads alike (see portableNamePattern).
         if (zodSchema === PetNameSchema) jsonSchema.pattern = portableNamePattern();
+        // An open object (a response that may gain fields) says nothing of other fields,
+        // as JSON Schema's default, rather than `additionalProperties: {}`.
+        const others = jsonSchema.additionalProperties;
+        if (others && typeof others === "object" && Object.keys(others).length === 0) {
+          delete jsonSchema.additionalProperties;
+        }
       },
     },
   ) as unknown as Json;
@@ -494,6 +528,8 @@ function description(cors: CorsHeaders): string {
     `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
     "",
     "Rate limits apply per API key and per account, whose keys share one budget (429 with `Retry-After`).",
+    "",
+    `Changing animals: \`PATCH /pets/{petId}\` (a JSON Merge Patch) and \`DELETE /pets/{petId}\`, each optionally under \`If-Match\` with the pet's \`ETag\` (412 when it changed meanwhile). Reads may come from the location's cache: after a change, other clients may read the pet as it was for up to ${CACHE_MAX_AGE_MS / 1000} seconds (plus the database replica's lag); the client that changed it reads its change at once by sending back the change's \`x-d1-bookmark\`. Responses may gain fields within /v1: ignore the ones you do not know.`,
     "",
     "Methods: every path of this document answers `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation answers 405, so none lists it.",
     "",

@@ -1,6 +1,8 @@
 // POST /v1/pets: adds an animal; an Idempotency-Key makes retries safe.
 import type { Context } from "hono";
+import type { TaggedPet } from "../db/pets.ts";
 import { ApiError } from "../errors.ts";
+import { PET_ETAG } from "../http/etag.ts";
 import type { AppEnv } from "../http/types.ts";
 import {
   bodyFingerprint,
@@ -8,13 +10,14 @@ import {
   idempotencyKeyParameter,
   parseIdempotencyKey,
 } from "../pets/idempotency.ts";
-import { NewPetSchema, type Pet, PetSchema } from "../pets/schemas.ts";
+import { NewPetSchema, PetSchema } from "../pets/schemas.ts";
 import { defineOperation } from "./operation.ts";
 
-/** The 201 of a create, first answer or replay alike: the pet, and where it lives. */
-function created(c: Context<AppEnv>, pet: Pet, replayed = false) {
+/** The 201 of a create, first response or replay alike: the pet as created, and where it lives. */
+function created(c: Context<AppEnv>, { pet, etag }: TaggedPet, replayed = false) {
   return c.json(pet, 201, {
     Location: `/v1/pets/${pet.id}`,
+    ETag: etag,
     ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
   });
 }
@@ -28,9 +31,9 @@ export const createPet = defineOperation(
     scope: "pets:write",
     summary: "Add an animal",
     description:
-      "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.",
+      "Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response (the animal as created, even if it has since changed or gone) with `Idempotent-Replayed: true`.",
     body: NewPetSchema,
-    session: "write",
+    pets: "change",
     headers: [idempotencyKeyParameter()],
     success: {
       status: 201,
@@ -42,6 +45,7 @@ export const createPet = defineOperation(
           schema: { type: "string", maxLength: 25, pattern: "^/v1/pets/[1-9][0-9]{0,15}$" },
           required: true,
         },
+        ETag: PET_ETAG,
         "Idempotent-Replayed": {
           description:
             "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.",
@@ -50,6 +54,7 @@ export const createPet = defineOperation(
       },
     },
     errors: ["invalid_idempotency_key", "idempotency_key_reused"],
+    mcp: { tool: true },
   },
   async (c) => {
     const pet = c.req.valid("json");

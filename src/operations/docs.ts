@@ -154,7 +154,9 @@ export const getOpenApiDocument = defineOperation(
       },
       notModified:
         "Not modified: the `If-None-Match` of the request matches the document's `ETag`.",
+      asset: { mediaType: "application/json" },
     },
+    mcp: { tool: true },
   },
   docsAsset,
 );
@@ -173,8 +175,9 @@ export const getDocs = defineOperation(
       status: 200,
       schema: z.string().check(z.maxLength(16_384)),
       description: "The reference page.",
-      mediaType: "text/html",
+      asset: { mediaType: "text/html" },
     },
+    mcp: { tool: false, reason: "a page for people to read in a browser" },
     files: { path: DOCS_ASSETS_PATH.replace(/^\/v1/, ""), handler: docsAsset },
   },
   docsPage,

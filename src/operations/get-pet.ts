@@ -13,7 +13,7 @@ export const getPet = defineOperation(
     scope: "pets:read",
     summary: "Fetch an animal by id (deprecated)",
     description:
-      'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`.',
+      'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`. Its `ETag` is the pet\'s: send it in `If-Match` to change or remove the pet only if it is still as you saw it.',
     deprecation: {
       since: GET_PET_DEPRECATED_AT,
       sunset: GET_PET_SUNSET_AT,
@@ -22,16 +22,16 @@ export const getPet = defineOperation(
       gone: "GET /v1/pets/{petId} was removed on Thu, 05 Dec 2030; use GET /v1/pets with the status filter.",
     },
     params: PetIdParamSchema,
-    session: "read",
-    // A pet never changes.
-    conditional: { keep: () => true },
+    pets: "read",
+    conditional: { cacheable: () => true },
     success: { status: 200, schema: PetSchema, description: "The animal." },
     errors: ["not_found"],
+    mcp: { tool: true },
   },
   async (c) => {
     const { petId } = c.req.valid("param");
-    const pet = await c.var.pets.get(petId);
-    if (!pet) throw new ApiError("not_found", `No animal has petId ${petId}.`);
-    return c.json(pet, 200);
+    const found = await c.var.pets.get(petId);
+    if (!found) throw new ApiError("not_found", `No animal has petId ${petId}.`);
+    return c.json(found.pet, 200, { ETag: found.etag });
   },
 );

@@ -14,6 +14,7 @@ export const listOrders = defineOperation(
       "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
     stability: "experimental",
     errors: ["not_implemented"],
+    mcp: { tool: false, reason: "it answers 501 until its contract is published" },
   },
   () => {
     throw new ApiError(

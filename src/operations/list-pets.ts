@@ -14,9 +14,9 @@ export const listPets = defineOperation(
     description:
       'Returns animals in ascending id (creation) order as a bare array. Pages use keyset pagination: when more animals follow, the `Link` header carries `rel="next"` with an opaque `cursor`; the last page has none.',
     query: ListPetsQuerySchema,
-    session: "read",
-    // A page that has a next page never changes (ids are assigned in commit order).
-    conditional: { keep: (answer) => answer.headers.has("Link") },
+    pets: "read",
+    // A last page changes with every create: it is never cached.
+    conditional: { cacheable: (response) => response.headers.has("Link") },
     success: {
       status: 200,
       schema: PetsSchema,
@@ -30,6 +30,7 @@ export const listPets = defineOperation(
       },
     },
     errors: ["invalid_cursor"],
+    mcp: { tool: true },
   },
   async (c) => {
     const query = c.req.valid("query");

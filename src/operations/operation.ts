@@ -1,6 +1,7 @@
 // What an operation is: one object per file of this folder, its route, schemas, answers and
 // handler together; src/stages.ts makes its middleware, src/openapi/document.ts its document.
-import type { Handler } from "hono";
+import type { Handler, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import type * as z from "zod/mini";
 import type { ErrorCode } from "../errors.ts";
 import type { Deprecation } from "../http/deprecation.ts";
@@ -29,6 +30,30 @@ export interface HeaderParameter {
   schema: Record<string, unknown>;
 }
 
+/** A success with a JSON body of `schema`. */
+export interface JsonSuccess {
+  status: 200 | 201;
+  schema: z.ZodMiniType;
+  description: string;
+  /** Headers the handler sets on it. */
+  headers?: Record<string, HeaderDoc>;
+  /** The 304 the handler itself answers to a matching `If-None-Match`, described. */
+  notModified?: string;
+}
+
+/** A success without a body (204). */
+export interface EmptySuccess {
+  status: 204;
+  description: string;
+  headers?: Record<string, HeaderDoc>;
+}
+
+/** A success that is a static file of the worker's assets (its media type theirs). */
+export interface AssetSuccess extends Omit<JsonSuccess, "status"> {
+  status: 200;
+  asset: { mediaType: "application/json" | "text/html" };
+}
+
 export interface Route {
   operationId: string;
   method: "get" | "post" | "put" | "patch" | "delete";
@@ -42,31 +67,34 @@ export interface Route {
   query?: z.ZodMiniType;
   params?: z.ZodMiniType;
   body?: z.ZodMiniType;
-  /** Its D1 session: a read starts at a replica (or no older than `x-d1-bookmark`), a write on the primary. */
-  session?: "read" | "write";
-  /** Its success; none for an operation that cannot succeed yet (it is no MCP tool either). */
-  success?: {
-    status: 200 | 201;
-    schema: z.ZodMiniType;
-    description: string;
-    /** Default `application/json`. */
-    mediaType?: "application/json" | "text/html";
-    /** Headers the handler sets on it. */
-    headers?: Record<string, HeaderDoc>;
-    /** The 304 the handler itself answers to a matching `If-None-Match`, described. */
-    notModified?: string;
-  };
+  /** The media types the body may be sent as; `application/json` unless given. */
+  bodyMediaTypes?: readonly [string, ...string[]];
+  /**
+   * What it does with pets: `read` (its D1 session starts at a replica, or no older than
+   * `x-d1-bookmark`) or `change` (on the primary; its response's bookmark is newer than
+   * every cached response the change made wrong, so its client reads the change at once).
+   */
+  pets?: "read" | "change";
+  /** Its success; none for an operation that cannot succeed yet. */
+  success?: JsonSuccess | EmptySuccess | AssetSuccess;
+  /** Whether agents get it as an MCP tool (mcp/src/tools.ts), and if not, why. */
+  mcp: { tool: true } | { tool: false; reason: string };
   /** Errors the handler itself answers; the stages' errors follow from the fields. */
   errors?: ErrorCode[];
   /** Request headers the handler reads. */
   headers?: HeaderParameter[];
+  /**
+   * It changes a pet only if `If-Match` names the pet's current tag (RFC 9110 13.1.1): its
+   * middleware parses the header into `c.var.ifMatch`, a malformed one 400; the store's 412.
+   */
+  ifMatch?: true;
   /** Every answer after the key check says so; from the sunset on it is 410. */
   deprecation?: Deprecation;
   /**
-   * A conditional read (ETag, If-None-Match, 304). The 200s `keep` says never change are
-   * kept in the location's cache and served from there (src/http/conditional-read.ts).
+   * A conditional read (ETag, If-None-Match, 304) whose 200s `cacheable` takes are served
+   * from the location's cache for a few seconds (src/http/conditional-read.ts).
    */
-  conditional?: { keep(answer: Response): boolean };
+  conditional?: { cacheable(response: Response): boolean };
   /** A folder of static files served beside it with its access (the reference page's scripts). */
   files?: { path: string; handler: Handler<AppEnv> };
 }
@@ -103,10 +131,28 @@ export type RouteInput<R> = {
     Validated<R, "body", "json">["out"];
 };
 
-/** An operation from its route and its handler, typed by the route's path and schemas. */
+/**
+ * What the handler must return: its declared success, typed (a 204 without a body, JSON of
+ * the success schema with its status; another status or body is a type error). It throws
+ * an ApiError for anything else; an operation without a success only throws.
+ */
+export type SuccessResponse<R extends Route> = R["success"] extends { asset: object }
+  ? Response
+  : R["success"] extends EmptySuccess
+    ? Response & TypedResponse<null, 204, "body">
+    : R["success"] extends { status: infer S extends 200 | 201; schema: infer Schema }
+      ? Response & TypedResponse<JSONParsed<z.output<Schema & z.ZodMiniType>>, S, "json">
+      : never;
+
+/** An operation from its route and its handler, typed by the route's path, schemas and success. */
 export function defineOperation<const R extends Route & Access>(
   route: R,
-  handler: Handler<AppEnv, `/v1${RoutePath<R["path"]>}`, RouteInput<R>>,
+  handler: Handler<
+    AppEnv,
+    `/v1${RoutePath<R["path"]>}`,
+    RouteInput<R>,
+    SuccessResponse<R> | Promise<SuccessResponse<R>>
+  >,
 ): R & { handler: Handler<AppEnv> } {
   return { ...route, handler: handler as Handler<AppEnv> };
 }

@@ -9,6 +9,16 @@ export { portableNamePattern } from "./names.ts";
 
 const PET_STATUSES = ["available", "pending", "sold"] as const;
 
+/**
+ * Where each status may go (decisions: "Changing animals"); `sold` is final. Setting the
+ * status a pet already has is no transition and always allowed.
+ */
+export const PET_TRANSITIONS: Record<PetStatus, readonly PetStatus[]> = {
+  available: ["pending", "sold"],
+  pending: ["available", "sold"],
+  sold: [],
+};
+
 const PetStatusSchema = z
   .enum(PET_STATUSES, { error: "must be one of available, pending, sold" })
   .check(z.meta({ id: "PetStatus", description: "Availability of the animal." }));
@@ -20,6 +30,7 @@ function requiredOr(message: string) {
 
 export const PetNameSchema = nameSchema(NAME_MAX_CODE_POINTS).check(
   z.meta({
+    id: "PetName",
     description: `The animal's name: 1 to ${NAME_MAX_CODE_POINTS} Unicode code points with ${NAME_RULES_TEXT}. Stored and returned exactly as sent.`,
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,
@@ -65,14 +76,43 @@ export const NewPetSchema = z
     }),
   );
 
-export const PetSchema = z
-  .strictObject({
-    id: PetIdSchema,
-    name: PetNameSchema,
-    categoryId: CategoryIdSchema,
-    status: PetStatusSchema,
-  })
-  .check(z.meta({ id: "Pet", description: "An animal of the store." }));
+/**
+ * A JSON Merge Patch (RFC 7396) of a pet: each field as a create takes it, all optional;
+ * `null` (which would remove a field) and `id` are refused like any other value or field.
+ */
+export const PetPatchSchema = z
+  .strictObject(
+    {
+      name: z.optional(PetNameSchema),
+      categoryId: z.optional(CategoryIdSchema),
+      status: z.optional(PetStatusSchema),
+    },
+    { error: (issue) => (issue.code === "invalid_type" ? "must be a JSON object" : undefined) },
+  )
+  .check(
+    z.meta({
+      id: "PetPatch",
+      description:
+        "Request body of updatePet (RFC 7396): the fields to change, as createPet takes them. No `null`: no field can be removed.",
+    }),
+  );
+
+// A response may gain fields within /v1 (docs/versioning.md): the Pet is not closed, and
+// clients ignore fields they do not know.
+const PET_FIELDS = {
+  id: PetIdSchema,
+  name: PetNameSchema,
+  categoryId: CategoryIdSchema,
+  status: PetStatusSchema,
+};
+
+export const PetSchema = z.looseObject(PET_FIELDS).check(
+  z.meta({
+    id: "Pet",
+    description:
+      "An animal of the store. Within /v1 it may gain fields: ignore the ones you do not know.",
+  }),
+);
 
 export const PetsSchema = z
   .array(PetSchema)
@@ -82,7 +122,9 @@ export const PetsSchema = z
   );
 
 export type NewPet = z.infer<typeof NewPetSchema>;
-export type Pet = z.infer<typeof PetSchema>;
+/** A Pet as this service writes it: exactly its fields. */
+export type Pet = { [F in keyof typeof PET_FIELDS]: z.infer<(typeof PET_FIELDS)[F]> };
+export type PetPatch = z.infer<typeof PetPatchSchema>;
 export type PetStatus = z.infer<typeof PetStatusSchema>;
 
 /** A query parameter that may be sent at most once (Hono hands repeats over as an array). */

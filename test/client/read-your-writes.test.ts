@@ -5,7 +5,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { PetStoreClient, type PetStoreClientOptions } from "../../packages/client/src/index.ts";
-import { d1PetStore, type OpenPetStore } from "../../src/db/pet-store.ts";
+import { d1PetStore } from "../../src/db/d1-pet-store.ts";
+import type { OpenPetStore } from "../../src/db/pet-store.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
 import { BASE, createCheckedApp, createKey } from "../helpers.ts";
 import { Recorder } from "../support/instrumentation.ts";
@@ -41,7 +42,7 @@ function laggingReplica(db: D1Database) {
       async get(id) {
         await ready;
         const pet = await store.get(id);
-        return pet && held(pet) ? pet : null;
+        return pet && held(pet.pet) ? pet : null;
       },
       bookmark: () => position.bookmark,
     };

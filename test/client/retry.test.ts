@@ -9,7 +9,12 @@ import {
   linkTarget,
   retryAfterSeconds,
 } from "../../packages/client/src/headers.ts";
-import { retryDelay, type SendOptions, send } from "../../packages/client/src/retry.ts";
+import {
+  afterLostAnswer,
+  retryDelay,
+  type SendOptions,
+  send,
+} from "../../packages/client/src/retry.ts";
 
 const NOW = Date.parse("2026-11-25T12:00:00Z");
 
@@ -244,12 +249,71 @@ describe("send", () => {
     }
   });
 
+  /** A change of pet 1: `method`, with these headers. */
+  const change = (method: "PATCH" | "DELETE", headers: Record<string, string> = {}) =>
+    new Request(`${READ}/1`, {
+      method,
+      headers,
+      body: method === "PATCH" ? '{"status":"sold"}' : null,
+    });
+  const ifMatch = { "If-Match": '"t1"' };
+
+  it("retries a removal (under If-Match too) and a merge patch after any transient failure; a patch under If-Match only after a 429", async () => {
+    for (const request of [change("DELETE"), change("DELETE", ifMatch), change("PATCH")]) {
+      const { sent, fetch } = scripted(new TypeError("reset"), "never", answer(502), answer(200));
+      const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 50 };
+      expect((await send(fetch, request, options)).status).toBe(200);
+      expect(sent).toHaveLength(4);
+    }
+    const patch = () => change("PATCH", ifMatch);
+    const limited = scripted(answer(429, { "Retry-After": "0" }), answer(200));
+    expect((await send(limited.fetch, patch(), FAST)).status).toBe(200);
+    expect(limited.sent.map((request) => request.headers.get("If-Match"))).toEqual([
+      '"t1"',
+      '"t1"',
+    ]);
+    const lost = scripted(new TypeError("reset"), answer(412));
+    const error = await failure(send(lost.fetch, patch(), FAST));
+    expect(error).toMatchObject({ kind: "network", attempts: 1 });
+    expect(lost.sent).toHaveLength(1);
+    const slow = scripted("never", answer(412));
+    const timedOut = await failure(send(slow.fetch, patch(), { ...FAST, attemptTimeoutMs: 30 }));
+    expect(timedOut).toMatchObject({ kind: "timeout", attempts: 1 });
+    for (const status of [502, 503, 504]) {
+      const gateway = scripted(answer(status, { "Retry-After": "0" }), answer(412));
+      expect((await send(gateway.fetch, patch(), FAST)).status).toBe(status);
+      expect(gateway.sent).toHaveLength(1);
+    }
+  });
+
+  it("afterLostAnswer: an earlier attempt may have acted (no answer, a timeout, a 502, 503, 504), not after a 429 alone", async () => {
+    const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 30 };
+    const lostBefore = async (...script: Array<Response | Error | "never">) => {
+      const response = await send(
+        scripted(...script, answer(404)).fetch,
+        change("DELETE"),
+        options,
+      );
+      expect(response.status).toBe(404);
+      return afterLostAnswer(response);
+    };
+    expect(await lostBefore()).toBe(false);
+    expect(await lostBefore(answer(429, { "Retry-After": "0" }))).toBe(false);
+    expect(
+      await lostBefore(answer(429, { "Retry-After": "0" }), answer(429, { "Retry-After": "0" })),
+    ).toBe(false);
+    expect(await lostBefore(new TypeError("reset"))).toBe(true);
+    expect(await lostBefore("never")).toBe(true);
+    for (const status of [502, 503, 504]) expect(await lostBefore(answer(status))).toBe(true);
+    expect(await lostBefore(answer(503), answer(429, { "Retry-After": "0" }))).toBe(true);
+  });
+
   it("an attempt past attemptTimeoutMs is a timeout, retried; the last one is thrown", async () => {
     const { sent, fetch } = scripted("never", "never", "never");
     const started = Date.now();
     const error = await failure(send(fetch, new Request(READ), { ...FAST, attemptTimeoutMs: 30 }));
     expect(error).toMatchObject({ kind: "timeout", code: "timeout", attempts: 3 });
-    expect(error.message).toBe("No answer within 30 ms");
+    expect(error.message).toBe("The attempt's time limit ran out (attemptTimeoutMs: 30 ms)");
     expect(sent).toHaveLength(3);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
@@ -267,8 +331,15 @@ describe("send", () => {
     const started = Date.now();
     const error = await failure(send(slow.fetch, new Request(READ), { timeoutMs: 40 }));
     expect(error).toMatchObject({ kind: "timeout", attempts: 1 });
-    expect(error.message).toMatch(/^No answer within \d+ ms \(the call's time limit\)$/);
+    expect(error.message).toBe("The call's time limit ran out (timeoutMs: 40 ms)");
     expect(Date.now() - started).toBeLessThan(1_000);
+    // A first attempt failed, and the call's limit ran out in the second: the message names
+    // that limit and its value, not the time that was left of it.
+    const later = scripted(new TypeError("reset"), "never");
+    const limits = { ...FAST, attemptTimeoutMs: 10_000, timeoutMs: 100 };
+    const cut = await failure(send(later.fetch, new Request(READ), limits));
+    expect(cut).toMatchObject({ kind: "timeout", attempts: 2 });
+    expect(cut.message).toBe("The call's time limit ran out (timeoutMs: 100 ms)");
 
     const limited = scripted(answer(429, { "Retry-After": "60" }), answer(200));
     const response = await send(limited.fetch, new Request(READ), { timeoutMs: 30_000 });
@@ -277,6 +348,69 @@ describe("send", () => {
     const unavailable = scripted(answer(503, { "Retry-After": "5" }), answer(200));
     const shorter = await send(unavailable.fetch, new Request(READ), { timeoutMs: 4_000 });
     expect(shorter.status).toBe(503);
+  });
+
+  it("never follows a redirect: a 3xx is unexpected_response, where it points nothing is sent, never retried", async () => {
+    for (const status of [301, 302, 303, 307, 308]) {
+      const location = "https://elsewhere.example/v1/pets";
+      const { sent, fetch } = scripted(
+        new Response(null, { status, headers: { Location: location } }),
+        answer(201),
+      );
+      const error = await failure(send(fetch, create(), FAST));
+      expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status });
+      expect(error).toMatchObject({ attempts: 1, idempotencyKey: "k-1" });
+      expect(error.message).toBe(`HTTP ${status}: a redirect to ${location}, not followed`);
+      expect(error.headers.get("Location")).toBe(location);
+      expect(sent.map((request) => [request.url, request.redirect])).toEqual([[READ, "manual"]]);
+    }
+    // A browser's fetch hides a redirect it did not follow: its status and headers too.
+    const hidden = { type: "opaqueredirect", status: 0, headers: new Headers(), body: null };
+    const browser = scripted(hidden as Response);
+    const error = await failure(send(browser.fetch, new Request(READ), FAST));
+    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status: undefined });
+    expect(error.message).toBe("A redirect, not followed");
+  });
+
+  it("a 304 is an answer to If-None-Match only", async () => {
+    const conditional = new Request(READ, { headers: { "If-None-Match": '"a"' } });
+    const answered = scripted(new Response(null, { status: 304 }));
+    expect((await send(answered.fetch, conditional, FAST)).status).toBe(304);
+    const unasked = scripted(new Response(null, { status: 304 }));
+    const error = await failure(send(unasked.fetch, new Request(READ), FAST));
+    expect(error).toMatchObject({ code: "unexpected_response", status: 304, attempts: 1 });
+  });
+
+  it("a JSON body cut short is a network failure, retried, with or without Content-Length", async () => {
+    const json = { "Content-Type": "application/json" };
+    const bytes = new TextEncoder().encode('{"id":1,"na');
+    // Shorter than its Content-Length: fetch's body stream fails (undici: "terminated").
+    const short = new ReadableStream({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.error(new TypeError("terminated"));
+      },
+    });
+    // Without Content-Length, the connection's close ends the body: fetch sees it whole.
+    const closed = new Response(bytes, { headers: json });
+    const { sent, fetch } = scripted(new Response(short, { headers: json }), closed, answer(201));
+    const events: string[] = [];
+    const onRetry = ({ error }: { error: PetStoreError }) =>
+      events.push(`${error.kind} ${error.code}: ${error.message}`);
+    const response = await send(fetch, create(), { ...FAST, onRetry });
+    expect(response.status).toBe(201);
+    expect(sent.map((request) => request.headers.get("Idempotency-Key"))).toEqual(
+      Array(3).fill("k-1"),
+    );
+    expect(events).toEqual([
+      "network network_error: The answer was cut short: terminated",
+      expect.stringMatching(/^network network_error: The answer was cut short: \S/),
+    ]);
+    // Not JSON by its media type (a captive portal's page): the answer, for the caller to judge.
+    const portal = new Response("<html>Sign in", { headers: { "Content-Type": "text/html" } });
+    expect(await (await send(scripted(portal).fetch, new Request(READ), FAST)).text()).toBe(
+      "<html>Sign in",
+    );
   });
 
   it("the caller's abort, during an attempt or a wait, is kind abort with the signal's reason", async () => {

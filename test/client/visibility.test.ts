@@ -52,14 +52,43 @@ describe("X-Client-Name", () => {
     expect(allowed.split(", ")).toContain("X-Client-Name");
   });
 
-  it("a name the header cannot carry is refused when the client is made", () => {
+  it("a name that would make the header other than 1 to 200 printable ASCII characters is refused when the client is made", async () => {
+    const sent: Request[] = [];
     const make = (appName: string) => () =>
-      new PetStoreClient({ baseUrl: `${BASE}/v1`, apiKey: "psk_x", appName });
-    expect(make("shop\r\nX-Injected: 1")).toThrow(TypeError);
-    expect(make("café")).toThrow(TypeError);
-    expect(make(" shop")).toThrow(TypeError);
-    expect(make("a".repeat(101))).toThrow(/at most 100/);
-    expect(make("shop-web/2.1 (build 7)")).not.toThrow();
+      new PetStoreClient({
+        baseUrl: `${BASE}/v1`,
+        apiKey: "psk_x",
+        appName,
+        fetch: async (request) => {
+          sent.push(request);
+          return workerFetch(request);
+        },
+      });
+    const longest = "a".repeat(199 - CLIENT_NAME.length);
+    const refused = [
+      "ü",
+      "shop\tweb",
+      "shop\r\nX-Injected: 1",
+      "",
+      " shop",
+      "shop ",
+      `${longest}a`,
+    ];
+    for (const appName of [...refused, "a".repeat(300)]) {
+      expect(make(appName)).toThrow(
+        new TypeError(
+          `appName: 1 to 178 printable ASCII characters, no space at either end, e.g. shop-web/2.1 (X-Client-Name carries it before "${CLIENT_NAME}", at most 200 characters in all)`,
+        ),
+      );
+    }
+    const accepted = ["x", "shop-web/2.1 (build 7)", "~!", longest];
+    for (const appName of accepted)
+      await make(appName)()
+        .listPets()
+        .catch(() => {});
+    const names = sent.map((request) => request.headers.get("X-Client-Name"));
+    expect(names).toEqual(accepted.map((appName) => `${appName} ${CLIENT_NAME}`));
+    expect(names.at(-1)).toHaveLength(200);
   });
 
   it("the API logs at most 200 characters of it", async () => {

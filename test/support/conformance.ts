@@ -12,7 +12,7 @@
 //   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
 //   code stands for (`x-error-codes`) and the headers that status always carries.
 import { Validator } from "@cfworker/json-schema";
-import { MCP_METADATA_PATH, MCP_PATH } from "../../mcp/src/contract.ts";
+import { MCP_METADATA_PATH, MCP_PATH } from "../../src/mcp-contract.ts";
 import openApiDocument from "../../src/openapi/openapi.json" with { type: "json" };
 import { DOCS_ASSETS_PATH } from "../../src/operations/docs.ts";
 
@@ -246,14 +246,20 @@ function resolve(schema: Json): Json {
   return ref ? (doc.components.schemas[ref.split("/").at(-1) as string] as Json) : schema;
 }
 
-/** A valid body for an operation, from the examples its schema documents (required fields). */
+/**
+ * A valid body for an operation, from the examples its schema documents: every field that
+ * has one (so a change changes something), and every required field has one.
+ */
 export function exampleBody(op: OperationObject): Json {
   const schema = resolve(op.requestBody?.content["application/json"]?.schema ?? {});
   const properties = schema.properties as Record<string, Json>;
-  return Object.fromEntries(
-    ((schema.required as string[]) ?? []).map((name) => [
-      name,
-      (resolve(properties[name] as Json).examples as unknown[])[0],
-    ]),
+  const examples = Object.entries(properties).flatMap(([name, property]) => {
+    const example = (resolve(property).examples as unknown[] | undefined)?.[0];
+    return example === undefined ? [] : [[name, example] as const];
+  });
+  const missing = ((schema.required as string[]) ?? []).filter(
+    (name) => !examples.some(([n]) => n === name),
   );
+  if (missing.length > 0) throw new Error(`no example for required ${missing.join(", ")}`);
+  return Object.fromEntries(examples);
 }

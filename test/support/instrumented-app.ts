@@ -9,6 +9,7 @@ import { type ApiKeyVerifier, KEY_CACHE_NAME } from "../../src/auth/verifier.ts"
 import type { EdgeCache } from "../../src/cache/edge-cache.ts";
 import { type Clock, systemClock } from "../../src/clock.ts";
 import type { LogLine } from "../../src/log.ts";
+import type { Operation } from "../../src/operations/index.ts";
 import { SCOPES } from "../../src/scopes.ts";
 import { type CallOptions, makeRequest } from "../helpers.ts";
 import { assertConforms } from "./conformance.ts";
@@ -36,7 +37,14 @@ export type InstrumentedApp = ReturnType<typeof instrumentedApp>;
  * answers are checked against the OpenAPI document after the trips are read.
  */
 export function instrumentedApp(
-  options: { db?: D1Database; verifier?: ApiKeyVerifier; cache?: EdgeCache; clock?: Clock } = {},
+  options: {
+    db?: D1Database;
+    verifier?: ApiKeyVerifier;
+    cache?: EdgeCache;
+    clock?: Clock;
+    /** The app's operations: the table of src/operations/ unless a test gives its own. */
+    operations?: readonly Operation[];
+  } = {},
 ) {
   const logs: LogLine[] = [];
   const recorder = new Recorder();
@@ -53,6 +61,7 @@ export function instrumentedApp(
     // usage counts are written when the clock says their interval is over, never sooner.
     keyUse: createKeyUseRecorder(clock, log, { sleep: async () => {} }),
     ...(options.verifier ? { verifier: options.verifier } : {}),
+    ...(options.operations ? { operations: options.operations } : {}),
   });
   const appEnv: Env = { ...env, DB: recorder.d1(options.db ?? env.DB) };
   /**

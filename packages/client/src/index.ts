@@ -1,12 +1,20 @@
 // @petstore/client: the Pet Store API from TypeScript, on Node 20+, in browsers and in
 // Workers (it needs nothing but fetch). Its types are generated from the API's OpenAPI
 // document (schema.ts, by openapi-typescript) and requests go through openapi-fetch; this
-// file adds what a document cannot say: pages by `Link`, every failure as a PetStoreError,
-// creates retried under one `Idempotency-Key`, a 304 as a value, read-your-writes.
+// file adds what a document cannot say: pages by `Link`, every failure as a PetStoreError
+// (a success that is not the operation's too), creates retried under one `Idempotency-Key`,
+// changes retried only where a retry is safe, a 304 as a value, read-your-writes.
 import createClient, { type Client } from "openapi-fetch";
 import { PetStoreError } from "./errors.ts";
-import { linkTarget } from "./headers.ts";
-import { attemptsOf, type RetryEvent, type RetryOptions, send, type TimeLimits } from "./retry.ts";
+import { isJson, linkTarget } from "./headers.ts";
+import {
+  afterLostAnswer,
+  attemptsOf,
+  type RetryEvent,
+  type RetryOptions,
+  send,
+  type TimeLimits,
+} from "./retry.ts";
 import type { components, operations, paths } from "./schema.ts";
 
 export {
@@ -28,6 +36,8 @@ export type { components, operations, paths } from "./schema.ts";
 
 export type Pet = components["schemas"]["Pet"];
 export type NewPet = components["schemas"]["NewPet"];
+/** updatePet's JSON Merge Patch: the fields to change, as createPet takes them. */
+export type PetPatch = components["schemas"]["PetPatch"];
 export type PetStatus = components["schemas"]["PetStatus"];
 /** listPets' query: `status`, `limit` (1..100, default 20), and a page's `cursor`. */
 export type ListPetsQuery = NonNullable<operations["listPets"]["parameters"]["query"]>;
@@ -37,6 +47,8 @@ export const CLIENT_NAME_HEADER = "X-Client-Name";
 /** This package, as `X-Client-Name` names it after the application. */
 export const CLIENT_NAME = "petstore-client/1.0.0";
 const BOOKMARK = "x-d1-bookmark";
+/** The longest `appName`: `X-Client-Name` holds at most 200 characters, this package's too. */
+const APP_NAME_MAX = 199 - CLIENT_NAME.length;
 
 export interface PetStoreClientOptions extends TimeLimits {
   /** The API's server URL with its `/v1`, e.g. `https://api.petstore.example.com/v1`. */
@@ -45,13 +57,14 @@ export interface PetStoreClientOptions extends TimeLimits {
   apiKey: string;
   /** The fetch to send requests with (default: the global one). */
   fetch?: (request: Request) => Promise<Response>;
-  /** Retries of reads and keyed creates: network failures, timeouts, 429, 502, 503, 504. */
+  /** Retries (of what may be sent again): network failures, timeouts, 429, 502, 503, 504. */
   retry?: RetryOptions;
   /** Called before each retry's wait, e.g. to log it. */
   onRetry?: (event: RetryEvent) => void;
   /**
-   * Your application's name, e.g. `shop-web/2.1` (printable ASCII, at most 100 characters):
-   * sent before this package's in `X-Client-Name`, so the API's logs tell callers apart.
+   * Your application's name, e.g. `shop-web/2.1`: sent before this package's in
+   * `X-Client-Name`, so the API's logs tell callers apart. The header is 1 to 200 printable
+   * ASCII characters (the API's document), so the name may have 178, no space at either end.
    */
   appName?: string;
   /**
@@ -111,6 +124,37 @@ export interface Created {
   idempotencyKey: string;
   /** `x-d1-bookmark` of the write: pass it to a read (`bookmark`) to read it back. */
   bookmark: string | undefined;
+  /** The animal's `ETag` (as created, on a replay too): for `ifMatch`. */
+  etag: string;
+}
+
+/** What updatePet and deletePet take. */
+export interface ChangeOptions extends CallOptions {
+  /**
+   * The animal's `etag` as you saw it (getPet's, createPet's, updatePet's): the change
+   * happens only if it is still so, else 412 `precondition_failed` and nothing changes.
+   */
+  ifMatch?: string;
+}
+
+export interface Updated {
+  /** The whole animal as changed. */
+  pet: Pet;
+  /** Its new `ETag`: the `ifMatch` of its next change. */
+  etag: string;
+  /** `x-d1-bookmark` of the change: pass it to a read (`bookmark`) to read it back. */
+  bookmark: string | undefined;
+}
+
+export interface Removed {
+  removed: true;
+  /**
+   * True when a retry found no such animal (404) after an attempt whose answer was lost:
+   * that attempt removed it, or another caller did meanwhile. Either way it is gone.
+   */
+  alreadyGone: boolean;
+  /** `x-d1-bookmark` of the removal: a read given it no longer sees the animal. */
+  bookmark: string | undefined;
 }
 
 type NoCondition = Omit<ReadOptions, "ifNoneMatch"> & { ifNoneMatch?: undefined };
@@ -128,17 +172,18 @@ export class PetStoreClient {
 
   constructor(options: PetStoreClientOptions) {
     const { appName } = options;
-    if (appName !== undefined && !/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(appName)) {
-      throw new TypeError("appName: printable ASCII words, e.g. shop-web/2.1");
+    const fits =
+      /^[!-~](?:[ -~]*[!-~])?$/.test(appName ?? "x") && (appName?.length ?? 0) <= APP_NAME_MAX;
+    if (!fits) {
+      throw new TypeError(
+        `appName: 1 to ${APP_NAME_MAX} printable ASCII characters, no space at either end, e.g. shop-web/2.1 (${CLIENT_NAME_HEADER} carries it before "${CLIENT_NAME}", at most 200 characters in all)`,
+      );
     }
-    if ((appName?.length ?? 0) > 100) throw new TypeError("appName: at most 100 characters");
+    const clientName = appName === undefined ? CLIENT_NAME : `${appName} ${CLIENT_NAME}`;
     this.#options = options;
     this.raw = createClient<paths>({
       baseUrl: options.baseUrl,
-      headers: {
-        Authorization: `Bearer ${options.apiKey}`,
-        [CLIENT_NAME_HEADER]: appName ? `${appName} ${CLIENT_NAME}` : CLIENT_NAME,
-      },
+      headers: { Authorization: `Bearer ${options.apiKey}`, [CLIENT_NAME_HEADER]: clientName },
       fetch: this.#sender(),
     });
   }
@@ -150,9 +195,10 @@ export class PetStoreClient {
 
   /**
    * Sends a request with the client's settings and `limits`, and notes what it answered.
-   * With `json`, a success whose body is not JSON (a captive portal's page) is a failure.
+   * With `success`, a 2xx that is not it (another status, not JSON, not its shape: a
+   * captive portal's page, a proxy's) is a failure.
    */
-  #sender(limits: TimeLimits = {}, json = false) {
+  #sender(limits: TimeLimits = {}, success?: Success) {
     const options = { ...this.#options, ...defined(limits) };
     const fetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
     return async (request: Request) => {
@@ -161,29 +207,28 @@ export class PetStoreClient {
       // Bookmarks compare as strings: a later one sorts after an earlier one.
       if (bookmark > (this.#bookmark ?? "")) this.#bookmark = bookmark;
       noticeDeprecation(request, response);
-      if (json && response.ok && response.body) {
-        await response
-          .clone()
-          .json()
-          .catch((cause: unknown) => {
-            const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
-            const attempts = attemptsOf(response);
-            throw new PetStoreError({ kind: "answer", response, attempts, idempotencyKey, cause });
-          });
+      const unlike = success && response.ok && (await notTheSuccess(response, success));
+      if (unlike) {
+        const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
+        const attempts = attemptsOf(response);
+        throw new PetStoreError({ kind: "answer", response, attempts, idempotencyKey, ...unlike });
       }
       return response;
     };
   }
 
-  /** What a call passes to openapi-fetch: its signal, its limits, the bookmark for a read. */
-  #call(options: ReadOptions, read = false) {
-    const { signal, timeoutMs, attemptTimeoutMs, ifNoneMatch } = options;
+  /**
+   * What a call passes to openapi-fetch: its signal, its limits and its operation's
+   * `success`, its conditions, the bookmark for a read.
+   */
+  #call(options: ReadOptions & ChangeOptions, success: Success, read = false) {
+    const { signal, timeoutMs, attemptTimeoutMs, ifNoneMatch, ifMatch } = options;
     const bookmark =
       options.bookmark ?? (read && this.#options.consistent ? this.#bookmark : undefined);
     return {
       signal,
-      fetch: this.#sender({ timeoutMs, attemptTimeoutMs }, true),
-      header: { "If-None-Match": ifNoneMatch, [BOOKMARK]: bookmark },
+      fetch: this.#sender({ timeoutMs, attemptTimeoutMs }, success),
+      header: { "If-None-Match": ifNoneMatch, "If-Match": ifMatch, [BOOKMARK]: bookmark },
     };
   }
 
@@ -194,7 +239,7 @@ export class PetStoreClient {
     query: ListPetsQuery = {},
     options: ReadOptions = {},
   ): Promise<Page | NotModified> {
-    const { header, ...call } = this.#call(options, true);
+    const { header, ...call } = this.#call(options, { status: 200, body: isPage }, true);
     const result = await this.raw.GET("/pets", { params: { query, header }, ...call });
     return read(result, (pets, response) => {
       const next = linkTarget(response.headers.get("Link"));
@@ -228,7 +273,7 @@ export class PetStoreClient {
     options: CallOptions & { idempotencyKey?: string } = {},
   ): Promise<Created> {
     const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
-    const { signal, fetch } = this.#call(options);
+    const { signal, fetch } = this.#call(options, { status: 201, body: isPet });
     const result = await this.raw.POST("/pets", {
       body: pet,
       params: { header: { "Idempotency-Key": idempotencyKey } },
@@ -241,8 +286,43 @@ export class PetStoreClient {
       location: header("Location") ?? "",
       replayed: header("Idempotent-Replayed") === "true",
       idempotencyKey,
-      bookmark: header(BOOKMARK),
+      ...etagAndBookmark(result.response),
     };
+  }
+
+  /**
+   * Changes the fields `patch` names (updatePet, a JSON Merge Patch); with `ifMatch`, only
+   * if the animal is still as that `etag` says, else 412 `precondition_failed`. A patch
+   * sent twice ends as once: it is retried like a read, but under `ifMatch` only after a
+   * 429 (a retry would meet its own first attempt as 412), so a failure without an answer
+   * may have applied it: read the animal again.
+   */
+  async updatePet(petId: number, patch: PetPatch, options: ChangeOptions = {}): Promise<Updated> {
+    const { header, ...call } = this.#call(options, { status: 200, body: isPet });
+    const result = await this.raw.PATCH("/pets/{petId}", {
+      params: { path: { petId }, header },
+      body: patch,
+      headers: { "Content-Type": "application/merge-patch+json" },
+      ...call,
+    });
+    return { pet: body(result), ...etagAndBookmark(result.response) };
+  }
+
+  /**
+   * Removes an animal (deletePet); with `ifMatch`, only if it is still as that `etag` says,
+   * else 412 `precondition_failed`. Retried like a read: a 404 after an attempt whose answer
+   * was lost resolves as removed (`alreadyGone`), while a first attempt's 404 is
+   * `not_found`.
+   */
+  async deletePet(petId: number, options: ChangeOptions = {}): Promise<Removed> {
+    const { header, ...call } = this.#call(options, { status: 204 });
+    const result = await this.raw.DELETE("/pets/{petId}", {
+      params: { path: { petId }, header },
+      ...call,
+    });
+    const alreadyGone = result.response.status === 404 && afterLostAnswer(result.response);
+    if (!alreadyGone) body(result);
+    return { removed: true, alreadyGone, bookmark: etagAndBookmark(result.response).bookmark };
   }
 
   /**
@@ -255,7 +335,7 @@ export class PetStoreClient {
   /** @deprecated Sunset Thu, 05 Dec 2030 00:00:00 GMT (410 `gone` from then): use `pets()`. */
   getPet(petId: number, options: ReadOptions): Promise<PetRead | NotModified>;
   async getPet(petId: number, options: ReadOptions = {}): Promise<PetRead | NotModified> {
-    const { header, ...call } = this.#call(options, true);
+    const { header, ...call } = this.#call(options, { status: 200, body: isPet }, true);
     const result = await this.raw.GET("/pets/{petId}", {
       params: { path: { petId }, header },
       ...call,
@@ -269,7 +349,7 @@ export class PetStoreClient {
    * @experimental
    */
   async listOrders(options: CallOptions = {}): Promise<never> {
-    const { signal, fetch } = this.#call(options);
+    const { signal, fetch } = this.#call(options, { status: 501 });
     const { error, response } = await this.raw.GET("/store/orders", { signal, fetch });
     throw new PetStoreError({
       kind: "answer",
@@ -282,6 +362,36 @@ export class PetStoreClient {
 
 type Result<T> = { data?: T; error?: unknown; response: Response };
 
+/** An operation's success: its status and, when it has a body, the shape of its JSON. */
+interface Success {
+  status: number;
+  body?: (data: unknown) => boolean;
+}
+
+/** Why a 2xx answer is not the operation's `success`; undefined when it is. */
+async function notTheSuccess(response: Response, success: Success) {
+  const { status, headers } = response;
+  const problem = (what: string) => ({ message: `HTTP ${status}: ${what}` });
+  if (status !== success.status) return problem(`the operation answers ${success.status}`);
+  if (!success.body) return undefined;
+  const type = headers.get("Content-Type") ?? "no media type";
+  if (!isJson(headers)) return problem(`${type}, not the operation's JSON`);
+  // It parses: send() took a JSON body that does not for one cut short.
+  const body = await response.clone().json();
+  return success.body(body) ? undefined : problem("JSON that is not the operation's");
+}
+
+const isPet = (data: unknown): data is Pet => {
+  const pet = data as Partial<Pet> | null;
+  return (
+    Number.isSafeInteger(pet?.id) &&
+    typeof pet?.name === "string" &&
+    Number.isSafeInteger(pet.categoryId) &&
+    typeof pet.status === "string"
+  );
+};
+const isPage = (data: unknown) => Array.isArray(data) && data.every(isPet);
+
 /** The body of a 2xx answer; a `PetStoreError` for any other. */
 function body<T>({ data, error, response }: Result<T>, idempotencyKey?: string): T {
   if (response.ok) return data as T;
@@ -289,11 +399,16 @@ function body<T>({ data, error, response }: Result<T>, idempotencyKey?: string):
   throw new PetStoreError({ kind: "answer", response, body: error, attempts, idempotencyKey });
 }
 
+/** An answer's `ETag` and `x-d1-bookmark`. */
+const etagAndBookmark = ({ headers }: Response) => ({
+  etag: headers.get("ETag") ?? "",
+  bookmark: headers.get(BOOKMARK) ?? undefined,
+});
+
 /** A read's answer with its `etag`: a 304 as `NotModified`, a 2xx through `fields`. */
 function read<T, R>(result: Result<T>, fields: (data: T, response: Response) => R) {
-  const etag = result.response.headers.get("ETag") ?? "";
+  const { etag, bookmark } = etagAndBookmark(result.response);
   if (result.response.status === 304) return { notModified: true, etag } satisfies NotModified;
-  const bookmark = result.response.headers.get(BOOKMARK) ?? undefined;
   return { notModified: false as const, etag, bookmark, ...fields(body(result), result.response) };
 }
 

@@ -1,7 +1,7 @@
-// How a request is sent: attempts under time limits, retries of what a retry can cure,
-// and every failure thrown as a PetStoreError.
+// How a request is sent: attempts under time limits, retries of what a retry can cure, no
+// redirect followed, and every failure thrown as a PetStoreError.
 import { PetStoreError, TRANSIENT } from "./errors.ts";
-import { retryAfterSeconds } from "./headers.ts";
+import { isJson, retryAfterSeconds } from "./headers.ts";
 
 export interface RetryOptions {
   /** Retries after the first attempt; 0 turns retrying off. Default 2. */
@@ -47,6 +47,13 @@ export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** The attempts made for each answer `send` returned. */
 const attemptsMade = new WeakMap<Response, number>();
 export const attemptsOf = (response: Response) => attemptsMade.get(response) ?? 1;
+/** Answers after an attempt that may have reached the API and acted, its answer lost. */
+const afterLost = new WeakSet<Response>();
+/**
+ * Whether an earlier attempt of the call that returned `response` may have reached the API
+ * and acted: no answer, a timeout, or a 502, 503 or 504 (not a 429: the API limits first).
+ */
+export const afterLostAnswer = (response: Response) => afterLost.has(response);
 
 /**
  * The wait in ms before retry number `retry` (1 for the first) after `response`, or after
@@ -66,33 +73,48 @@ export function retryDelay(
   return Math.min(maxDelayMs, baseDelayMs * 2 ** (retry - 1)) * (0.5 + Math.random() / 2);
 }
 
-/** Whether sending `request` twice does what sending it once does. */
-const repeatable = (request: Request) =>
-  ["GET", "HEAD"].includes(request.method) || request.headers.has("Idempotency-Key");
+/**
+ * Whether to send `request` again after `response` (undefined: none came). A read, a keyed
+ * create, a removal and a merge patch of values do, sent twice, what they do once. A change
+ * under `If-Match` would meet its own first attempt as 412: it is sent again only after a
+ * 429, which the API answers before it acts.
+ */
+function retryable({ method, headers }: Request, response: Response | undefined) {
+  if (method === "PATCH" && headers.has("If-Match")) return response?.status === 429;
+  return ["GET", "HEAD", "PATCH", "DELETE"].includes(method) || headers.has("Idempotency-Key");
+}
 
 /**
  * Sends `request` through `fetch`, each attempt within `attemptTimeoutMs` and all within
- * `timeoutMs`. Reads, and writes that carry an `Idempotency-Key` (each retry sends the same
- * key), are retried after a network failure, an attempt's timeout, 429, 502, 503 and 504,
- * while `retryDelay` allows and the wait ends within the time limit. Returns the answer
- * with its body read; throws a PetStoreError when there is none.
+ * `timeoutMs`. What `retryable` allows (a keyed create sends the same key each time) is
+ * retried after a network failure (a body cut short included), an attempt's timeout, 429,
+ * 502, 503 and 504, while `retryDelay` allows and the wait ends within the time limit.
+ * Returns the answer with its body read; throws a PetStoreError when there is none, and
+ * for a redirect, which is never followed.
  */
 export async function send(
   fetch: (request: Request) => Promise<Response>,
   request: Request,
   options: SendOptions = {},
 ): Promise<Response> {
-  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const { timeoutMs = DEFAULT_TIMEOUT_MS, attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS } = options;
+  const deadline = Date.now() + timeoutMs;
   const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
+  let lost = false;
   for (let attempt = 1; ; attempt++) {
-    const perAttempt = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     const left = deadline - Date.now();
-    const limit = left < perAttempt ? `${left} ms (the call's time limit)` : `${perAttempt} ms`;
-    const outcome = await attemptOnce(fetch, request, Math.min(perAttempt, left), limit);
+    const limit =
+      left < attemptTimeoutMs
+        ? `The call's time limit ran out (timeoutMs: ${timeoutMs} ms)`
+        : `The attempt's time limit ran out (attemptTimeoutMs: ${attemptTimeoutMs} ms)`;
+    const outcome = await attemptOnce(fetch, request, Math.min(attemptTimeoutMs, left), limit);
     const failure = { attempts: attempt, idempotencyKey };
     if (outcome.kind === "abort") throw new PetStoreError({ ...outcome, ...failure });
     const { response } = outcome;
     if (response) attemptsMade.set(response, attempt);
+    if (response && lost) afterLost.add(response);
+    const redirect = response && redirected(request, response);
+    if (redirect) throw new PetStoreError({ ...redirect, ...failure, kind: "answer" });
     if (response && !TRANSIENT.includes(response.status)) return response;
     const error = new PetStoreError({
       ...outcome,
@@ -104,11 +126,14 @@ export async function send(
           .json()
           .catch(() => undefined)),
     });
-    const wait = repeatable(request) ? retryDelay(attempt, response, options.retry) : undefined;
+    const wait = retryable(request, response)
+      ? retryDelay(attempt, response, options.retry)
+      : undefined;
     if (wait === undefined || Date.now() + wait >= deadline) {
       if (response) return response;
       throw error;
     }
+    lost ||= response?.status !== 429;
     options.onRetry?.({ request, attempt, error, delayMs: wait });
     if (!(await sleep(wait, request.signal))) {
       const reason = request.signal.reason;
@@ -127,8 +152,23 @@ type Outcome =
     };
 
 /**
+ * A redirect is not the API's answer (it never redirects): where it points, nothing is
+ * sent. A 304 is a redirect too unless it answers `If-None-Match`. In a browser, fetch
+ * hides the redirect's status and headers (an "opaqueredirect" answer).
+ */
+function redirected(request: Request, response: Response) {
+  if (response.status === 0) return { message: "A redirect, not followed" }; // opaqueredirect
+  const { status } = response;
+  const conditional = status === 304 && request.headers.has("If-None-Match");
+  if (status < 300 || status > 399 || conditional) return undefined;
+  const to = response.headers.get("Location");
+  return { response, message: `HTTP ${status}: a redirect${to ? ` to ${to}` : ""}, not followed` };
+}
+
+/**
  * One attempt within `limitMs`, its answer's body read (a body that stalls is a timeout
- * too); a `fetch` that ignores the abort signal is not waited for.
+ * too; a JSON body that does not parse was cut short, as a body shorter than its
+ * `Content-Length` is); a `fetch` that ignores the abort signal is not waited for.
  */
 async function attemptOnce(
   fetch: (request: Request) => Promise<Response>,
@@ -146,22 +186,27 @@ async function attemptOnce(
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
   });
   stopped.catch(() => {});
+  let answered = false;
   try {
-    const sent = fetch(new Request(request.clone(), { signal: controller.signal }));
+    const init = { signal: controller.signal, redirect: "manual" } as const;
+    const sent = fetch(new Request(request.clone(), init));
     sent.catch(() => {});
     const answer = await Promise.race([sent, stopped]);
+    if (answer.status === 0) return { kind: "answer", response: answer }; // has no body
+    answered = true;
     const body = answer.body && (await Promise.race([answer.arrayBuffer(), stopped]));
-    const empty = [204, 205, 304].includes(answer.status);
+    const empty = request.method === "HEAD" || [204, 205, 304].includes(answer.status);
     const { status, statusText, headers } = answer;
+    if (!empty && isJson(headers)) JSON.parse(new TextDecoder().decode(body ?? undefined));
     return {
       kind: "answer",
       response: new Response(empty ? null : body, { status, statusText, headers }),
     };
   } catch (cause) {
     if (caller.aborted) return { kind: "abort", cause: caller.reason, message: "Aborted" };
-    if (controller.signal.aborted)
-      return { kind: "timeout", cause, message: `No answer within ${limit}` };
-    return { kind: "network", cause, message: `No answer: ${(cause as Error)?.message ?? cause}` };
+    if (controller.signal.aborted) return { kind: "timeout", cause, message: limit };
+    const why = `${answered ? "The answer was cut short" : "No answer"}: ${(cause as Error)?.message ?? cause}`;
+    return { kind: "network", cause, message: why };
   } finally {
     clearTimeout(timer);
     caller.removeEventListener("abort", stop);

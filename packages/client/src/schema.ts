@@ -19,7 +19,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response with `Idempotent-Replayed: true`.
+         * @description Creates an animal. Send `Idempotency-Key` to make retries safe: the same key with the same body within 24 hours replays the first response (the animal as created, even if it has since changed or gone) with `Idempotent-Replayed: true`.
          */
         post: operations["createPet"];
         delete?: never;
@@ -42,12 +42,16 @@ export interface paths {
         /**
          * Fetch an animal by id (deprecated)
          * @deprecated
-         * @description Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`.
+         * @description Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`. Its `ETag` is the pet's: send it in `If-Match` to change or remove the pet only if it is still as you saw it.
          */
         get: operations["getPet"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an animal
+         * @description Removes the animal from every listing; its id is never reused. A second removal is 404: after a retry, that means it is gone. With `If-Match`, only if the animal is unchanged (412).
+         */
+        delete: operations["deletePet"];
         options?: never;
         /**
          * Fetch an animal by id (deprecated): headers only
@@ -55,7 +59,11 @@ export interface paths {
          * @description The answer of `GET /pets/{petId}` without its body (HTTP HEAD).
          */
         head: operations["getPetHead"];
-        patch?: never;
+        /**
+         * Change an animal
+         * @description Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Answers the animal and its new `ETag`.
+         */
+        patch: operations["updatePet"];
         trace?: never;
     };
     "/store/orders": {
@@ -136,11 +144,7 @@ export interface components {
     schemas: {
         /** @description Request body of createPet. Omitting `status` means `available`. */
         NewPet: {
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name: string;
+            name: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -150,24 +154,36 @@ export interface components {
             status?: components["schemas"]["PetStatus"] & unknown;
         };
         /**
+         * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
+         * @example Rex
+         */
+        PetName: string;
+        /**
          * @description Availability of the animal.
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
+        /** @description Request body of updatePet (RFC 7396): the fields to change, as createPet takes them. No `null`: no field can be removed. */
+        PetPatch: {
+            name?: components["schemas"]["PetName"];
+            /**
+             * Format: int64
+             * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
+             * @example 12
+             */
+            categoryId?: number;
+            status?: components["schemas"]["PetStatus"];
+        };
         /** @description A page of animals in ascending id order. */
         Pets: components["schemas"]["Pet"][];
-        /** @description An animal of the store. */
+        /** @description An animal of the store. Within /v1 it may gain fields: ignore the ones you do not know. */
         Pet: {
             /**
              * Format: int64
              * @description Unique identifier assigned by the service.
              */
             id: number;
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name: string;
+            name: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -179,7 +195,7 @@ export interface components {
         /** @description Every error answer of the service. */
         Error: {
             /** @enum {string} */
-            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description For humans; names the offending field or parameter. */
             message: string;
             /**
@@ -204,10 +220,8 @@ export interface components {
         "Access-Control-Allow-Origin": string;
         /** @description CORS: the response headers a page on another origin may read, sent with `Access-Control-Allow-Origin`. */
         "Access-Control-Expose-Headers": "Allow, Deprecation, ETag, Idempotent-Replayed, Link, Location, Retry-After, Sunset, WWW-Authenticate, x-d1-bookmark, X-Request-Id";
-        /** @description D1 Sessions bookmark of the data this response reflects. Send it back as `x-d1-bookmark` to read your own writes from any location. An answer served from the edge cache ran no query: it carries the bookmark the request sent, or none. */
+        /** @description D1 Sessions bookmark of the data this response reflects (a cached response: that of the read it holds). Send it back as `x-d1-bookmark` to read your own writes, changes and removals from any location. */
         "x-d1-bookmark": string;
-        /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
-        ETag: string;
         /** @description RFC 6750: `Bearer realm="petstore"`; on 401 with `error="invalid_token"` when a key was sent but is not valid (unknown, revoked or expired); on 403 with `error="insufficient_scope", scope="<scope>"` naming the scope the operation needs. */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
@@ -234,9 +248,9 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path?: never;
@@ -251,7 +265,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -269,7 +284,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -278,7 +294,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -410,13 +426,13 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the key's account (all its keys, rotated ones included; a key without an account: it and the keys rotated from it) and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
                 "Idempotency-Key"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        /** @description JSON, at most 16384 bytes, sent with `Content-Type: application/json` and not compressed (no `Content-Encoding` other than `identity`). Repeated keys and unknown fields are refused. */
+        /** @description JSON, at most 16384 bytes, sent with `Content-Type: application/json` (UTF-8) and not compressed (no `Content-Encoding` other than `identity`). Repeated keys and unknown fields are refused. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPet"];
@@ -431,6 +447,8 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     Location: components["headers"]["Location"];
+                    /** @description The animal's strong entity tag: equal animals, equal tags; any change changes it. For `If-Match`. */
+                    ETag: string;
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -438,7 +456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -449,7 +467,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "invalid_json" | "validation_failed" | "invalid_idempotency_key";
+                        code?: "invalid_parameter" | "invalid_json" | "validation_failed" | "invalid_idempotency_key";
                         /**
                          * Format: int32
                          * @constant
@@ -520,7 +538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unsupported_media_type`: A request body was sent without `Content-Type: application/json`, or with a `Content-Encoding` other than `identity`. */
+            /** @description `unsupported_media_type`: A request body was sent without a media type the operation takes (`application/json`; for updatePet also `application/merge-patch+json`), with a charset other than UTF-8, or with a `Content-Encoding` other than `identity`. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -637,9 +655,9 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path?: never;
@@ -654,7 +672,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -670,7 +689,8 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
@@ -679,7 +699,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -751,9 +771,9 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path: {
@@ -777,7 +797,8 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
@@ -799,14 +820,15 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1016,15 +1038,209 @@ export interface operations {
             };
         };
     };
+    deletePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says. */
+                "If-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
+                "X-Client-Name"?: string;
+            };
+            path: {
+                /** @description Identifier of the animal, 1 to 2^53 - 1, written in decimal digits without a sign or a leading zero. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal was removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "insufficient_scope";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `not_found`: The path or the requested animal does not exist. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` names no current tag of the animal: it changed since the tag was read, and nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "precondition_failed";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 412;
+                    };
+                };
+            };
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
     getPetHead: {
         parameters: {
             query?: never;
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
-                /** @description A bookmark from an earlier response: the read sees data at least that fresh. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
+                /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
             };
             path: {
@@ -1048,7 +1264,8 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
@@ -1068,14 +1285,15 @@ export interface operations {
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1205,11 +1423,275 @@ export interface operations {
             };
         };
     };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says. */
+                "If-Match"?: string;
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
+                "X-Client-Name"?: string;
+            };
+            path: {
+                /** @description Identifier of the animal, 1 to 2^53 - 1, written in decimal digits without a sign or a leading zero. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, at most 16384 bytes, sent with `Content-Type: application/merge-patch+json` or `Content-Type: application/json` (UTF-8) and not compressed (no `Content-Encoding` other than `identity`). Repeated keys and unknown fields are refused. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+                "application/json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    /** @description The animal's strong entity tag: equal animals, equal tags; any change changes it. For `If-Match`. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter" | "invalid_json" | "validation_failed";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "insufficient_scope";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description `not_found`: The path or the requested animal does not exist. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description `invalid_transition`: The animal's status cannot change that way (`sold` is final); the message names both statuses. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_transition";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 409;
+                    };
+                };
+            };
+            /** @description `precondition_failed`: `If-Match` names no current tag of the animal: it changed since the tag was read, and nothing was changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "precondition_failed";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 412;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 16,384 bytes. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: A request body was sent without a media type the operation takes (`application/json`; for updatePet also `application/merge-patch+json`), with a charset other than UTF-8, or with a `Content-Encoding` other than `identity`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 415;
+                    };
+                };
+            };
+            /** @description `rate_limited`: The API key or its account exceeded its request rate, or the client address sent too many invalid API keys; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: The database is briefly unavailable (network, overload, a reset); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
     listOrders: {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1217,6 +1699,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
             /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
             401: {
                 headers: {
@@ -1347,7 +1849,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1355,6 +1857,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
             401: {
                 headers: {
@@ -1427,7 +1939,7 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1441,7 +1953,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
@@ -1452,14 +1965,8 @@ export interface operations {
                         info: {
                             title: string;
                             version: string;
-                        } & {
-                            [key: string]: unknown;
                         };
-                        paths: {
-                            [key: string]: unknown;
-                        };
-                    } & {
-                        [key: string]: unknown;
+                        paths: Record<string, never>;
                     };
                 };
             };
@@ -1469,14 +1976,15 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1524,7 +2032,7 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1538,7 +2046,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
@@ -1551,14 +2060,15 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1584,7 +2094,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1602,6 +2112,26 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
                 };
             };
             /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
@@ -1630,7 +2160,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1640,6 +2170,16 @@ export interface operations {
         responses: {
             /** @description The reference page. */
             200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];

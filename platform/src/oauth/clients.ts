@@ -1,5 +1,5 @@
 // Who an OAuth client is (docs/platform.md, "Connecting agents"): a Client ID Metadata
-// Document fetched from its https client_id, or a client that registered itself (RFC 7591);
+// Document (the IETF draft) fetched from its https client_id, or a registered client (RFC 7591);
 // and which redirect URIs each may use: exactly its own, loopback ports per RFC 8252 7.3.
 import * as z from "zod/mini";
 import { base64url } from "../../../src/encoding.ts";
@@ -13,11 +13,15 @@ const CLIENT_DOCUMENT_TIMEOUT_MS = 5_000;
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2_000;
 
+/** A client as the consent page shows it and the authorization request checks it. */
 export interface Client {
+  /** Its client_id: the https URL of its metadata document, or `mcpc_...` when registered. */
   id: string;
+  /** Its own name for itself (a claim: the page says so for a registered client). */
   name: string;
   /** Where the client is, as the consent page shows it: its document's host, or its redirect's. */
   host: string;
+  /** Where it may be sent back: exactly these, or a loopback IP's on any port (RFC 8252 7.3). */
   redirectUris: string[];
   /** "document": named by a metadata document at its https id; "registered": RFC 7591. */
   kind: "document" | "registered";
@@ -107,6 +111,7 @@ const ClientMetadata = z.looseObject({
   ),
   response_types: z.optional(z.array(z.literal("code"))),
 });
+/** What a client says of itself, as parsed (extra fields kept, unread). */
 export type ClientMetadata = z.infer<typeof ClientMetadata>;
 
 /** The registration's metadata, or the problems with it as one sentence. */
@@ -208,11 +213,6 @@ export async function clientFromDocument(fetcher: typeof fetch, clientId: string
     redirectUris: parsed.metadata.redirect_uris,
     kind: "document",
   };
-}
-
-/** A first call with a key granted to an MCP client: the tools it may call, at /mcp. */
-export function mcpCurlLine(apiOrigin: string, key: string): string {
-  return `curl -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' ${apiOrigin}/mcp`;
 }
 
 /** A registered client's id: `mcpc_` and 128 random bits. */

@@ -2,8 +2,8 @@
 // drawn on the server (no script, nothing for the CSP to allow), coloured by outcome
 // class with the page's CSS.
 import { html } from "hono/html";
-import type { ClassCounts, Outcome } from "../db/keys.ts";
-import { OUTCOMES } from "../db/keys.ts";
+import type { ClassCounts, Outcome } from "../db/usage.ts";
+import { OUTCOMES } from "../db/usage.ts";
 import type { Html } from "./layout.ts";
 
 /** How people read each outcome class (the chart's bars, its legend, the tables). */
@@ -23,7 +23,10 @@ const SIZES = {
   narrow: { width: 360, height: 240, left: 40, right: 10, top: 12, bottom: 28 },
 } as const;
 
-/** The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 times a power of ten that is at least `n` (1 for nothing). */
+/**
+ * The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 times a power of ten that is at least `n` (1 for
+ * nothing).
+ */
 export function niceCeiling(n: number): number {
   if (n <= 1) return 1;
   const power = 10 ** Math.floor(Math.log10(n));
@@ -31,6 +34,7 @@ export function niceCeiling(n: number): number {
 }
 
 const count = (n: number) => n.toLocaleString("en-US");
+/** All of a period's responses, whatever their class. */
 export const totalOf = (counts: ClassCounts) => OUTCOMES.reduce((sum, o) => sum + counts[o], 0);
 
 /** One bar: its answers, its name under the axis and in its tooltip. */
@@ -41,7 +45,9 @@ export interface Bar extends ClassCounts {
   name: string;
 }
 
-/** What a chart is: its id (unique on the page), its title, and every how many bars a label goes. */
+/**
+ * What a chart is: its id (unique on the page), its title, and every how many bars a label goes.
+ */
 export interface ChartFrame {
   id: string;
   title: string;

@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Scope } from "../../../src/scopes.ts";
 import { SCOPE_DESCRIPTIONS } from "../../../src/scopes.ts";
-import { MAX_ACTIVE_KEYS } from "../config.ts";
+import { KEY_LIFETIMES, MAX_ACTIVE_KEYS } from "../config.ts";
 import type { Client } from "../oauth/clients.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import type { Html } from "./layout.ts";
@@ -15,19 +15,12 @@ type C = Context<PlatformAppEnv>;
 /** Scopes from the narrowest: reading before writing. */
 const NARROWEST_FIRST: readonly Scope[] = ["pets:read", "orders:read", "pets:write"];
 
-/** The key lifetimes offered, in seconds (null: until revoked); the first is preselected. */
-export const KEY_LIFETIMES: ReadonlyArray<[seconds: number | null, words: string]> = [
-  [30 * 86400, "In 30 days"],
-  [7 * 86400, "In 7 days"],
-  [90 * 86400, "In 90 days"],
-  [365 * 86400, "In a year"],
-  [null, "Never (until you revoke it)"],
-];
-
+/** What the consent and sign-in pages show of an authorization request. */
 export interface ConsentView {
   client: Client;
   /** Where the client will be sent back, as people read it. */
   host: string;
+  /** Shown in full: the holder sees exactly where the code goes. */
   redirectUri: string;
 }
 

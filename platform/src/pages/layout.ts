@@ -7,6 +7,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { Account } from "../db/accounts.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
+/** What Hono's `html` helper makes: HTML whose every interpolated value was escaped. */
 export type Html = HtmlEscapedString;
 
 /** The page's own files: served by Workers static assets from this origin (public/). */
@@ -34,6 +35,10 @@ export function localPath(value: string | undefined): string | undefined {
   return value && /^\/(?![/\\])[^\s]*$/.test(value) && value.length <= 2048 ? value : undefined;
 }
 
+/**
+ * A whole page: the frame (navigation, the recovery banner of a recovery session, which the
+ * account page's own card replaces) around `body`.
+ */
 export function page(
   c: Context<PlatformAppEnv>,
   view: { title: string; account: Account | undefined; body: Html; status?: 200 | 400 | 404 },
@@ -66,11 +71,11 @@ export function page(
 </header>
 <main id="main" tabindex="-1">
 ${
-  c.var.session?.recovery
+  c.var.session?.recovery && c.req.path !== "/account"
     ? html`<section id="recovery-banner" class="notice stack" aria-labelledby="recovery-banner-title">
-  <h2 id="recovery-banner-title" tabindex="-1">Add a new passkey</h2>
-  <p>You signed in with a recovery code. Add a passkey on this device now, so you can sign in again without a code.</p>
-  <button type="button" class="primary" data-action="add-passkey" data-needs-webauthn>Add a passkey</button>
+  <h2 id="recovery-banner-title">Secure your account</h2>
+  <p>You signed in with a recovery code: add a passkey on this device, then remove the passkey you lost and sign out everywhere else.</p>
+  <p><a class="button primary" href="/account#secure">Secure it on the account page</a></p>
 </section>`
     : ""
 }
@@ -80,4 +85,14 @@ ${view.body}
 </body>
 </html>`;
   return c.html(document, view.status ?? 200);
+}
+
+/** The page of a path with no page (404). */
+export function notFoundPage(c: Context<PlatformAppEnv>) {
+  return page(c, {
+    title: "Not found",
+    account: c.var.account,
+    status: 404,
+    body: html`<h1>Not found</h1><p>There is no such page here. <a href="/">Back to the start</a>.</p>` as Html,
+  });
 }

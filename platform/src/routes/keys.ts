@@ -3,57 +3,29 @@
 // signed-in account: another account's key id is 404 exactly like a missing one.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { displayPrefix, hashApiKey, issueApiKey, tagSecrets } from "../../../src/auth/keys.ts";
 import { parseKeyId } from "../../../src/db/listed-keys.ts";
-import type { Scope } from "../../../src/scopes.ts";
 import { DEFAULT_GRACE_SECONDS, KEYS_PAGE_SIZE, MAX_ACTIVE_KEYS } from "../config.ts";
+import { pageAccountKeys } from "../db/key-pages.ts";
 import type { ListedKey } from "../db/keys.ts";
 import {
   createAccountKey,
   findAccountKey,
   isActiveKey,
-  keyUsage,
-  pageAccountKeys,
   relabelAccountKey,
   revokeAccountKey,
   rotateAccountKey,
 } from "../db/keys.ts";
+import { keyUsage } from "../db/usage.ts";
 import { PlatformError } from "../errors.ts";
 import { keyChangesLimited } from "../limits.ts";
-import { mcpCurlLine } from "../oauth/clients.ts";
-import { bodyOf, stateChange } from "../request.ts";
+import { newApiKey, withSecret } from "../new-key.ts";
+import { bodyOf, clientAddress, stateChange } from "../request.ts";
 import { CreateKeyBody, EmptyBody, LabelBody, RotateKeyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
 type C = Context<PlatformAppEnv>;
-
-/** A new key, tagged with the environment's current tag secret, and its stored form. */
-export async function newApiKey(env: Env) {
-  const [secret] = tagSecrets(env);
-  if (secret === undefined) throw new Error("API_KEY_TAG_SECRET is not set: no key can be issued");
-  const key = await issueApiKey(secret);
-  return { key, keyHash: await hashApiKey(key), prefix: displayPrefix(key) };
-}
-
-/** A first call with the key, to paste into a terminal: the first operation its scopes allow. */
-export function curlLine(apiOrigin: string, key: string, scopes: readonly Scope[]): string {
-  const auth = `-H "Authorization: Bearer ${key}"`;
-  if (scopes.includes("pets:read")) return `curl ${auth} ${apiOrigin}/v1/pets`;
-  if (scopes.includes("pets:write")) {
-    return `curl ${auth} -H "Content-Type: application/json" -d '{"name":"Rex","categoryId":1}' ${apiOrigin}/v1/pets`;
-  }
-  return `curl ${auth} ${apiOrigin}/v1/store/orders`;
-}
-
-/** What the create and rotate answers add to the listed key: the key itself, once. */
-function withSecret(c: C, listed: ListedKey, key: string) {
-  const curl = listed.audience
-    ? mcpCurlLine(c.env.API_ORIGIN, key)
-    : curlLine(c.env.API_ORIGIN, key, listed.scopes);
-  return { ...listed, key, curl };
-}
 
 /** The key of the path's id, if the signed-in account has it; else 404 like a missing id. */
 async function ownKey(c: C): Promise<ListedKey> {
@@ -77,6 +49,7 @@ function olderThan(before: string | undefined): number | undefined {
   });
 }
 
+/** Under /api (routes/index.ts): every change passes `stateChange` (request.ts) first. */
 export const keyRoutes = new Hono<PlatformAppEnv>();
 
 keyRoutes.get("/keys", async (c) => {
@@ -104,6 +77,7 @@ keyRoutes.post("/keys", stateChange, async (c) => {
     scopes: body.scopes,
     now,
     expiresAt: body.expiresInSeconds == null ? null : now + body.expiresInSeconds,
+    createdFrom: clientAddress(c),
   });
   if (!created) {
     throw (
@@ -115,7 +89,7 @@ keyRoutes.post("/keys", stateChange, async (c) => {
     );
   }
   c.header("Location", `/api/keys/${created.id}`);
-  return c.json(withSecret(c, created, issued.key), 201);
+  return c.json(withSecret(c.env.API_ORIGIN, created, issued.key), 201);
 });
 
 keyRoutes.get("/keys/:id", async (c) => c.json(await ownKey(c)));
@@ -131,6 +105,7 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
     oldId: old.id,
     now: nowOf(c),
     graceSeconds,
+    createdFrom: clientAddress(c),
   });
   if (!rotated) {
     if (old.replacedBy !== null) {
@@ -152,7 +127,10 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
         );
   }
   c.header("Location", `/api/keys/${rotated.created.id}`);
-  return c.json({ ...withSecret(c, rotated.created, issued.key), previous: rotated.previous }, 201);
+  return c.json(
+    { ...withSecret(c.env.API_ORIGIN, rotated.created, issued.key), previous: rotated.previous },
+    201,
+  );
 });
 
 keyRoutes.post("/keys/:id/label", stateChange, async (c) => {

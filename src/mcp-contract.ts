@@ -1,6 +1,6 @@
-// What the API and the MCP worker agree on: the paths the API hands over, and the RPC
-// each side offers the other (the API's MCP binding; src/mcp.ts). No imports: both
-// workers bundle it.
+// What the MCP worker takes from the API: the paths the API hands over, and the RPC each
+// side offers the other (the API's MCP binding; src/mcp.ts). No imports: both workers
+// bundle it, and the MCP worker depends on the API, never the other way.
 
 /** Where the MCP server answers, and where its RFC 9728 metadata is (the API's origin). */
 export const MCP_PATH = "/mcp";

@@ -1,62 +1,52 @@
-// The OAuth rows (migration 0014): registered clients, and each grant from the consent
-// page to its key. Every statement that reads or decides a grant as a person is bound
-// to the signed-in account, so another account's grant id finds nothing.
+// The oauth_grants table (migration 0014): each grant from the consent page to its key. Every
+// statement that reads or decides a grant as a person is bound to the signed-in account, so
+// another account's grant id finds nothing.
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import type { Scope } from "../../../src/scopes.ts";
 import { formatScopes, parseScopes } from "../../../src/scopes.ts";
-import { CLIENT_UNGRANTED_DAYS } from "../config.ts";
-
-export async function storeClient(
-  db: Queryable,
-  client: { id: string; name: string; redirectUris: string[]; now: number },
-): Promise<void> {
-  await d1(() =>
-    db
-      .prepare(
-        "INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES (?1, ?2, ?3, ?4)",
-      )
-      .bind(client.id, client.name, JSON.stringify(client.redirectUris), client.now)
-      .run(),
-  );
-}
-
-export function findClientRow(db: Queryable, clientId: string) {
-  return d1(() =>
-    db
-      .prepare(
-        "SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?1",
-      )
-      .bind(clientId)
-      .first<{ client_id: string; client_name: string; redirect_uris: string }>(),
-  );
-}
 
 /** What a valid authorization request asks, kept while its holder decides. */
 export interface AskedGrant {
   clientId: string;
+  /** The client's name when asked: the label of the key the grant makes. */
   clientName: string;
+  /** Verified against the client's; the token request must name it again (RFC 6749 4.1.3). */
   redirectUri: string;
+  /** The client's `state`, handed back unchanged with the code or the refusal (RFC 6749 4.1.2). */
   state: string | null;
+  /** The S256 challenge (RFC 7636 4.2) the token request's verifier must hash to. */
   codeChallenge: string;
+  /** The resource granted (RFC 8707): always the API's MCP server. */
   resource: string;
+  /** The scopes the client asked: the holder may allow only among them. */
   requestedScopes: Scope[];
 }
 
+/** A grant: asked, then allowed (a code) or denied (deleted), then redeemed once for its key. */
 export interface Grant extends AskedGrant {
+  /** `grt_` and 128 random bits: the consent page's Allow and Deny name it. */
   id: string;
   accountId: string;
   /** The scopes the holder allowed; null while undecided. */
   scopes: Scope[] | null;
   /** Seconds the key lives from its making (null: until revoked). */
   keyLifetime: number | null;
+  /** The key its redemption made: revoked if the code is redeemed again (RFC 6749 4.1.2). */
   keyId: number | null;
+  /** The consent's end while undecided, then the code's (CODE_SECONDS after the Allow). */
   expiresAt: number;
+  /** When its code was redeemed: a second redemption is a replay. */
   usedAt: number | null;
+  /**
+   * The client address of the holder's Allow: its key counts there against the hourly cap of
+   * keys made (db/keys.ts); erased by the hourly purge.
+   */
+  allowedFrom: string | null;
 }
 
 const GRANT_COLUMNS =
-  "id, account_id, client_id, client_name, redirect_uri, state, code_challenge, resource, requested_scopes, scopes, key_lifetime, key_id, expires_at, used_at";
+  "id, account_id, client_id, client_name, redirect_uri, state, code_challenge, resource, requested_scopes, scopes, key_lifetime, key_id, expires_at, used_at, allowed_from";
 
 function toGrant(row: Record<string, unknown>): Grant {
   return {
@@ -74,6 +64,7 @@ function toGrant(row: Record<string, unknown>): Grant {
     keyId: row.key_id === null ? null : Number(row.key_id),
     expiresAt: Number(row.expires_at),
     usedAt: row.used_at === null ? null : Number(row.used_at),
+    allowedFrom: row.allowed_from == null ? null : String(row.allowed_from),
   };
 }
 
@@ -122,7 +113,10 @@ export function undecidedGrant(db: Queryable, accountId: string, id: string, now
   );
 }
 
-/** Allows an undecided grant: its code's hash, what was allowed, and the code's expiry. */
+/**
+ * Allows an undecided grant: its code's hash, what was allowed, the code's expiry, and the client
+ * address of the Allow.
+ */
 export function allowGrant(
   db: Queryable,
   decision: {
@@ -133,12 +127,13 @@ export function allowGrant(
     scopes: readonly Scope[];
     keyLifetime: number | null;
     codeExpiresAt: number;
+    allowedFrom: string;
   },
 ) {
   return oneGrant(
     db
       .prepare(
-        `UPDATE oauth_grants SET code_hash = ?4, scopes = ?5, key_lifetime = ?6, expires_at = ?7
+        `UPDATE oauth_grants SET code_hash = ?4, scopes = ?5, key_lifetime = ?6, expires_at = ?7, allowed_from = ?8
          WHERE id = ?1 AND account_id = ?2 AND scopes IS NULL AND expires_at > ?3
          RETURNING ${GRANT_COLUMNS}`,
       )
@@ -150,6 +145,7 @@ export function allowGrant(
         formatScopes(decision.scopes),
         decision.keyLifetime,
         decision.codeExpiresAt,
+        decision.allowedFrom,
       ),
   );
 }
@@ -205,28 +201,5 @@ export async function recordGrantKey(
         )
         .bind(grant.clientId, now),
     ]),
-  );
-}
-
-/** Grants a day past their expiry go (a used code is remembered that long, for replays). */
-export async function purgeGrants(db: Queryable, now: number): Promise<void> {
-  await d1(() =>
-    db.prepare("DELETE FROM oauth_grants WHERE expires_at < ?1 - 86400").bind(now).run(),
-  );
-}
-
-/**
- * Registered clients that never got a grant go CLIENT_UNGRANTED_DAYS after registering
- * (none of their grants is still kept, pending or used); one that did stays.
- */
-export async function purgeUngrantedClients(db: Queryable, now: number): Promise<void> {
-  await d1(() =>
-    db
-      .prepare(
-        `DELETE FROM oauth_clients WHERE granted_at IS NULL AND created_at < ?1
-           AND NOT EXISTS (SELECT 1 FROM oauth_grants AS g WHERE g.client_id = oauth_clients.client_id)`,
-      )
-      .bind(now - CLIENT_UNGRANTED_DAYS * 86400)
-      .run(),
   );
 }
