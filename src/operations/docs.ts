@@ -61,9 +61,10 @@ const docsPageHtml = (platformOrigin: string) => `<!doctype html>
 <title>Pet Store API v1 reference</title>
 <link rel="icon" href="data:,">
 <style>
-.get-key{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;justify-content:flex-end;padding:.5rem 1rem;font:14px/1.4 system-ui,sans-serif;border-bottom:1px solid #8884}
+:root{color-scheme:light dark}
+.get-key{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;justify-content:flex-end;padding:.5rem 1rem;font:14px/1.4 system-ui,sans-serif;color:var(--scalar-color-1,CanvasText);background:var(--scalar-background-1,Canvas);border-bottom:1px solid var(--scalar-border-color,#8884)}
 .get-key a{font-weight:600;padding:.25rem .75rem;border-radius:6px;background:#0b5cad;color:#fff;text-decoration:none}
-.get-key a:focus-visible{outline:2px solid #f0a30a;outline-offset:2px}
+.get-key a:focus-visible{outline:2px solid var(--scalar-color-1,CanvasText);outline-offset:2px}
 </style>
 </head>
 <body>

@@ -2,9 +2,11 @@
 // local API with local-dev-key, and no request fails or leaves 127.0.0.1, nothing is
 // logged as an error or a warning, and no Content-Security-Policy violation occurs.
 // Screenshots of both states: test-results/browser/docs-*/docs.png and try-it.png.
-import { expect, test } from "@playwright/test";
+// The page, every section rendered, through axe at each width in both colour schemes.
+import { expect, type Page, test } from "@playwright/test";
 import { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 import { OPERATIONS } from "../../src/operations/index.ts";
+import { review } from "./review.ts";
 
 test("the docs page renders offline, and its try it lists pets from this origin", async ({
   page,
@@ -101,5 +103,40 @@ test("the docs page renders offline, and its try it lists pets from this origin"
       () => (window as unknown as { cspViolations?: string[] }).cspViolations ?? [],
     );
     expect([...problems, ...violations.map((v) => `CSP violation: ${v}`)]).toEqual([]);
+  });
+});
+
+/**
+ * The reference renders a section only as it nears the viewport (a placeholder until then):
+ * scrolls to each placeholder in turn until none is left, then back to the top.
+ */
+async function renderEverySection(page: Page) {
+  await expect
+    .poll(
+      () =>
+        page.evaluate(() => {
+          const placeholder = document.querySelector('[data-placeholder="true"]');
+          placeholder?.scrollIntoView();
+          return placeholder === null;
+        }),
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+  await page.evaluate(() => window.scrollTo(0, 0));
+}
+
+test("the docs page, every section rendered, passes axe at 390, 800 and 1,280 px in both colour schemes", async ({
+  page,
+}, testInfo) => {
+  // Six axe runs over every section: about a minute each on a busy 2-core machine.
+  test.setTimeout(600_000);
+  await page.goto("/v1/docs");
+  await expect(page.getByText("List animals", { exact: true }).first()).toBeVisible({
+    timeout: 30_000,
+  });
+  await review(page, testInfo, "docs", async (scheme) => {
+    // The reference follows the browser's scheme with a class on <body>.
+    await expect(page.locator("body")).toHaveClass(new RegExp(`\\b${scheme}-mode\\b`));
+    await renderEverySection(page);
   });
 });

@@ -6,9 +6,8 @@
 // - rotation, labels, passkeys (add, rename, remove), sessions, recovery with a code,
 //   deletion; the error states; the whole flow by keyboard alone;
 // - every page state through axe (0 violations) at 390, 800 and 1,280 px in both colour
-//   schemes, with a screenshot of each kept for review (test-results/browser/<test>/),
+//   schemes, with a screenshot of each kept for review (review.ts),
 //   no horizontal scroll from 320 to 1,440 px, and a focus ring of 3:1 or more.
-import AxeBuilder from "@axe-core/playwright";
 import {
   type APIRequestContext,
   expect,
@@ -19,12 +18,11 @@ import {
 } from "@playwright/test";
 import { AUTH_CACHE_TTL_MS, USAGE_WRITE_INTERVAL_MS } from "../../src/config.ts";
 import { authenticator, hand, passkeyBrowser } from "./person.ts";
+import { review as reviewPage, SCHEMES } from "./review.ts";
 
 const PLATFORM = process.env.BROWSER_PLATFORM as string;
 /** A revoked key is refused at once or within 60 seconds at most (the contract). */
 const REVOCATION_BOUND_MS = 60_000;
-const WIDTHS = [390, 800, 1280] as const;
-const SCHEMES = ["light", "dark"] as const;
 
 /** Console errors and warnings, page errors and CSP problems; `expected` answers are fine. */
 function watch(page: Page, expected: RegExp[] = []) {
@@ -69,33 +67,10 @@ const axeRuns: { state: string; violations: string[] }[] = [];
 /** Time spent reviewing (axe, screenshots), which a person's journey does not take. */
 let reviewingMs = 0;
 
-/**
- * The page as it is, at a phone's, a tablet's and a desktop's width in both colour
- * schemes: axe finds nothing, and a screenshot of each is kept for review.
- */
+/** Reviews the page (review.ts), keeping what axe found and the time it took. */
 async function review(page: Page, testInfo: TestInfo, state: string) {
   const started = Date.now();
-  const viewport = page.viewportSize();
-  for (const scheme of SCHEMES) {
-    await page.emulateMedia({ colorScheme: scheme });
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 });
-      const results = await new AxeBuilder({ page }).analyze();
-      const violations = results.violations.map(
-        (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-      );
-      axeRuns.push({ state: `${state} ${width} ${scheme}`, violations });
-      expect(violations, `${state} at ${width} px, ${scheme}`).toEqual([]);
-      const path = testInfo.outputPath(`platform-${state}-${width}-${scheme}.png`);
-      await page.screenshot({ path, fullPage: true });
-      await testInfo.attach(`${state} at ${width} px, ${scheme}`, {
-        path,
-        contentType: "image/png",
-      });
-    }
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-  if (viewport) await page.setViewportSize(viewport);
+  axeRuns.push(...(await reviewPage(page, testInfo, `platform-${state}`)));
   reviewingMs += Date.now() - started;
 }
 
