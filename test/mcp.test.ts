@@ -430,23 +430,40 @@ describe("tool results", () => {
     });
   });
 
-  it("answers a malformed call as a protocol error carrying the API's Error, and creates nothing", async () => {
-    const limit = await answered(await callTool(key, "listPets", { limit: 0 }));
-    expect(limit.error).toMatchObject({
-      code: -32602,
-      data: { code: "invalid_parameter", status: 400, details: [{ field: "limit" }] },
+  it("answers arguments the API refuses as an isError result the model reads: the Error naming the field; nothing is created", async () => {
+    /** The Error object of a refused call, which must be a tool result, not a protocol error. */
+    const refused = async (name: string, args: Record<string, unknown>) => {
+      const { result, error } = await answered(await callTool(key, name, args));
+      expect(error).toBeUndefined();
+      expect(result?.isError).toBe(true);
+      expect(result?.structuredContent).toBeUndefined();
+      return JSON.parse(result?.content?.[0]?.text ?? "") as Record<string, unknown>;
+    };
+    expect(await refused("listPets", { limit: 0 })).toMatchObject({
+      code: "invalid_parameter",
+      status: 400,
+      details: [{ field: "limit" }],
     });
-    const unnamed = await answered(
-      await callTool(key, "createPet", { categoryId: 1, colour: "red" }),
-    );
-    expect(unnamed.error).toMatchObject({
-      code: -32602,
-      data: { code: "validation_failed", status: 400 },
+    expect(await refused("listPets", { cursor: "not-a-cursor" })).toMatchObject({
+      code: "invalid_cursor",
+      status: 400,
     });
-    expect(unnamed.error?.data?.details).toEqual([
+    const long = "x".repeat(500);
+    expect(await refused("createPet", { name: long, categoryId: 1 })).toMatchObject({
+      code: "validation_failed",
+      status: 400,
+      details: [{ field: "name" }],
+    });
+    const unnamed = await refused("createPet", { categoryId: 1, colour: "red" });
+    expect(unnamed).toMatchObject({ code: "validation_failed", status: 400 });
+    expect(unnamed.details).toEqual([
       { field: "name", message: "is required" },
       { field: "colour", message: "is not an accepted field" },
     ]);
+    expect(await petCount(long)).toBe(0);
+  });
+
+  it("answers a tool that does not exist as a protocol error (-32602)", async () => {
     const unknown = await answered(await callTool(key, "listOrders", {}));
     expect(unknown.error).toMatchObject({ code: -32602, message: 'No tool named "listOrders".' });
     expect(unknown.result).toBeUndefined();

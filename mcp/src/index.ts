@@ -106,11 +106,8 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
       return { content: [], isError: true };
     }
     if (answer.ok) return toolResult(tool, answer, request.url);
-    const error = (await answer.json()) as { message: string };
-    // The API refused the input: the call was malformed.
-    if (answer.status === 400)
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, error);
-    return { content: [{ type: "text", text: JSON.stringify(error) }], isError: true };
+    // Any refusal, the input's too (400), is the model's to read and correct (MCP 2025-11-25).
+    return { content: [{ type: "text", text: await answer.text() }], isError: true };
   };
   const server = () => {
     const mcp = new Server(
