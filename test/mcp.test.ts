@@ -507,6 +507,78 @@ describe("tool results", () => {
   });
 });
 
+describe("batches", () => {
+  /** A JSON-RPC batch of tool calls (ids 1, 2, ...) under `version` (none: the header is absent). */
+  const batch = (key: string, calls: Array<[string, unknown]>, version?: string) =>
+    exports.default.fetch(
+      new Request(`${BASE}/mcp`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${key}`,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          ...(version ? { "MCP-Protocol-Version": version } : {}),
+        },
+        body: JSON.stringify(
+          calls.map(([name, args], i) => ({
+            jsonrpc: "2.0",
+            id: i + 1,
+            method: "tools/call",
+            params: { name, arguments: args },
+          })),
+        ),
+      }),
+    );
+
+  it("answers each message of a 2025-03-26 batch on its own: a write-only key keeps its create's new id beside the list's 403", async () => {
+    const { key: writeOnly } = await createKey("mcp-batch", { scopes: ["pets:write"] });
+    for (const version of [undefined, "2025-03-26"]) {
+      const name = `batched-${version ?? "no-header"}`;
+      const response = await batch(
+        writeOnly,
+        [
+          ["createPet", { name, categoryId: 3 }],
+          ["listPets", {}],
+        ],
+        version,
+      );
+      expect(response.status).toBe(200);
+      expect(response.headers.get("WWW-Authenticate")).toBeNull();
+      const [created, listed] = (await response.json()) as RpcAnswer[];
+      expect(created).toMatchObject({ jsonrpc: "2.0", id: 1 });
+      expect(created?.result?.isError).toBeUndefined();
+      const pet = created?.result?.structuredContent as { id: number; name: string };
+      expect(pet).toMatchObject({ name, categoryId: 3, status: "available" });
+      expect(
+        await env.DB.prepare("SELECT name FROM pets WHERE id = ?1").bind(pet.id).first(),
+      ).toEqual({ name });
+      expect(listed).toMatchObject({ jsonrpc: "2.0", id: 2, result: { isError: true } });
+      expect(JSON.parse(listed?.result?.content?.[0]?.text ?? "")).toEqual({
+        code: "insufficient_scope",
+        message: expect.stringContaining('"pets:read"'),
+        status: 403,
+      });
+    }
+  });
+
+  it("refuses a batch under 2025-06-18 and 2025-11-25, which removed them, before any call runs", async () => {
+    for (const version of ["2025-06-18", "2025-11-25"]) {
+      const name = `unbatched-${version}`;
+      const response = await batch(key, [["createPet", { name, categoryId: 3 }]], version);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: {
+          code: -32600,
+          message: `Invalid Request: protocol version ${version} has no JSON-RPC batches; send one message per request.`,
+        },
+        id: null,
+      });
+      expect(await petCount(name)).toBe(0);
+    }
+  });
+});
+
 describe("the transport", () => {
   it("initializes statelessly: no session id, tools as its one capability", async () => {
     const response = await mcp(

@@ -29,15 +29,19 @@ import { allows, apiRequest, type Tool, toolResult, toolsAt } from "./tools.ts";
 /** The largest MCP message read (a tool call's JSON body is at most 16 KiB at the API). */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
+/** The one protocol revision with JSON-RPC batches (2025-06-18 removed them). */
+const BATCH_VERSION = "2025-03-26";
+
 const INSTRUCTIONS =
   "The Pet Store API's operations as tools: each call is one API call made with your API key, and you see only the tools its scopes allow. Page through listPets with nextCursor; give createPet an idempotencyKey and reuse it when you retry.";
 
 /** A JSON-RPC error as the HTTP answer (what the SDK answers before any message is read). */
-const rpcError = (status: number, message: string, headers: Record<string, string> = {}) =>
-  Response.json(
-    { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
-    { status, headers },
-  );
+const rpcError = (
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+) => Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 
 /** The API's refusal (401 or 403), its challenge pointing at the metadata (RFC 9728). */
 function challenge(refusal: Response, metadataUrl: string): Response {
@@ -95,13 +99,22 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
       Allow: "POST",
     });
   }
+  const batch = Array.isArray(message);
+  const version = request.headers.get("MCP-Protocol-Version");
+  // JSON-RPC batches are 2025-03-26's alone (a request without the header is 2025-03-26).
+  if (batch && version !== null && version !== BATCH_VERSION) {
+    const refused = `Invalid Request: protocol version ${version} has no JSON-RPC batches; send one message per request.`;
+    return rpcError(400, refused, {}, -32600);
+  }
 
   let refusal: Response | undefined;
   let called = false;
   const call = async (tool: Tool, args: Record<string, unknown>): Promise<CallToolResult> => {
     called = true;
     const answer = await api.fetch(apiRequest(tool, args, request));
-    if (answer.status === 401 || answer.status === 403) {
+    // One message's 401 or 403 is the whole HTTP answer, except in a batch, where each
+    // message is answered on its own and the others' results stand.
+    if (!batch && (answer.status === 401 || answer.status === 403)) {
       refusal = challenge(answer, metadataUrl);
       return { content: [], isError: true };
     }
