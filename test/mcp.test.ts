@@ -364,6 +364,54 @@ describe("Origin", () => {
   });
 });
 
+describe("browsers", () => {
+  const PAGE = "http://localhost:6274";
+  const preflight = (origin: string) =>
+    exports.default.fetch(
+      new Request(`${BASE}/mcp`, {
+        method: "OPTIONS",
+        headers: {
+          Origin: origin,
+          "Access-Control-Request-Method": "POST",
+          "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+        },
+      }),
+    );
+
+  it("answers an allowed page's preflight without a key, granting the transport's headers", async () => {
+    const response = await preflight(PAGE);
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe("");
+    expect(response.headers.get("WWW-Authenticate")).toBeNull();
+    expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBe("POST, OPTIONS");
+    // What the SDK's clients send (the 2026-07-28 ones add Mcp-Method and Mcp-Name).
+    const sent = ["Authorization", "Content-Type", "MCP-Protocol-Version", "Last-Event-ID"];
+    const granted = response.headers.get("Access-Control-Allow-Headers")?.split(", ");
+    expect(granted).toEqual(expect.arrayContaining([...sent, "Mcp-Session-Id", "Mcp-Method"]));
+  });
+
+  it("refuses the preflight of a page outside the allow-list with 403, as every request", async () => {
+    const response = await preflight("https://evil.example.com");
+    expect(response.status).toBe(403);
+    // A preflight that is not 2xx fails in the browser, whatever its headers grant.
+    expect(response.headers.get("Access-Control-Allow-Headers")).not.toContain("MCP-Protocol");
+    expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+  });
+
+  it("lets the page read the 401's challenge and, with a key, the tools", async () => {
+    const keyless = await mcp("tools/list", {}, { headers: { Origin: PAGE } });
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(keyless.headers.get("Access-Control-Expose-Headers")).toContain("WWW-Authenticate");
+    const { result } = await answered(
+      await mcp("tools/list", {}, { key, headers: { Origin: PAGE } }),
+    );
+    expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
+  });
+});
+
 describe("tool results", () => {
   it("pages listPets by nextCursor until the last page", async () => {
     const { key: mine } = await createKey("mcp-pages");
@@ -599,7 +647,7 @@ describe("the transport", () => {
     for (const httpMethod of ["GET", "DELETE"]) {
       const response = await mcp("ping", undefined, { key, httpMethod });
       expect(response.status).toBe(405);
-      expect(response.headers.get("Allow")).toBe("POST");
+      expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
     }
   });
 });

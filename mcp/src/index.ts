@@ -51,6 +51,33 @@ function challenge(refusal: Response, metadataUrl: string): Response {
   return new Response(refusal.body, { status: refusal.status, headers });
 }
 
+/** The methods /mcp answers (GET and DELETE, a 2025 session's stream and end, are 405). */
+const Allow = "POST, OPTIONS";
+
+/**
+ * The request headers of the Streamable HTTP transport a page may send (the API's CORS adds
+ * the origin, the methods and the rest): every one, so that a page reads the server's own
+ * answer (a 401, a 405) instead of a failed preflight, as the API grants methods it lacks.
+ */
+const ALLOWED_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "MCP-Protocol-Version",
+  "Mcp-Session-Id",
+  "Last-Event-ID",
+  "Mcp-Method",
+  "Mcp-Name",
+].join(", ");
+
+/** OPTIONS, a browser's preflight included: answered without a key, as /v1 answers it. */
+function preflight(request: Request): Response {
+  const headers = new Headers({ Allow });
+  if (request.headers.has("Access-Control-Request-Method")) {
+    headers.set("Access-Control-Allow-Headers", ALLOWED_HEADERS);
+  }
+  return new Response(null, { status: 204, headers });
+}
+
 /** The message of a POST, when it is JSON within the bound (read from a copy). */
 async function messageOf(request: Request): Promise<unknown> {
   const read = await readRequestBody(request.clone(), MAX_MESSAGE_BYTES);
@@ -80,6 +107,7 @@ function toolCalled(message: unknown, tools: Tool[]): Tool | undefined {
  * rate limit, whose scopes choose the tools listed.
  */
 async function answer(request: Request, api: ApiAccess, metadataUrl: string): Promise<Response> {
+  if (request.method === "OPTIONS") return preflight(request);
   const tools = toolsAt(Date.now() / 1000);
   const message = request.method === "POST" ? await messageOf(request) : undefined;
   let scopes: string[] = [];
@@ -95,9 +123,7 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
     if (refused) return refused;
   }
   if (request.method !== "POST") {
-    return rpcError(405, "Method not allowed: this server is stateless (POST only).", {
-      Allow: "POST",
-    });
+    return rpcError(405, "Method not allowed: this server is stateless (POST only).", { Allow });
   }
   const batch = Array.isArray(message);
   const version = request.headers.get("MCP-Protocol-Version");
