@@ -23,10 +23,13 @@ import { SCOPES, type Scope } from "../src/scopes.ts";
 import { BASE, createKey, unknownKey } from "./helpers.ts";
 
 const METADATA_URL = `${BASE}${MCP_METADATA_PATH}`;
+const INFO = { name: "t", version: "1" };
 const now = () => Date.now() / 1000;
 const tool = (name: string) => toolsAt(now()).find((t) => t.listed.name === name) as Tool;
 /** The tools the table declares, in its order. */
 const TOOL_NAMES = OPERATIONS.filter((op) => op.mcp.tool).map((op) => op.operationId);
+/** The scopes they need, which a 401 names for an OAuth client to ask: no tool reads orders. */
+const TOOL_SCOPES = "pets:read pets:write";
 
 /** A JSON-RPC request to /mcp as a 2025-11-25 client sends it. */
 function mcp(
@@ -228,7 +231,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       mcp("initialize", {
         protocolVersion: "2025-11-25",
         capabilities: {},
-        clientInfo: { name: "t", version: "1" },
+        clientInfo: INFO,
       }),
       mcp("tools/list"),
       mcp("tools/call", { name: "listPets", arguments: {} }),
@@ -238,7 +241,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     for (const response of await Promise.all(requests)) {
       expect(response.status).toBe(401);
       expect(response.headers.get("WWW-Authenticate")).toBe(
-        `Bearer realm="petstore", resource_metadata="${METADATA_URL}"`,
+        `Bearer realm="petstore", scope="${TOOL_SCOPES}", resource_metadata="${METADATA_URL}"`,
       );
       expect(await response.json()).toEqual({
         code: "unauthorized",
@@ -256,7 +259,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     ]) {
       expect(response.status).toBe(401);
       expect(response.headers.get("WWW-Authenticate")).toBe(
-        `Bearer realm="petstore", error="invalid_token", resource_metadata="${METADATA_URL}"`,
+        `Bearer realm="petstore", error="invalid_token", scope="${TOOL_SCOPES}", resource_metadata="${METADATA_URL}"`,
       );
       expect(await response.json()).toMatchObject({ code: "unauthorized", status: 401 });
     }
@@ -631,7 +634,7 @@ describe("the transport", () => {
   it("initializes statelessly: no session id, tools as its one capability", async () => {
     const response = await mcp(
       "initialize",
-      { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: INFO },
       { key },
     );
     expect(response.headers.get("Mcp-Session-Id")).toBeNull();
@@ -640,6 +643,30 @@ describe("the transport", () => {
       protocolVersion: "2025-11-25",
       capabilities: { tools: {} },
       serverInfo: { name: "petstore", title: "Pet Store API" },
+    });
+  });
+
+  it("takes any Accept that admits JSON, every response being JSON, and refuses one that does not with 406", async () => {
+    const initialize = (accept?: string) => {
+      const headers = new Headers({
+        Authorization: `Bearer ${key}`,
+        "Content-Type": "application/json",
+      });
+      if (accept !== undefined) headers.set("Accept", accept);
+      const params = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: INFO };
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params });
+      return exports.default.fetch(new Request(`${BASE}/mcp`, { method: "POST", headers, body }));
+    };
+    for (const accept of ["*/*", "application/*", "application/json", undefined]) {
+      const { result } = await answered(await initialize(accept));
+      expect(result, accept).toMatchObject({ protocolVersion: "2025-11-25" });
+    }
+    const html = await initialize("text/html");
+    expect(html.status).toBe(406);
+    expect(await html.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: "Not Acceptable: every response is application/json." },
+      id: null,
     });
   });
 

@@ -43,12 +43,34 @@ const rpcError = (
   code = -32000,
 ) => Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 
-/** The API's refusal (401 or 403), its challenge pointing at the metadata (RFC 9728). */
-function challenge(refusal: Response, metadataUrl: string): Response {
+/**
+ * The API's refusal (401 or 403), its challenge pointing at the metadata (RFC 9728); a 401's
+ * names the scopes the tools need (RFC 6750 3), which an OAuth client then asks for.
+ */
+function challenge(refusal: Response, metadataUrl: string, tools: Tool[]): Response {
   const headers = new Headers(refusal.headers);
   const bearer = headers.get("WWW-Authenticate");
-  if (bearer) headers.set("WWW-Authenticate", `${bearer}, resource_metadata="${metadataUrl}"`);
+  if (bearer) {
+    const needed = SCOPES.filter((scope) => tools.some((tool) => tool.scope === scope));
+    const scope = refusal.status === 401 ? `, scope="${needed.join(" ")}"` : "";
+    headers.set("WWW-Authenticate", `${bearer}${scope}, resource_metadata="${metadataUrl}"`);
+  }
   return new Response(refusal.body, { status: refusal.status, headers });
+}
+
+/**
+ * The request as the 2025 revisions' transport takes it, which wants both their media types
+ * named in `Accept`; every response here is JSON, so any field that admits JSON will do
+ * (any type, any application type, or no field at all). Undefined when it excludes JSON (406).
+ */
+function acceptingJson(request: Request): Request | undefined {
+  const accept = request.headers.get("Accept");
+  if (accept?.includes("application/json") && accept.includes("text/event-stream")) return request;
+  const ranges = accept?.split(",") ?? ["application/json"];
+  if (!ranges.some((range) => /^\s*(\*|application)\/(\*|json)\s*(;|$)/i.test(range))) return;
+  const headers = new Headers(request.headers);
+  headers.set("Accept", "application/json, text/event-stream");
+  return new Request(request, { headers });
 }
 
 /** The methods /mcp answers (GET and DELETE, a 2025 session's stream and end, are 405). */
@@ -114,7 +136,7 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
   /** The key check and rate limit of /v1; the refusal to answer instead, if any. */
   const authenticate = async () => {
     const verdict = await api.authenticate();
-    if (verdict.status !== 204) return challenge(verdict, metadataUrl);
+    if (verdict.status !== 204) return challenge(verdict, metadataUrl, tools);
     scopes = verdict.headers.get(KEY_SCOPES_HEADER)?.split(" ").filter(Boolean) ?? [];
   };
   const deferred = toolCalled(message, tools) !== undefined;
@@ -141,7 +163,7 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
     // One message's 401 or 403 is the whole HTTP answer, except in a batch, where each
     // message is answered on its own and the others' results stand.
     if (!batch && (answer.status === 401 || answer.status === 403)) {
-      refusal = challenge(answer, metadataUrl);
+      refusal = challenge(answer, metadataUrl, tools);
       return { content: [], isError: true };
     }
     if (answer.ok) return toolResult(tool, answer, request.url);
@@ -174,8 +196,13 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    await server().connect(transport);
-    response = await transport.handleRequest(request, options);
+    const accepted = acceptingJson(request);
+    if (accepted) {
+      await server().connect(transport);
+      response = await transport.handleRequest(accepted, options);
+    } else {
+      response = rpcError(406, "Not Acceptable: every response is application/json.");
+    }
   } else {
     response = await createMcpHandler(server, { legacy: "reject" }).fetch(request, options);
   }
