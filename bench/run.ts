@@ -84,9 +84,12 @@ export default {
   },
 };`;
 
-/** The API with the edge cache (api) and with a no-op one (api-d1) and the baselines, over PETS pets. */
-async function server(bundle: string, state: string) {
-  const api = lib.apiWorkerOptions(bundle);
+/**
+ * The API with the edge cache (api) and with a no-op one (api-d1), the MCP worker their /mcp
+ * hands requests to, and the baselines, over PETS pets.
+ */
+async function server(bundle: string, mcpBundle: string, state: string) {
+  const api = lib.apiWorkerOptions(bundle, { mcp: true });
   const { compatibilityDate, d1Databases, ratelimits } = api;
   const plain = { compatibilityDate, modules: true };
   const mf = await lib.serve(state, {
@@ -101,6 +104,7 @@ async function server(bundle: string, state: string) {
         ratelimits,
         ...lib.socket(PORTS.raw),
       },
+      mcpWorkerOptions(mcpBundle),
     ],
   });
   const db = await mf.getD1Database("DB", "raw");
@@ -136,6 +140,16 @@ const apiHit: Check = (_, h) => {
 const rawHit: Check = (_, h) =>
   assert.equal(h.get("x-raw-cache"), "hit", `raw cache ${h.get("x-raw-cache") ?? "not used"}`);
 const deprecated: Check = (_, h) => assert.ok(h.get("Deprecation"), "no Deprecation header");
+/** A JSON-RPC result whose structured content is the page `check` wants, and its next cursor. */
+const mcpPage =
+  (check: Check): Check =>
+  (body, h) => {
+    const { result } = JSON.parse(body) as { result?: Record<string, unknown> };
+    assert.ok(result && !result.isError, `not a tool result: ${body.slice(0, 200)}`);
+    const page = result.structuredContent as { items: Pet[]; nextCursor?: string };
+    assert.ok(page.nextCursor, "no nextCursor");
+    check(JSON.stringify(page.items), h);
+  };
 
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const headers = { Authorization: `Bearer ${key}` };
@@ -159,6 +173,20 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
     assert.ok(pet.name === "Bench" && pet.id > PETS, `unexpected pet ${body}`);
     assert.equal(h.get("Location"), `/v1/pets/${pet.id}`);
   };
+  /** tools/call listPets through /mcp (2025-11-25), answered by the same worker as `c`. */
+  const mcpListPets = {
+    ...{ port: PORTS.apiD1, path: "/mcp", method: "POST" as const },
+    headers: {
+      ...headers,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-11-25",
+    },
+    body: JSON.stringify({
+      ...{ jsonrpc: "2.0", id: 1, method: "tools/call" },
+      params: { name: "listPets", arguments: {} },
+    }),
+  };
   const create = {
     ...{ port: PORTS.api, path: "/v1/pets", method: "POST" as const, status: 201 },
     headers: { ...headers, "Content-Type": "application/json" },
@@ -180,7 +208,8 @@ e | e) createPet
 f | f) getPet, from D1
 ch | c hit) listPets page 1, edge-cache hit
 fh | f hit) getPet, edge-cache hit
-cn | c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)`;
+cn | c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)
+m | m) listPets page 1 through /mcp (tools/call, 2025-11-25), from D1`;
   const rows: Record<string, [Omit<Endpoint, "id" | "label">, ...Check[]]> = {
     a: [{ port: PORTS.static, path: "/" }, page(1)],
     b: [raw(""), page(1)],
@@ -201,6 +230,7 @@ cn | c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)`;
     fh: [hits(`/v1/pets/${BENCH_PET_ID}`), benchPet, deprecated],
     // If-None-Match is filled in by prime() once the page's tag is known.
     cn: [hits("/v1/pets", 304), empty, next],
+    m: [{ ...mcpListPets, each: mcpPage(page(1)) }],
   };
   const endpoints = LABELS.split("\n").map((line) => {
     const [id = "", label = ""] = line.split(" | ");
@@ -247,8 +277,10 @@ const COMPARISONS = [
   // The edge cache (issue 10): hits and a 304 against a raw worker making the same platform
   // calls; a hit against the same answer read from D1.
   ...["ch/bh", "fh/bhf", "cn/bn", "ch/c"],
+  // The MCP server: the same listPets as c, through /mcp (issue 33).
+  "m/c",
 ];
-/** The targets of issues 4 and 10: the least median ratio of a comparison, and its name. */
+/** The targets of issues 4, 10 and 33: the least median ratio of a comparison, and its name. */
 const TARGETS: Record<string, [least: number, name: string]> = {
   "c/b": [0.85, "listPets from D1 >= 0.85x raw D1 worker (c/b)"],
   "d/c": [0.9, "deep page within 10% of page 1 (d/c)"],
@@ -257,6 +289,7 @@ const TARGETS: Record<string, [least: number, name: string]> = {
   "ch/bh": [0.85, "(diagnostic) listPets cache hit >= 0.85x raw worker, same calls (c hit/b+h)"],
   "fh/bhf": [0.85, "(diagnostic) getPet cache hit >= 0.85x raw worker, same calls (f hit/b+hf)"],
   "cn/bn": [0.85, "(diagnostic) 304 revalidation >= 0.85x raw worker, same calls (c 304/b+n)"],
+  "m/c": [0.85, "listPets through /mcp >= 0.85x the same listPets at /v1/pets (m/c)"],
 };
 
 type Comparison = { target: string; base: string } & (
@@ -375,7 +408,8 @@ async function measure() {
   const comparisons: Comparison[] = [];
   /** Endpoints whose answer was wrong when checked again after all the load. */
   const afterLoad: string[] = [];
-  const { mf, key } = await server(bundle.file, path.join(scratch, "state"));
+  const mcpFile = buildMcpWorker(path.join(scratch, "mcp"));
+  const { mf, key } = await server(bundle.file, mcpFile, path.join(scratch, "state"));
   const eps = await endpoints(key);
   try {
     log(`server ready: ${f0(PETS)} pets`);
@@ -404,7 +438,6 @@ async function measure() {
 
   log("start-up: workerd serve -> first response, the API and the MCP worker vs a raw worker");
   const api = await startup("api", bundle.file, path.join(scratch, "startup-api"));
-  const mcpFile = buildMcpWorker(path.join(scratch, "mcp"));
   const mcp = { ...lib.sizeOf(mcpFile), ...(await startup("mcp", mcpFile, `${scratch}/mcp-up`)) };
   rmSync(scratch, { recursive: true, force: true });
   const endpointRows = Object.values(eps).map((e) => {
