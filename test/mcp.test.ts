@@ -7,7 +7,9 @@ import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/mini";
-import { type Tool, toolsAt, toolsFrom } from "../mcp/src/tools.ts";
+import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
+import { toolsFile } from "../mcp/src/tools.ts";
+import { ARGUMENT_WORDS, TOOL_WORDS, type ToolWords } from "../mcp/src/words.ts";
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
@@ -26,6 +28,9 @@ const METADATA_URL = `${BASE}${MCP_METADATA_PATH}`;
 const INFO = { name: "t", version: "1" };
 const now = () => Date.now() / 1000;
 const tool = (name: string) => toolsAt(now()).find((t) => t.listed.name === name) as Tool;
+/** The JSON Schema of one argument of a tool. */
+const argument = (name: string, arg: string) =>
+  tool(name).listed.inputSchema.properties?.[arg] as Record<string, unknown>;
 /** The tools the table declares, in its order. */
 const TOOL_NAMES = OPERATIONS.filter((op) => op.mcp.tool).map((op) => op.operationId);
 /** The scopes they need, which a 401 names for an OAuth client to ask: no tool reads orders. */
@@ -111,8 +116,11 @@ beforeAll(async () => {
 describe("the tools, derived from the operation table", () => {
   const jsonSchema = (schema: z.ZodMiniType, io: "input" | "output") =>
     z.toJSONSchema(schema, { target: "draft-2020-12", io }) as {
-      properties?: Record<string, unknown>;
+      properties?: Record<string, Record<string, unknown>>;
+      $defs?: Record<string, { properties: Record<string, Record<string, unknown>> }>;
     };
+  /** `schema` without its prose, as the tools give the API's schemas. */
+  const bare = ({ description: _d, examples: _e, ...rest }: Record<string, unknown> = {}) => rest;
 
   it("are the operations that say they are tools; every other one says why not", async () => {
     const names = toolsAt(now()).map((t) => t.listed.name);
@@ -126,7 +134,11 @@ describe("the tools, derived from the operation table", () => {
     expect(await listedTools(key)).toEqual(TOOL_NAMES);
   });
 
-  it("makes a new operation a tool with no other change", () => {
+  it("are served as `npm run openapi` derived them from today's table (tools.json is not stale)", () => {
+    expect(TOOLS).toEqual(JSON.parse(JSON.stringify(toolsFile(OPERATIONS, openApiDocument))));
+  });
+
+  it("makes a new operation a tool once its words for agents are written, and not before", () => {
     const adoptPet: Operation = {
       ...createPet,
       operationId: "adoptPet",
@@ -134,8 +146,20 @@ describe("the tools, derived from the operation table", () => {
       params: getPet.params,
       summary: "Adopt an animal",
     };
-    const made = toolsFrom([...OPERATIONS, adoptPet]).find((t) => t.listed.name === "adoptPet");
+    const table = [...OPERATIONS, adoptPet];
+    expect(() => toolsFile(table, openApiDocument)).toThrow(
+      "adoptPet: a tool needs its words for agents (mcp/src/words.ts)",
+    );
+    const words = {
+      title: "Adopt an animal",
+      description: "Adopts an animal.",
+      arguments: { status: "Its status once adopted." },
+    };
+    const withWords = { ...TOOL_WORDS, adoptPet: words };
+    const made = toolsFile(table, openApiDocument, withWords).tools.at(-1);
+    expect(made?.listed).toMatchObject({ name: "adoptPet", description: "Adopts an animal." });
     expect(made?.scope).toBe("pets:write");
+    expect(made?.request).toMatchObject({ method: "POST", path: "/pets/{petId}/adoption" });
     expect(Object.keys(made?.listed.inputSchema.properties ?? {})).toEqual([
       "petId",
       "name",
@@ -144,84 +168,141 @@ describe("the tools, derived from the operation table", () => {
       "idempotencyKey",
     ]);
     expect(made?.listed.annotations?.readOnlyHint).toBe(false);
+    // An argument no words describe stops the build, as a tool without words does.
+    const colour = { ...adoptPet, query: z.object({ colour: z.string() }) };
+    expect(() => toolsFile([colour], openApiDocument, withWords)).toThrow(
+      "adoptPet: its argument colour needs words for agents",
+    );
   });
 
-  it("takes their input and output schemas from the zod schemas that validate the API", () => {
+  it("takes their input and output schemas from the zod schemas that validate the API, their prose from words.ts", () => {
     const list = tool("listPets").listed;
     const query = jsonSchema(listPets.query, "input").properties ?? {};
     expect(Object.keys(list.inputSchema.properties ?? {})).toEqual(Object.keys(query));
-    expect(list.inputSchema.properties?.limit).toEqual(query.limit);
-    expect(list.inputSchema.properties?.status).toEqual(query.status);
+    expect(bare(argument("listPets", "limit"))).toEqual(bare(query.limit));
+    expect(argument("listPets", "limit").description).toBe(TOOL_WORDS.listPets?.arguments?.limit);
+    expect(bare(argument("listPets", "status"))).toEqual(bare(query.status));
     expect(list.outputSchema?.required).toEqual(["items"]);
     expect(Object.keys(list.outputSchema?.properties ?? {})).toEqual(["items", "nextCursor"]);
 
     const create = tool("createPet").listed;
     expect(create.inputSchema.required).toEqual(["name", "categoryId"]);
-    expect(create.inputSchema.properties?.name).toEqual(
-      (
-        jsonSchema(createPet.body, "input") as {
-          $defs: { NewPet: { properties: { name: unknown } } };
-        }
-      ).$defs.NewPet.properties.name,
-    );
+    const newPet = jsonSchema(createPet.body, "input").$defs?.NewPet?.properties ?? {};
+    expect(bare(argument("createPet", "name"))).toEqual(bare(newPet.name));
+    expect(argument("createPet", "name").description).toBe(ARGUMENT_WORDS.name);
     expect(create.outputSchema?.required).toEqual(["id", "name", "categoryId", "status"]);
     expect(tool("getPet").listed.inputSchema.required).toEqual(["petId"]);
     // Every named part is written in place: clients need no $ref resolution.
     expect(JSON.stringify(toolsAt(now()).map((t) => t.listed))).not.toContain("$ref");
   });
 
-  it("annotates by method: reads read-only, a create adds, a change overwrites, a removal destroys", () => {
+  it("speak to an agent: what each tool does and when to use it, no HTTP in any description", () => {
+    const HTTP =
+      /HTTP\b(?! API)|header|status code|\b(?:400|401|403|404|405|409|410|412|415|422|429|503)\b|decimal digits|leading zero|query|on the wire|\/v1|Link|rel=|If-Match|ETag|Idempotency-Key|Merge Patch|int64|request body/;
+    /** Every description in a schema, at any depth. */
+    const prose = (node: unknown): string[] =>
+      node === null || typeof node !== "object"
+        ? []
+        : Object.entries(node).flatMap(([k, v]) =>
+            k === "description" && typeof v === "string" ? [v] : prose(v),
+          );
+    for (const { listed } of toolsAt(now())) {
+      const said = [
+        listed.description ?? "",
+        listed.title ?? "",
+        ...prose(listed.inputSchema),
+        ...prose(listed.outputSchema),
+      ];
+      for (const text of said) expect(text, listed.name).not.toMatch(HTTP);
+      expect(listed.description, listed.name).toMatch(/^[A-Z][^.]+ .*\.$/);
+      for (const [name, schema] of Object.entries(listed.inputSchema.properties ?? {})) {
+        expect((schema as { description?: string }).description, `${listed.name}.${name}`).toMatch(
+          /\.$/,
+        );
+      }
+    }
+    const before = tool("listPets").listed.description;
+    expect(before).toContain("nextCursor");
+    expect(before).toContain("cannot look an animal up by id");
+  });
+
+  it("says how large the OpenAPI document is and when it is worth calling for", async () => {
+    const { description } = tool("getOpenApiDocument").listed;
+    const response = await answered(await callTool(key, "getOpenApiDocument", {}));
+    const text = response.result?.content?.[0]?.text ?? "";
+    const kb = Math.round(new TextEncoder().encode(text).byteLength / 1000);
+    expect(description).toContain(`about ${kb} KB of JSON`);
+    expect(description).toMatch(/You do not need it to use these tools/);
+  });
+
+  it("annotates by method: reads read-only, a create adds, a change overwrites (a merge patch, so repeatable), a removal destroys", () => {
     // [readOnly, idempotent, destructive] per method (RFC 9110's safe and idempotent).
     const hints: Record<string, [boolean, boolean, boolean]> = {
-      get: [true, true, false],
-      post: [false, false, false],
-      patch: [false, false, true],
-      delete: [false, true, true],
+      GET: [true, true, false],
+      POST: [false, false, false],
+      PATCH: [false, true, true],
+      DELETE: [false, true, true],
     };
     for (const t of toolsAt(now())) {
-      const [readOnlyHint, idempotentHint, destructiveHint] = hints[t.operation.method] ?? [];
+      const [readOnlyHint, idempotentHint, destructiveHint] = hints[t.request.method] ?? [];
       expect(t.listed.annotations, t.listed.name).toMatchObject({
         readOnlyHint,
         idempotentHint,
         destructiveHint,
         openWorldHint: false,
-        title: t.operation.summary,
+        title: t.listed.title,
       });
     }
     expect(tool("deletePet").listed.annotations?.destructiveHint).toBe(true);
   });
 
-  it("gives idempotencyKey to exactly the operations that take an Idempotency-Key, described for an agent", () => {
+  it("gives idempotencyKey to exactly the operations that take an Idempotency-Key, and etag to those that take If-Match", () => {
     const paths = openApiDocument.paths as Record<
       string,
       Record<string, { parameters?: Array<{ name: string }>; operationId?: string }>
     >;
-    const takingTheHeader = Object.values(paths)
-      .flatMap((item) => Object.values(item))
-      .filter((op) => op.parameters?.some((p) => p.name === "Idempotency-Key"))
-      .map((op) => op.operationId);
-    const withKey = toolsAt(now()).filter(
-      (t) => "idempotencyKey" in (t.listed.inputSchema.properties ?? {}),
-    );
-    expect(withKey.map((t) => t.listed.name)).toEqual(takingTheHeader);
-    expect(withKey.map((t) => t.listed.name)).toEqual(["createPet"]);
-    expect(tool("createPet").listed.inputSchema.properties?.idempotencyKey).toMatchObject({
+    const taking = (header: string) =>
+      Object.values(paths)
+        .flatMap((item) => Object.values(item))
+        .filter((op) => op.parameters?.some((p) => p.name === header))
+        .map((op) => op.operationId);
+    const given = (argument: string) =>
+      toolsAt(now())
+        .filter((t) => argument in (t.listed.inputSchema.properties ?? {}))
+        .map((t) => t.listed.name);
+    expect(given("idempotencyKey")).toEqual(taking("Idempotency-Key"));
+    expect(given("idempotencyKey")).toEqual(["createPet"]);
+    expect(given("etag")).toEqual(taking("If-Match"));
+    expect(given("etag")).toEqual(["updatePet", "deletePet"]);
+    expect(argument("createPet", "idempotencyKey")).toMatchObject({
       type: "string",
       description: expect.stringMatching(/retry/),
     });
-    expect(tool("createPet").listed.inputSchema.required).not.toContain("idempotencyKey");
+    for (const [name, optional] of [
+      ["createPet", "idempotencyKey"],
+      ["updatePet", "etag"],
+      ["deletePet", "etag"],
+    ] as const) {
+      expect(tool(name).listed.inputSchema.required, name).not.toContain(optional);
+    }
   });
 
-  it("says getPet is deprecated, names listPets instead, and drops it at the sunset", () => {
+  it("says getPet is deprecated and when it goes, names no replacement that cannot do its job, and drops it at the sunset", () => {
     const deprecated = tool("getPet").listed;
-    expect(deprecated.description).toMatch(
-      /Deprecated since 2026-11-01: use `listPets` instead\. This tool is removed on 2030-12-05\./,
+    expect(deprecated.description).toContain(
+      "Deprecated since 2026-11-01, and removed on 2030-12-05. No other tool looks an animal up by id (listPets only browses): use this one until then.",
     );
+    expect(deprecated.description).not.toMatch(/use `?listPets`? instead/);
     expect(deprecated._meta).toEqual({ deprecated: true });
     const names = (at: number) => toolsAt(at).map((t) => t.listed.name);
     expect(names(GET_PET_SUNSET_AT - 1)).toContain("getPet");
     expect(names(GET_PET_SUNSET_AT)).not.toContain("getPet");
     expect(names(GET_PET_SUNSET_AT)).toContain("listPets");
+    // A deprecated tool must say what replaces it, or that nothing does.
+    const { replacement: _r, ...silent } = TOOL_WORDS.getPet as ToolWords;
+    expect(() => toolsFile(OPERATIONS, openApiDocument, { ...TOOL_WORDS, getPet: silent })).toThrow(
+      "getPet: a deprecated tool says what replaces it, or that nothing does",
+    );
   });
 });
 
@@ -529,7 +610,8 @@ describe("tool results", () => {
       await callTool(key, "updatePet", { petId: pet.id, status: "sold", name: "Sold" }),
       "updatePet",
     );
-    expect(sold).toEqual({ ...pet, status: "sold", name: "Sold" });
+    expect(sold).toEqual({ ...pet, status: "sold", name: "Sold", etag: expect.any(String) });
+    expect(sold.etag).not.toBe(pet.etag);
     const again = await answered(
       await callTool(key, "updatePet", { petId: pet.id, status: "available" }),
     );
@@ -545,6 +627,45 @@ describe("tool results", () => {
     const gone = await answered(await callTool(key, "deletePet", { petId: pet.id }));
     expect(JSON.parse(gone.result?.content?.[0]?.text ?? "")).toMatchObject({ status: 404 });
     expect(await petCount("Sold")).toBe(0);
+  });
+
+  it("changes or removes an animal only as the agent last saw it when given its etag (createPet, getPet and updatePet return it)", async () => {
+    const pet = await structured(
+      await callTool(key, "createPet", { name: "Tagged", categoryId: 2 }),
+      "createPet",
+    );
+    const read = await exports.default.fetch(
+      new Request(`${BASE}/v1/pets/${pet.id}`, { headers: { Authorization: `Bearer ${key}` } }),
+    );
+    expect(read.headers.get("ETag")).toBe(`"${pet.etag}"`);
+    expect(await structured(await callTool(key, "getPet", { petId: pet.id }), "getPet")).toEqual(
+      pet,
+    );
+    const renamed = await structured(
+      await callTool(key, "updatePet", { petId: pet.id, name: "Retagged", etag: pet.etag }),
+      "updatePet",
+    );
+    expect(renamed).toMatchObject({ id: pet.id, name: "Retagged" });
+    /** The Error of a call refused because the animal changed since `etag`. */
+    const stale = async (name: string, args: Record<string, unknown>) => {
+      const { result } = await answered(await callTool(key, name, { petId: pet.id, ...args }));
+      expect(result?.isError, name).toBe(true);
+      expect(JSON.parse(result?.content?.[0]?.text ?? "")).toMatchObject({
+        code: "precondition_failed",
+        status: 412,
+      });
+    };
+    await stale("updatePet", { name: "Lost update", etag: pet.etag });
+    await stale("deletePet", { etag: pet.etag });
+    expect(await petCount("Retagged")).toBe(1);
+    // The tag as the API writes it, quotes and all, is taken too.
+    const removed = await answered(
+      await callTool(key, "deletePet", { petId: pet.id, etag: `"${renamed.etag}"` }),
+    );
+    expect(removed.result).toEqual({
+      content: [{ type: "text", text: deletePet.success?.description }],
+    });
+    expect(await petCount("Retagged")).toBe(0);
   });
 
   it("serves getPet with the deprecated operation's answer until its sunset", async () => {
@@ -643,6 +764,7 @@ describe("the transport", () => {
       protocolVersion: "2025-11-25",
       capabilities: { tools: {} },
       serverInfo: { name: "petstore", title: "Pet Store API" },
+      instructions: TOOLS.instructions,
     });
   });
 

@@ -24,16 +24,13 @@ import {
   type McpSettings,
 } from "../../src/mcp-contract.ts";
 import { SCOPES } from "../../src/scopes.ts";
-import { allows, apiRequest, type Tool, toolResult, toolsAt } from "./tools.ts";
+import { allows, apiRequest, TOOLS, type Tool, toolResult, toolsAt } from "./calls.ts";
 
 /** The largest MCP message read (a tool call's JSON body is at most 16 KiB at the API). */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
 /** The one protocol revision with JSON-RPC batches (2025-06-18 removed them). */
 const BATCH_VERSION = "2025-03-26";
-
-const INSTRUCTIONS =
-  "The Pet Store API's operations as tools: each call is one API call made with your API key, and you see only the tools its scopes allow. Page through listPets with nextCursor; give createPet an idempotencyKey and reuse it when you retry.";
 
 /** A JSON-RPC error as the HTTP answer (what the SDK answers before any message is read). */
 const rpcError = (
@@ -173,7 +170,7 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
   const server = () => {
     const mcp = new Server(
       { name: "petstore", title: "Pet Store API", version: packageJson.version },
-      { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: {} }, instructions: TOOLS.instructions },
     );
     mcp.setRequestHandler("tools/list", () => ({
       tools: tools.filter((tool) => allows(scopes, tool)).map((tool) => tool.listed),
