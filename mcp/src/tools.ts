@@ -1,7 +1,6 @@
-// The MCP tools, derived from the API's operation table at build time (`npm run openapi` writes
-// tools.json, which the worker serves: mcp/src/calls.ts): one per operation that can succeed
-// with JSON, named by its operationId, its schemas the zod schemas that validate it, in the
-// words of mcp/src/words.ts; its call the API call it names (docs/agents.md, docs/design.md).
+// The MCP tools, derived at build time (npm run openapi writes tools.json) from the operation
+// table: one per operation that can succeed with JSON, its schemas the zod schemas that validate
+// it, its words from words.ts, its call the API call it names (docs/agents.md, docs/design.md).
 import type { Tool as ListedTool } from "@modelcontextprotocol/server";
 import * as z from "zod/mini";
 import { IF_MATCH } from "../../src/http/etag.ts";

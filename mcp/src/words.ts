@@ -1,7 +1,6 @@
-// What each tool and its arguments say to an agent (docs/agents.md, "Tools"): what it does and
-// when to use it, in the agent's terms. The API's own descriptions speak HTTP (headers, status
-// codes, how a number is written in a URL); these replace them in tools/list. Build time only:
-// mcp/src/tools.ts writes them into tools.json.
+// What each tool and argument says to an agent: what it does and when to use it, in its terms,
+// where the API's descriptions speak HTTP (headers, status codes, how a number is written in a
+// URL). Build time only: tools.ts writes them into tools.json (docs/agents.md, "Tools").
 import { NAME_MAX_CODE_POINTS, PAGE_SIZE } from "../../src/config.ts";
 
 /** What the words may depend on, known when tools.json is written. */
