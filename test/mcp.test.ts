@@ -23,6 +23,7 @@ import {
 } from "../src/operations/index.ts";
 import { SCOPES, type Scope } from "../src/scopes.ts";
 import { BASE, createKey, unknownKey } from "./helpers.ts";
+import { HTTP_WORDING, proseOf } from "./support/agent-words.ts";
 
 const METADATA_URL = `${BASE}${MCP_METADATA_PATH}`;
 const INFO = { name: "t", version: "1" };
@@ -197,23 +198,14 @@ describe("the tools, derived from the operation table", () => {
   });
 
   it("speak to an agent: what each tool does and when to use it, no HTTP in any description", () => {
-    const HTTP =
-      /HTTP\b(?! API)|header|status code|\b(?:400|401|403|404|405|409|410|412|415|422|429|503)\b|decimal digits|leading zero|query|on the wire|\/v1|Link|rel=|If-Match|ETag|Idempotency-Key|Merge Patch|int64|request body/;
-    /** Every description in a schema, at any depth. */
-    const prose = (node: unknown): string[] =>
-      node === null || typeof node !== "object"
-        ? []
-        : Object.entries(node).flatMap(([k, v]) =>
-            k === "description" && typeof v === "string" ? [v] : prose(v),
-          );
     for (const { listed } of toolsAt(now())) {
       const said = [
         listed.description ?? "",
         listed.title ?? "",
-        ...prose(listed.inputSchema),
-        ...prose(listed.outputSchema),
+        ...proseOf(listed.inputSchema),
+        ...proseOf(listed.outputSchema),
       ];
-      for (const text of said) expect(text, listed.name).not.toMatch(HTTP);
+      for (const text of said) expect(text, listed.name).not.toMatch(HTTP_WORDING);
       expect(listed.description, listed.name).toMatch(/^[A-Z][^.]+ .*\.$/);
       for (const [name, schema] of Object.entries(listed.inputSchema.properties ?? {})) {
         expect((schema as { description?: string }).description, `${listed.name}.${name}`).toMatch(
