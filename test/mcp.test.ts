@@ -10,6 +10,7 @@ import * as z from "zod/mini";
 import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
 import { toolsFile } from "../mcp/src/tools.ts";
 import { ARGUMENT_WORDS, TOOL_WORDS, type ToolWords } from "../mcp/src/words.ts";
+import packageJson from "../package.json" with { type: "json" };
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
@@ -755,7 +756,7 @@ describe("the transport", () => {
     expect(result).toMatchObject({
       protocolVersion: "2025-11-25",
       capabilities: { tools: {} },
-      serverInfo: { name: "petstore", title: "Pet Store API" },
+      serverInfo: { name: "petstore", title: "Pet Store API", version: packageJson.version },
       instructions: TOOLS.instructions,
     });
   });

@@ -34,8 +34,12 @@ export interface Tool {
   };
 }
 
-/** The tools and the server's instructions, as `npm run openapi` wrote them. */
-export const TOOLS = generated as unknown as { instructions: string; tools: Tool[] };
+/** The server's version and instructions, and the tools, as `npm run openapi` wrote them. */
+export const TOOLS = generated as unknown as {
+  version: string;
+  instructions: string;
+  tools: Tool[];
+};
 
 /** The tools at `now` (seconds): a deprecated one is gone from its sunset on. */
 export const toolsAt = (now: number): Tool[] =>

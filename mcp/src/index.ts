@@ -14,7 +14,6 @@ import {
   Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import packageJson from "../../package.json" with { type: "json" };
 import {
   type ApiAccess,
   KEY_SCOPES_HEADER,
@@ -169,7 +168,7 @@ async function answer(request: Request, api: ApiAccess, metadataUrl: string): Pr
   };
   const server = () => {
     const mcp = new Server(
-      { name: "petstore", title: "Pet Store API", version: packageJson.version },
+      { name: "petstore", title: "Pet Store API", version: TOOLS.version },
       { capabilities: { tools: {} }, instructions: TOOLS.instructions },
     );
     mcp.setRequestHandler("tools/list", () => ({

@@ -3,6 +3,7 @@
 // it, its words from words.ts, its call the API call it names (docs/agents.md, docs/design.md).
 import type { Tool as ListedTool } from "@modelcontextprotocol/server";
 import * as z from "zod/mini";
+import packageJson from "../../package.json" with { type: "json" };
 import { IF_MATCH } from "../../src/http/etag.ts";
 import type { Operation } from "../../src/operations/index.ts";
 import { IDEMPOTENCY_KEY_HEADER } from "../../src/pets/idempotency.ts";
@@ -186,8 +187,8 @@ function toolOf(op: Operation, words: ToolWords | undefined, facts: Facts): Tool
 }
 
 /**
- * tools.json: the server's instructions and a tool per operation that says it is one
- * (`mcp.tool`), for `document`, the OpenAPI document getOpenApiDocument returns.
+ * tools.json: the server's version and instructions, and a tool per operation that says it is
+ * one (`mcp.tool`), for `document`, the OpenAPI document getOpenApiDocument returns.
  */
 export function toolsFile(
   operations: readonly Operation[],
@@ -198,5 +199,5 @@ export function toolsFile(
   const tools = operations
     .filter((op) => op.mcp.tool)
     .map((op) => toolOf(op, words[op.operationId], facts));
-  return { instructions: INSTRUCTIONS, tools };
+  return { version: packageJson.version, instructions: INSTRUCTIONS, tools };
 }
