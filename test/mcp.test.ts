@@ -8,6 +8,7 @@ import { Validator } from "@cfworker/json-schema";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
+import * as shims from "../mcp/src/sdk-shims.ts";
 import { toolsFile } from "../mcp/src/tools.ts";
 import { ARGUMENT_WORDS, TOOL_WORDS, type ToolWords } from "../mcp/src/words.ts";
 import packageJson from "../package.json" with { type: "json" };
@@ -296,6 +297,19 @@ describe("the tools, derived from the operation table", () => {
     expect(() => toolsFile(OPERATIONS, openApiDocument, { ...TOOL_WORDS, getPet: silent })).toThrow(
       "getPet: a deprecated tool says what replaces it, or that nothing does",
     );
+  });
+});
+
+describe("the SDK's workerd shims as the worker bundles them (mcp/src/sdk-shims.ts)", () => {
+  it("export what the SDK's own export, and refuse what this server never does", async () => {
+    const own = await import("@modelcontextprotocol/server/_shims");
+    expect(Object.keys(shims).sort()).toEqual(Object.keys(own).sort());
+    expect(() => new shims.DefaultJsonSchemaValidator().getValidator()).toThrow(
+      "This server sends no elicitation: it validates no client input schema.",
+    );
+    for (const stream of ["stdin", "stdout"] as const) {
+      expect(() => shims.process[stream]).toThrow("No stdio in a Worker");
+    }
   });
 });
 
