@@ -799,6 +799,36 @@ describe("the transport", () => {
     });
   });
 
+  it("refuses a body that is not JSON (400, -32700) or is over 64 KiB (413), with the key checked first", async () => {
+    const post = async (body: string, as: string | undefined = key) =>
+      exports.default.fetch(
+        new Request(`${BASE}/mcp`, {
+          method: "POST",
+          headers: {
+            ...(as ? { Authorization: `Bearer ${as}` } : {}),
+            "Content-Type": "application/json",
+            Accept: "application/json, text/event-stream",
+          },
+          body,
+        }),
+      );
+    const garbled = await post("{not json");
+    expect(garbled.status).toBe(400);
+    expect(await garbled.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32700, message: "Parse error: Invalid JSON" },
+      id: null,
+    });
+    const huge = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", pad: "x".repeat(65_536) });
+    const tooLarge = await post(huge);
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toMatchObject({
+      error: { code: -32000, message: "An MCP message is at most 65536 bytes." },
+    });
+    expect((await post(huge, "")).status).toBe(401);
+    expect((await post("{not json", await unknownKey())).status).toBe(401);
+  });
+
   it("answers GET and DELETE with 405 once the key is good (there is no stream to open or session to end)", async () => {
     for (const httpMethod of ["GET", "DELETE"]) {
       const response = await mcp("ping", undefined, { key, httpMethod });

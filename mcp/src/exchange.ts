@@ -33,12 +33,16 @@ function acceptingJson(request: Request): Request | undefined {
   if (!ranges.some((range) => /^\s*(\*|application)\/(\*|json)\s*(;|$)/i.test(range))) return;
   const headers = new Headers(request.headers);
   headers.set("Accept", "application/json, text/event-stream");
-  return new Request(request, { headers });
+  // Its body was read: the transport is handed the message.
+  return new Request(request.url, { method: request.method, headers });
 }
 
-/** The message of a POST, when it is JSON within the bound (read from a copy). */
+/**
+ * The message of a POST, read once (the SDK is handed it parsed, never the body), when it is
+ * JSON within the bound.
+ */
 async function messageOf(request: Request): Promise<unknown> {
-  const read = await readRequestBody(request.clone(), MAX_MESSAGE_BYTES);
+  const read = await readRequestBody(request, MAX_MESSAGE_BYTES);
   if (read.tooLarge) throw rpcError(413, `An MCP message is at most ${MAX_MESSAGE_BYTES} bytes.`);
   try {
     return JSON.parse(read.text) as unknown;
@@ -86,6 +90,8 @@ export async function exchange(
   if (request.method !== "POST") {
     return rpcError(405, "Method not allowed: this server is stateless (POST only).", { Allow });
   }
+  // As the SDK refuses it, once the key is known good.
+  if (message === undefined) return rpcError(400, "Parse error: Invalid JSON", {}, -32700);
   const batch = Array.isArray(message);
   const version = request.headers.get("MCP-Protocol-Version");
   // JSON-RPC batches are 2025-03-26's alone (a request without the header is 2025-03-26).
@@ -127,7 +133,7 @@ export async function exchange(
     return mcp;
   };
 
-  const options = message === undefined ? {} : { parsedBody: message };
+  const options = { parsedBody: message };
   let response: Response;
   if (await isLegacyRequest(request, message)) {
     // 2025 revisions: one stateless exchange, answered as JSON once the result is known.
