@@ -63,6 +63,21 @@ function mcp(
   );
 }
 
+/** A POST to /mcp of `body` as it is: JSON, with `headers` (none: no key, no Accept). */
+const postMcp = (body: string, headers: Record<string, string> = {}) =>
+  exports.default.fetch(
+    new Request(`${BASE}/mcp`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...headers },
+      body,
+    }),
+  );
+/** The headers of a client that sends `key` and accepts both media types. */
+const client = (key: string) => ({
+  Authorization: `Bearer ${key}`,
+  Accept: "application/json, text/event-stream",
+});
+
 interface RpcAnswer {
   jsonrpc: "2.0";
   id: number;
@@ -689,24 +704,14 @@ describe("tool results", () => {
 describe("batches", () => {
   /** A JSON-RPC batch of tool calls (ids 1, 2, ...) under `version` (none: the header is absent). */
   const batch = (key: string, calls: Array<[string, unknown]>, version?: string) =>
-    exports.default.fetch(
-      new Request(`${BASE}/mcp`, {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${key}`,
-          "Content-Type": "application/json",
-          Accept: "application/json, text/event-stream",
-          ...(version ? { "MCP-Protocol-Version": version } : {}),
-        },
-        body: JSON.stringify(
-          calls.map(([name, args], i) => ({
-            jsonrpc: "2.0",
-            id: i + 1,
-            method: "tools/call",
-            params: { name, arguments: args },
-          })),
-        ),
-      }),
+    postMcp(
+      JSON.stringify(
+        calls.map(([name, args], i) => ({
+          ...{ jsonrpc: "2.0", id: i + 1, method: "tools/call" },
+          params: { name, arguments: args },
+        })),
+      ),
+      { ...client(key), ...(version ? { "MCP-Protocol-Version": version } : {}) },
     );
 
   it("answers each message of a 2025-03-26 batch on its own: a write-only key keeps its create's new id beside the list's 403", async () => {
@@ -777,14 +782,12 @@ describe("the transport", () => {
 
   it("takes any Accept that admits JSON, every response being JSON, and refuses one that does not with 406", async () => {
     const initialize = (accept?: string) => {
-      const headers = new Headers({
-        Authorization: `Bearer ${key}`,
-        "Content-Type": "application/json",
-      });
-      if (accept !== undefined) headers.set("Accept", accept);
       const params = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: INFO };
       const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params });
-      return exports.default.fetch(new Request(`${BASE}/mcp`, { method: "POST", headers, body }));
+      return postMcp(body, {
+        Authorization: `Bearer ${key}`,
+        ...(accept ? { Accept: accept } : {}),
+      });
     };
     for (const accept of ["*/*", "application/*", "application/json", undefined]) {
       const { result } = await answered(await initialize(accept));
@@ -800,18 +803,7 @@ describe("the transport", () => {
   });
 
   it("refuses a body that is not JSON (400, -32700) or is over 64 KiB (413), with the key checked first", async () => {
-    const post = async (body: string, as: string | undefined = key) =>
-      exports.default.fetch(
-        new Request(`${BASE}/mcp`, {
-          method: "POST",
-          headers: {
-            ...(as ? { Authorization: `Bearer ${as}` } : {}),
-            "Content-Type": "application/json",
-            Accept: "application/json, text/event-stream",
-          },
-          body,
-        }),
-      );
+    const post = (body: string, as = key) => postMcp(body, as ? client(as) : {});
     const garbled = await post("{not json");
     expect(garbled.status).toBe(400);
     expect(await garbled.json()).toEqual({
