@@ -102,7 +102,10 @@ function toolOf(op: Operation, words: ToolWords | undefined, facts: Facts): Tool
     s ? jsonSchema(s, "input") : { properties: {} },
   ) as [Json, Json, Json];
   const added = {
-    ...(op.method === "post" ? { idempotencyKey: HEADER_ARGUMENTS.idempotencyKey } : {}),
+    // The operations that read an Idempotency-Key (createPet), not every POST.
+    ...(op.headers?.some((h) => h.name === IDEMPOTENCY_KEY_HEADER)
+      ? { idempotencyKey: HEADER_ARGUMENTS.idempotencyKey }
+      : {}),
     ...(op.ifMatch ? { etag: HEADER_ARGUMENTS.etag } : {}),
   };
   const names = [params, query, body].flatMap((s) => Object.keys(properties(s)));
