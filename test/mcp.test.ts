@@ -615,7 +615,27 @@ describe("tool results", () => {
       { field: "name", message: "is required" },
       { field: "colour", message: "is not an accepted field" },
     ]);
+    // The tools that change an animal follow the same rule.
+    const { id } = await structured(
+      await callTool(key, "createPet", { name: "Unchanged", categoryId: 1 }),
+      "createPet",
+    );
+    expect(await refused("updatePet", { petId: id, name: long })).toMatchObject({
+      code: "validation_failed",
+      status: 400,
+      details: [{ field: "name" }],
+    });
+    expect(await refused("updatePet", { petId: id, status: "lost" })).toMatchObject({
+      code: "validation_failed",
+      details: [{ field: "status" }],
+    });
+    expect(await refused("deletePet", { petId: 0 })).toMatchObject({
+      code: "invalid_parameter",
+      status: 400,
+      details: [{ field: "petId" }],
+    });
     expect(await petCount(long)).toBe(0);
+    expect(await petCount("Unchanged")).toBe(1);
   });
 
   it("answers a tool that does not exist as a protocol error (-32602)", async () => {

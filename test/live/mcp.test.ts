@@ -317,6 +317,12 @@ describe("what an agent meets at /mcp (issue 33)", () => {
           details: [{ field: "name" }],
         });
         expect(await named(long)).toEqual([]);
+        for (const name of ["updatePet", "deletePet"]) {
+          expect(await error(name, { petId: 0 })).toMatchObject({
+            code: "invalid_parameter",
+            details: [{ field: "petId" }],
+          });
+        }
       } finally {
         await client.close();
       }
