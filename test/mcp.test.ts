@@ -701,6 +701,14 @@ describe("tool results", () => {
     await stale("updatePet", { name: "Lost update", etag: pet.etag });
     await stale("deletePet", { etag: pet.etag });
     expect(await petCount("Retagged")).toBe(1);
+    // Only quotes around the whole tag are dropped: a tag with more around them is refused.
+    for (const etag of [`x"${renamed.etag}"`, `"${renamed.etag}"x`]) {
+      const { result } = await answered(await callTool(key, "deletePet", { petId: pet.id, etag }));
+      expect(JSON.parse(result?.content?.[0]?.text ?? ""), etag).toMatchObject({
+        code: "invalid_parameter",
+        status: 400,
+      });
+    }
     // The tag as the API writes it, quotes and all, is taken too.
     const removed = await answered(
       await callTool(key, "deletePet", { petId: pet.id, etag: `"${renamed.etag}"` }),
