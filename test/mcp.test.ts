@@ -455,7 +455,11 @@ describe("Origin", () => {
         const response = await mcp("tools/list", {}, { key: withKey, headers: { Origin: origin } });
         expect(response.status).toBe(403);
         expect(response.headers.get("WWW-Authenticate")).toBeNull();
-        expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+        expect(await response.json()).toEqual({
+          jsonrpc: "2.0",
+          error: { code: -32000, message: `Invalid Origin: ${origin}` },
+          id: null,
+        });
       }
     }
   });
