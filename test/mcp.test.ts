@@ -442,9 +442,18 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       resource_name: "Pet Store API",
       resource_documentation: `${BASE}/v1/docs`,
     });
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=3600");
+    const head = await exports.default.fetch(new Request(METADATA_URL, { method: "HEAD" }));
+    expect(head.status).toBe(200);
+    expect(head.headers.get("Cache-Control")).toBe("public, max-age=3600");
     const post = await exports.default.fetch(new Request(METADATA_URL, { method: "POST" }));
     expect(post.status).toBe(405);
     expect(post.headers.get("Allow")).toBe("GET, HEAD");
+    expect(await post.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: "Method not allowed." },
+      id: null,
+    });
   });
 });
 
