@@ -1,5 +1,6 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { kCurrentWorker } from "miniflare";
 import { configDefaults, defineConfig } from "vitest/config";
 import { experimental_readRawConfig } from "wrangler";
 import { buildMcpWorker, mcpWorkerOptions } from "./scripts/mcp-worker.ts";
@@ -50,17 +51,32 @@ function wranglerRateLimits() {
 // developer platform worker as platform/wrangler.toml declares it, on a D1 built from
 // the same migrations/, with low sign-up and failed sign-in limits per client address
 // (each test uses its own address). "node" runs the unit tests of the Node-side scripts in Node.
-export default defineConfig(async () => {
+/**
+ * The projects, the MCP worker beside the API as it deploys, as in `npm run dev` (its MCP binding
+ * reaches it); or, with `mcpInTests` (`npm run mutation`), the MCP worker's source run in the
+ * tests' own isolate, an entrypoint of test/support/mcp-in-tests.ts, where Stryker's mutants live.
+ */
+export async function testConfig({ mcpInTests = false } = {}) {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
-  // The MCP worker as it deploys, beside the API as in `npm run dev`: its MCP binding reaches it.
-  const mcp = mcpWorkerOptions(buildMcpWorker(path.join(import.meta.dirname, "dist/test-mcp")));
+  const mcp = mcpInTests
+    ? {
+        main: "./test/support/mcp-in-tests.ts",
+        bindings: mcpWorkerOptions("").bindings,
+        serviceBindings: { MCP: { name: kCurrentWorker, entrypoint: "McpServer" } },
+      }
+    : {
+        workers: [
+          mcpWorkerOptions(buildMcpWorker(path.join(import.meta.dirname, "dist/test-mcp"))),
+        ],
+      };
   const worker = (extra: { bindings?: Record<string, unknown>; ratelimits?: RateLimits } = {}) =>
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
+      ...(mcpInTests ? { main: mcp.main } : {}),
       miniflare: {
-        bindings: { TEST_MIGRATIONS: migrations, ...extra.bindings },
+        bindings: { TEST_MIGRATIONS: migrations, ...mcp.bindings, ...extra.bindings },
         ...(extra.ratelimits ? { ratelimits: extra.ratelimits } : {}),
-        workers: [mcp],
+        ...(mcp.workers ? { workers: mcp.workers } : { serviceBindings: mcp.serviceBindings }),
       },
     });
   const setupFiles = ["./test/setup/apply-migrations.ts"];
@@ -157,4 +173,6 @@ export default defineConfig(async () => {
       ],
     },
   };
-});
+}
+
+export default defineConfig(() => testConfig());

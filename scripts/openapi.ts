@@ -1,8 +1,10 @@
 // Writes src/openapi/openapi.json from the operation table, and src/openapi/worker.json, what
 // the worker takes from it without bundling it: the version, the CORS header lists and the
-// shape of each cached response. `--check` fails when either is stale.
+// shape of each cached response; and mcp/src/tools.json, the MCP worker's tools derived from
+// the same table (mcp/src/tools.ts). `--check` fails when any is stale.
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { toolsFile } from "../mcp/src/tools.ts";
 import packageJson from "../package.json" with { type: "json" };
 import { buildOpenApiDocument, corsHeaders } from "../src/openapi/document.ts";
 import { OPERATIONS } from "../src/operations/index.ts";
@@ -46,11 +48,12 @@ const files: Array<[URL, unknown]> = [
     new URL("../src/openapi/worker.json", import.meta.url),
     { version: packageJson.version, cors: corsHeaders(document), shapes: cacheShapes() },
   ],
+  [new URL("../mcp/src/tools.json", import.meta.url), toolsFile(OPERATIONS, document)],
 ];
 
 const check = process.argv.includes("--check");
 for (const [target, value] of files) {
-  const name = `src/openapi/${target.pathname.split("/").at(-1)}`;
+  const name = target.pathname.slice(new URL("..", import.meta.url).pathname.length);
   const fresh = `${JSON.stringify(value, null, 2)}\n`;
   if (!check) {
     writeFileSync(target, fresh);

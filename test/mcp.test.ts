@@ -7,7 +7,11 @@ import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/mini";
-import { type Tool, toolsAt, toolsFrom } from "../mcp/src/tools.ts";
+import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
+import * as shims from "../mcp/src/sdk-shims.ts";
+import { toolsFile } from "../mcp/src/tools.ts";
+import { ARGUMENT_WORDS, TOOL_WORDS, type ToolWords } from "../mcp/src/words.ts";
+import packageJson from "../package.json" with { type: "json" };
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
 import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
@@ -21,12 +25,19 @@ import {
 } from "../src/operations/index.ts";
 import { SCOPES, type Scope } from "../src/scopes.ts";
 import { BASE, createKey, unknownKey } from "./helpers.ts";
+import { HTTP_WORDING, proseOf } from "./support/agent-words.ts";
 
 const METADATA_URL = `${BASE}${MCP_METADATA_PATH}`;
+const INFO = { name: "t", version: "1" };
 const now = () => Date.now() / 1000;
 const tool = (name: string) => toolsAt(now()).find((t) => t.listed.name === name) as Tool;
+/** The JSON Schema of one argument of a tool. */
+const argument = (name: string, arg: string) =>
+  tool(name).listed.inputSchema.properties?.[arg] as Record<string, unknown>;
 /** The tools the table declares, in its order. */
 const TOOL_NAMES = OPERATIONS.filter((op) => op.mcp.tool).map((op) => op.operationId);
+/** The scopes they need, which a 401 names for an OAuth client to ask: no tool reads orders. */
+const TOOL_SCOPES = "pets:read pets:write";
 
 /** A JSON-RPC request to /mcp as a 2025-11-25 client sends it. */
 function mcp(
@@ -51,6 +62,21 @@ function mcp(
     }),
   );
 }
+
+/** A POST to /mcp of `body` as it is: JSON, with `headers` (none: no key, no Accept). */
+const postMcp = (body: string, headers: Record<string, string> = {}) =>
+  exports.default.fetch(
+    new Request(`${BASE}/mcp`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...headers },
+      body,
+    }),
+  );
+/** The headers of a client that sends `key` and accepts both media types. */
+const client = (key: string) => ({
+  Authorization: `Bearer ${key}`,
+  Accept: "application/json, text/event-stream",
+});
 
 interface RpcAnswer {
   jsonrpc: "2.0";
@@ -108,8 +134,11 @@ beforeAll(async () => {
 describe("the tools, derived from the operation table", () => {
   const jsonSchema = (schema: z.ZodMiniType, io: "input" | "output") =>
     z.toJSONSchema(schema, { target: "draft-2020-12", io }) as {
-      properties?: Record<string, unknown>;
+      properties?: Record<string, Record<string, unknown>>;
+      $defs?: Record<string, { properties: Record<string, Record<string, unknown>> }>;
     };
+  /** `schema` without its prose, as the tools give the API's schemas. */
+  const bare = ({ description: _d, examples: _e, ...rest }: Record<string, unknown> = {}) => rest;
 
   it("are the operations that say they are tools; every other one says why not", async () => {
     const names = toolsAt(now()).map((t) => t.listed.name);
@@ -123,7 +152,11 @@ describe("the tools, derived from the operation table", () => {
     expect(await listedTools(key)).toEqual(TOOL_NAMES);
   });
 
-  it("makes a new operation a tool with no other change", () => {
+  it("are served as `npm run openapi` derived them from today's table (tools.json is not stale)", () => {
+    expect(TOOLS).toEqual(JSON.parse(JSON.stringify(toolsFile(OPERATIONS, openApiDocument))));
+  });
+
+  it("makes a new operation a tool once its words for agents are written, and not before", () => {
     const adoptPet: Operation = {
       ...createPet,
       operationId: "adoptPet",
@@ -131,8 +164,20 @@ describe("the tools, derived from the operation table", () => {
       params: getPet.params,
       summary: "Adopt an animal",
     };
-    const made = toolsFrom([...OPERATIONS, adoptPet]).find((t) => t.listed.name === "adoptPet");
+    const table = [...OPERATIONS, adoptPet];
+    expect(() => toolsFile(table, openApiDocument)).toThrow(
+      "adoptPet: a tool needs its words for agents (mcp/src/words.ts)",
+    );
+    const words = {
+      title: "Adopt an animal",
+      description: "Adopts an animal.",
+      arguments: { status: "Its status once adopted." },
+    };
+    const withWords = { ...TOOL_WORDS, adoptPet: words };
+    const made = toolsFile(table, openApiDocument, withWords).tools.at(-1);
+    expect(made?.listed).toMatchObject({ name: "adoptPet", description: "Adopts an animal." });
     expect(made?.scope).toBe("pets:write");
+    expect(made?.request).toMatchObject({ method: "POST", path: "/pets/{petId}/adoption" });
     expect(Object.keys(made?.listed.inputSchema.properties ?? {})).toEqual([
       "petId",
       "name",
@@ -141,81 +186,147 @@ describe("the tools, derived from the operation table", () => {
       "idempotencyKey",
     ]);
     expect(made?.listed.annotations?.readOnlyHint).toBe(false);
+    // An argument no words describe stops the build, as a tool without words does.
+    const colour = { ...adoptPet, query: z.object({ colour: z.string() }) };
+    expect(() => toolsFile([colour], openApiDocument, withWords)).toThrow(
+      "adoptPet: its argument colour needs words for agents",
+    );
   });
 
-  it("takes their input and output schemas from the zod schemas that validate the API", () => {
+  it("takes their input and output schemas from the zod schemas that validate the API, their prose from words.ts", () => {
     const list = tool("listPets").listed;
     const query = jsonSchema(listPets.query, "input").properties ?? {};
     expect(Object.keys(list.inputSchema.properties ?? {})).toEqual(Object.keys(query));
-    expect(list.inputSchema.properties?.limit).toEqual(query.limit);
-    expect(list.inputSchema.properties?.status).toEqual(query.status);
+    expect(bare(argument("listPets", "limit"))).toEqual(bare(query.limit));
+    expect(argument("listPets", "limit").description).toBe(TOOL_WORDS.listPets?.arguments?.limit);
+    expect(bare(argument("listPets", "status"))).toEqual(bare(query.status));
     expect(list.outputSchema?.required).toEqual(["items"]);
     expect(Object.keys(list.outputSchema?.properties ?? {})).toEqual(["items", "nextCursor"]);
 
     const create = tool("createPet").listed;
     expect(create.inputSchema.required).toEqual(["name", "categoryId"]);
-    expect(create.inputSchema.properties?.name).toEqual(
-      (jsonSchema(createPet.body, "input") as { $defs: { PetName: unknown } }).$defs.PetName,
-    );
+    const petName = jsonSchema(createPet.body, "input").$defs?.PetName;
+    expect(bare(argument("createPet", "name"))).toEqual(bare(petName));
+    expect(argument("createPet", "name").description).toBe(ARGUMENT_WORDS.name);
     expect(create.outputSchema?.required).toEqual(["id", "name", "categoryId", "status"]);
     expect(tool("getPet").listed.inputSchema.required).toEqual(["petId"]);
     // Every named part is written in place: clients need no $ref resolution.
     expect(JSON.stringify(toolsAt(now()).map((t) => t.listed))).not.toContain("$ref");
   });
 
-  it("annotates by method: reads read-only, a create adds, a change overwrites, a removal destroys", () => {
+  it("speak to an agent: what each tool does and when to use it, no HTTP in any description", () => {
+    for (const { listed } of toolsAt(now())) {
+      const said = [
+        listed.description ?? "",
+        listed.title ?? "",
+        ...proseOf(listed.inputSchema),
+        ...proseOf(listed.outputSchema),
+      ];
+      for (const text of said) expect(text, listed.name).not.toMatch(HTTP_WORDING);
+      expect(listed.description, listed.name).toMatch(/^[A-Z][^.]+ .*\.$/);
+      for (const [name, schema] of Object.entries(listed.inputSchema.properties ?? {})) {
+        expect((schema as { description?: string }).description, `${listed.name}.${name}`).toMatch(
+          /\.$/,
+        );
+      }
+    }
+    const before = tool("listPets").listed.description;
+    expect(before).toContain("nextCursor");
+    expect(before).toContain("cannot look an animal up by id");
+  });
+
+  it("says how large the OpenAPI document is and when it is worth calling for", async () => {
+    const { description } = tool("getOpenApiDocument").listed;
+    const response = await answered(await callTool(key, "getOpenApiDocument", {}));
+    const text = response.result?.content?.[0]?.text ?? "";
+    const kb = Math.round(new TextEncoder().encode(text).byteLength / 1000);
+    expect(description).toContain(`about ${kb} KB of JSON`);
+    expect(description).toMatch(/You do not need it to use these tools/);
+  });
+
+  it("annotates by method: reads read-only, a create adds, a change overwrites (a merge patch, so repeatable), a removal destroys", () => {
     // [readOnly, idempotent, destructive] per method (RFC 9110's safe and idempotent).
     const hints: Record<string, [boolean, boolean, boolean]> = {
-      get: [true, true, false],
-      post: [false, false, false],
-      patch: [false, false, true],
-      delete: [false, true, true],
+      GET: [true, true, false],
+      POST: [false, false, false],
+      PATCH: [false, true, true],
+      DELETE: [false, true, true],
     };
     for (const t of toolsAt(now())) {
-      const [readOnlyHint, idempotentHint, destructiveHint] = hints[t.operation.method] ?? [];
+      const [readOnlyHint, idempotentHint, destructiveHint] = hints[t.request.method] ?? [];
       expect(t.listed.annotations, t.listed.name).toMatchObject({
         readOnlyHint,
         idempotentHint,
         destructiveHint,
         openWorldHint: false,
-        title: t.operation.summary,
+        title: t.listed.title,
       });
     }
     expect(tool("deletePet").listed.annotations?.destructiveHint).toBe(true);
   });
 
-  it("gives idempotencyKey to exactly the operations that take an Idempotency-Key, described for an agent", () => {
+  it("gives idempotencyKey to exactly the operations that take an Idempotency-Key, and etag to those that take If-Match", () => {
     const paths = openApiDocument.paths as Record<
       string,
       Record<string, { parameters?: Array<{ name: string }>; operationId?: string }>
     >;
-    const takingTheHeader = Object.values(paths)
-      .flatMap((item) => Object.values(item))
-      .filter((op) => op.parameters?.some((p) => p.name === "Idempotency-Key"))
-      .map((op) => op.operationId);
-    const withKey = toolsAt(now()).filter(
-      (t) => "idempotencyKey" in (t.listed.inputSchema.properties ?? {}),
-    );
-    expect(withKey.map((t) => t.listed.name)).toEqual(takingTheHeader);
-    expect(withKey.map((t) => t.listed.name)).toEqual(["createPet"]);
-    expect(tool("createPet").listed.inputSchema.properties?.idempotencyKey).toMatchObject({
+    const taking = (header: string) =>
+      Object.values(paths)
+        .flatMap((item) => Object.values(item))
+        .filter((op) => op.parameters?.some((p) => p.name === header))
+        .map((op) => op.operationId);
+    const given = (argument: string) =>
+      toolsAt(now())
+        .filter((t) => argument in (t.listed.inputSchema.properties ?? {}))
+        .map((t) => t.listed.name);
+    expect(given("idempotencyKey")).toEqual(taking("Idempotency-Key"));
+    expect(given("idempotencyKey")).toEqual(["createPet"]);
+    expect(given("etag")).toEqual(taking("If-Match"));
+    expect(given("etag")).toEqual(["updatePet", "deletePet"]);
+    expect(argument("createPet", "idempotencyKey")).toMatchObject({
       type: "string",
       description: expect.stringMatching(/retry/),
     });
-    expect(tool("createPet").listed.inputSchema.required).not.toContain("idempotencyKey");
+    for (const [name, optional] of [
+      ["createPet", "idempotencyKey"],
+      ["updatePet", "etag"],
+      ["deletePet", "etag"],
+    ] as const) {
+      expect(tool(name).listed.inputSchema.required, name).not.toContain(optional);
+    }
   });
 
-  it("says getPet is deprecated, names listPets instead, and drops it at the sunset", () => {
+  it("says getPet is deprecated and when it goes, names no replacement that cannot do its job, and drops it at the sunset", () => {
     const deprecated = tool("getPet").listed;
-    expect(deprecated.description).toMatch(
-      /Deprecated since 2026-11-01: use `listPets` instead\. This tool is removed on 2030-12-05\./,
+    expect(deprecated.description).toContain(
+      "Deprecated since 2026-11-01, and removed on 2030-12-05. No other tool looks an animal up by id (listPets only browses): use this one until then.",
     );
+    expect(deprecated.description).not.toMatch(/use `?listPets`? instead/);
     expect(deprecated._meta).toEqual({ deprecated: true });
     const names = (at: number) => toolsAt(at).map((t) => t.listed.name);
     expect(names(GET_PET_SUNSET_AT - 1)).toContain("getPet");
     expect(names(GET_PET_SUNSET_AT)).not.toContain("getPet");
     expect(names(GET_PET_SUNSET_AT)).toContain("listPets");
+    // A deprecated tool must say what replaces it, or that nothing does.
+    const { replacement: _r, ...silent } = TOOL_WORDS.getPet as ToolWords;
+    expect(() => toolsFile(OPERATIONS, openApiDocument, { ...TOOL_WORDS, getPet: silent })).toThrow(
+      "getPet: a deprecated tool says what replaces it, or that nothing does",
+    );
   });
+});
+
+describe("the SDK's workerd shims as the worker bundles them (mcp/src/sdk-shims.ts)", () => {
+  it("export what the SDK's own export, and refuse what this server never does", async () => {
+    const own = await import("@modelcontextprotocol/server/_shims");
+    expect(Object.keys(shims).sort()).toEqual(Object.keys(own).sort());
+    expect(() => new shims.DefaultJsonSchemaValidator().getValidator()).toThrow(
+      "This server sends no elicitation: it validates no client input schema.",
+    );
+    for (const stream of ["stdin", "stdout"] as const) {
+      expect(() => shims.process[stream]).toThrow("No stdio in a Worker");
+    }
+    // Importing the SDK's own shims evaluates the whole SDK in this isolate: seconds on a busy machine.
+  }, 30_000);
 });
 
 describe("the same keys: 401 points at the metadata, 403 names the scope", () => {
@@ -224,7 +335,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       mcp("initialize", {
         protocolVersion: "2025-11-25",
         capabilities: {},
-        clientInfo: { name: "t", version: "1" },
+        clientInfo: INFO,
       }),
       mcp("tools/list"),
       mcp("tools/call", { name: "listPets", arguments: {} }),
@@ -234,7 +345,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     for (const response of await Promise.all(requests)) {
       expect(response.status).toBe(401);
       expect(response.headers.get("WWW-Authenticate")).toBe(
-        `Bearer realm="petstore", resource_metadata="${METADATA_URL}"`,
+        `Bearer realm="petstore", scope="${TOOL_SCOPES}", resource_metadata="${METADATA_URL}"`,
       );
       expect(await response.json()).toEqual({
         code: "unauthorized",
@@ -252,7 +363,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     ]) {
       expect(response.status).toBe(401);
       expect(response.headers.get("WWW-Authenticate")).toBe(
-        `Bearer realm="petstore", error="invalid_token", resource_metadata="${METADATA_URL}"`,
+        `Bearer realm="petstore", error="invalid_token", scope="${TOOL_SCOPES}", resource_metadata="${METADATA_URL}"`,
       );
       expect(await response.json()).toMatchObject({ code: "unauthorized", status: 401 });
     }
@@ -331,9 +442,18 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       resource_name: "Pet Store API",
       resource_documentation: `${BASE}/v1/docs`,
     });
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=3600");
+    const head = await exports.default.fetch(new Request(METADATA_URL, { method: "HEAD" }));
+    expect(head.status).toBe(200);
+    expect(head.headers.get("Cache-Control")).toBe("public, max-age=3600");
     const post = await exports.default.fetch(new Request(METADATA_URL, { method: "POST" }));
     expect(post.status).toBe(405);
     expect(post.headers.get("Allow")).toBe("GET, HEAD");
+    expect(await post.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: "Method not allowed." },
+      id: null,
+    });
   });
 });
 
@@ -344,7 +464,11 @@ describe("Origin", () => {
         const response = await mcp("tools/list", {}, { key: withKey, headers: { Origin: origin } });
         expect(response.status).toBe(403);
         expect(response.headers.get("WWW-Authenticate")).toBeNull();
-        expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+        expect(await response.json()).toEqual({
+          jsonrpc: "2.0",
+          error: { code: -32000, message: `Invalid Origin: ${origin}` },
+          id: null,
+        });
       }
     }
   });
@@ -357,6 +481,54 @@ describe("Origin", () => {
       );
       expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
     }
+  });
+});
+
+describe("browsers", () => {
+  const PAGE = "http://localhost:6274";
+  const preflight = (origin: string) =>
+    exports.default.fetch(
+      new Request(`${BASE}/mcp`, {
+        method: "OPTIONS",
+        headers: {
+          Origin: origin,
+          "Access-Control-Request-Method": "POST",
+          "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+        },
+      }),
+    );
+
+  it("answers an allowed page's preflight without a key, granting the transport's headers", async () => {
+    const response = await preflight(PAGE);
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe("");
+    expect(response.headers.get("WWW-Authenticate")).toBeNull();
+    expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(response.headers.get("Access-Control-Allow-Methods")).toBe("POST, OPTIONS");
+    // What the SDK's clients send (the 2026-07-28 ones add Mcp-Method and Mcp-Name).
+    const sent = ["Authorization", "Content-Type", "MCP-Protocol-Version", "Last-Event-ID"];
+    const granted = response.headers.get("Access-Control-Allow-Headers")?.split(", ");
+    expect(granted).toEqual(expect.arrayContaining([...sent, "Mcp-Session-Id", "Mcp-Method"]));
+  });
+
+  it("refuses the preflight of a page outside the allow-list with 403, as every request", async () => {
+    const response = await preflight("https://evil.example.com");
+    expect(response.status).toBe(403);
+    // A preflight that is not 2xx fails in the browser, whatever its headers grant.
+    expect(response.headers.get("Access-Control-Allow-Headers")).not.toContain("MCP-Protocol");
+    expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+  });
+
+  it("lets the page read the 401's challenge and, with a key, the tools", async () => {
+    const keyless = await mcp("tools/list", {}, { headers: { Origin: PAGE } });
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(keyless.headers.get("Access-Control-Expose-Headers")).toContain("WWW-Authenticate");
+    const { result } = await answered(
+      await mcp("tools/list", {}, { key, headers: { Origin: PAGE } }),
+    );
+    expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
   });
 });
 
@@ -426,23 +598,60 @@ describe("tool results", () => {
     });
   });
 
-  it("answers a malformed call as a protocol error carrying the API's Error, and creates nothing", async () => {
-    const limit = await answered(await callTool(key, "listPets", { limit: 0 }));
-    expect(limit.error).toMatchObject({
-      code: -32602,
-      data: { code: "invalid_parameter", status: 400, details: [{ field: "limit" }] },
+  it("answers arguments the API refuses as an isError result the model reads: the Error naming the field; nothing is created", async () => {
+    /** The Error object of a refused call, which must be a tool result, not a protocol error. */
+    const refused = async (name: string, args: Record<string, unknown>) => {
+      const { result, error } = await answered(await callTool(key, name, args));
+      expect(error).toBeUndefined();
+      expect(result?.isError).toBe(true);
+      expect(result?.structuredContent).toBeUndefined();
+      return JSON.parse(result?.content?.[0]?.text ?? "") as Record<string, unknown>;
+    };
+    expect(await refused("listPets", { limit: 0 })).toMatchObject({
+      code: "invalid_parameter",
+      status: 400,
+      details: [{ field: "limit" }],
     });
-    const unnamed = await answered(
-      await callTool(key, "createPet", { categoryId: 1, colour: "red" }),
-    );
-    expect(unnamed.error).toMatchObject({
-      code: -32602,
-      data: { code: "validation_failed", status: 400 },
+    expect(await refused("listPets", { cursor: "not-a-cursor" })).toMatchObject({
+      code: "invalid_cursor",
+      status: 400,
     });
-    expect(unnamed.error?.data?.details).toEqual([
+    const long = "x".repeat(500);
+    expect(await refused("createPet", { name: long, categoryId: 1 })).toMatchObject({
+      code: "validation_failed",
+      status: 400,
+      details: [{ field: "name" }],
+    });
+    const unnamed = await refused("createPet", { categoryId: 1, colour: "red" });
+    expect(unnamed).toMatchObject({ code: "validation_failed", status: 400 });
+    expect(unnamed.details).toEqual([
       { field: "name", message: "is required" },
       { field: "colour", message: "is not an accepted field" },
     ]);
+    // The tools that change an animal follow the same rule.
+    const { id } = await structured(
+      await callTool(key, "createPet", { name: "Unchanged", categoryId: 1 }),
+      "createPet",
+    );
+    expect(await refused("updatePet", { petId: id, name: long })).toMatchObject({
+      code: "validation_failed",
+      status: 400,
+      details: [{ field: "name" }],
+    });
+    expect(await refused("updatePet", { petId: id, status: "lost" })).toMatchObject({
+      code: "validation_failed",
+      details: [{ field: "status" }],
+    });
+    expect(await refused("deletePet", { petId: 0 })).toMatchObject({
+      code: "invalid_parameter",
+      status: 400,
+      details: [{ field: "petId" }],
+    });
+    expect(await petCount(long)).toBe(0);
+    expect(await petCount("Unchanged")).toBe(1);
+  });
+
+  it("answers a tool that does not exist as a protocol error (-32602)", async () => {
     const unknown = await answered(await callTool(key, "listOrders", {}));
     expect(unknown.error).toMatchObject({ code: -32602, message: 'No tool named "listOrders".' });
     expect(unknown.result).toBeUndefined();
@@ -457,7 +666,8 @@ describe("tool results", () => {
       await callTool(key, "updatePet", { petId: pet.id, status: "sold", name: "Sold" }),
       "updatePet",
     );
-    expect(sold).toEqual({ ...pet, status: "sold", name: "Sold" });
+    expect(sold).toEqual({ ...pet, status: "sold", name: "Sold", etag: expect.any(String) });
+    expect(sold.etag).not.toBe(pet.etag);
     const again = await answered(
       await callTool(key, "updatePet", { petId: pet.id, status: "available" }),
     );
@@ -475,6 +685,53 @@ describe("tool results", () => {
     expect(await petCount("Sold")).toBe(0);
   });
 
+  it("changes or removes an animal only as the agent last saw it when given its etag (createPet, getPet and updatePet return it)", async () => {
+    const pet = await structured(
+      await callTool(key, "createPet", { name: "Tagged", categoryId: 2 }),
+      "createPet",
+    );
+    const read = await exports.default.fetch(
+      new Request(`${BASE}/v1/pets/${pet.id}`, { headers: { Authorization: `Bearer ${key}` } }),
+    );
+    expect(read.headers.get("ETag")).toBe(`"${pet.etag}"`);
+    expect(await structured(await callTool(key, "getPet", { petId: pet.id }), "getPet")).toEqual(
+      pet,
+    );
+    const renamed = await structured(
+      await callTool(key, "updatePet", { petId: pet.id, name: "Retagged", etag: pet.etag }),
+      "updatePet",
+    );
+    expect(renamed).toMatchObject({ id: pet.id, name: "Retagged" });
+    /** The Error of a call refused because the animal changed since `etag`. */
+    const stale = async (name: string, args: Record<string, unknown>) => {
+      const { result } = await answered(await callTool(key, name, { petId: pet.id, ...args }));
+      expect(result?.isError, name).toBe(true);
+      expect(JSON.parse(result?.content?.[0]?.text ?? "")).toMatchObject({
+        code: "precondition_failed",
+        status: 412,
+      });
+    };
+    await stale("updatePet", { name: "Lost update", etag: pet.etag });
+    await stale("deletePet", { etag: pet.etag });
+    expect(await petCount("Retagged")).toBe(1);
+    // Only quotes around the whole tag are dropped: a tag with more around them is refused.
+    for (const etag of [`x"${renamed.etag}"`, `"${renamed.etag}"x`]) {
+      const { result } = await answered(await callTool(key, "deletePet", { petId: pet.id, etag }));
+      expect(JSON.parse(result?.content?.[0]?.text ?? ""), etag).toMatchObject({
+        code: "invalid_parameter",
+        status: 400,
+      });
+    }
+    // The tag as the API writes it, quotes and all, is taken too.
+    const removed = await answered(
+      await callTool(key, "deletePet", { petId: pet.id, etag: `"${renamed.etag}"` }),
+    );
+    expect(removed.result).toEqual({
+      content: [{ type: "text", text: deletePet.success?.description }],
+    });
+    expect(await petCount("Retagged")).toBe(0);
+  });
+
   it("serves getPet with the deprecated operation's answer until its sunset", async () => {
     const pet = await structured(
       await callTool(key, "createPet", { name: "Old", categoryId: 2 }),
@@ -486,11 +743,73 @@ describe("tool results", () => {
   });
 });
 
+describe("batches", () => {
+  /** A JSON-RPC batch of tool calls (ids 1, 2, ...) under `version` (none: the header is absent). */
+  const batch = (key: string, calls: Array<[string, unknown]>, version?: string) =>
+    postMcp(
+      JSON.stringify(
+        calls.map(([name, args], i) => ({
+          ...{ jsonrpc: "2.0", id: i + 1, method: "tools/call" },
+          params: { name, arguments: args },
+        })),
+      ),
+      { ...client(key), ...(version ? { "MCP-Protocol-Version": version } : {}) },
+    );
+
+  it("answers each message of a 2025-03-26 batch on its own: a write-only key keeps its create's new id beside the list's 403", async () => {
+    const { key: writeOnly } = await createKey("mcp-batch", { scopes: ["pets:write"] });
+    for (const version of [undefined, "2025-03-26"]) {
+      const name = `batched-${version ?? "no-header"}`;
+      const response = await batch(
+        writeOnly,
+        [
+          ["createPet", { name, categoryId: 3 }],
+          ["listPets", {}],
+        ],
+        version,
+      );
+      expect(response.status).toBe(200);
+      expect(response.headers.get("WWW-Authenticate")).toBeNull();
+      const [created, listed] = (await response.json()) as RpcAnswer[];
+      expect(created).toMatchObject({ jsonrpc: "2.0", id: 1 });
+      expect(created?.result?.isError).toBeUndefined();
+      const pet = created?.result?.structuredContent as { id: number; name: string };
+      expect(pet).toMatchObject({ name, categoryId: 3, status: "available" });
+      expect(
+        await env.DB.prepare("SELECT name FROM pets WHERE id = ?1").bind(pet.id).first(),
+      ).toEqual({ name });
+      expect(listed).toMatchObject({ jsonrpc: "2.0", id: 2, result: { isError: true } });
+      expect(JSON.parse(listed?.result?.content?.[0]?.text ?? "")).toEqual({
+        code: "insufficient_scope",
+        message: expect.stringContaining('"pets:read"'),
+        status: 403,
+      });
+    }
+  });
+
+  it("refuses a batch under 2025-06-18 and 2025-11-25, which removed them, before any call runs", async () => {
+    for (const version of ["2025-06-18", "2025-11-25"]) {
+      const name = `unbatched-${version}`;
+      const response = await batch(key, [["createPet", { name, categoryId: 3 }]], version);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: {
+          code: -32600,
+          message: `Invalid Request: protocol version ${version} has no JSON-RPC batches; send one message per request.`,
+        },
+        id: null,
+      });
+      expect(await petCount(name)).toBe(0);
+    }
+  });
+});
+
 describe("the transport", () => {
   it("initializes statelessly: no session id, tools as its one capability", async () => {
     const response = await mcp(
       "initialize",
-      { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: INFO },
       { key },
     );
     expect(response.headers.get("Mcp-Session-Id")).toBeNull();
@@ -498,15 +817,57 @@ describe("the transport", () => {
     expect(result).toMatchObject({
       protocolVersion: "2025-11-25",
       capabilities: { tools: {} },
-      serverInfo: { name: "petstore", title: "Pet Store API" },
+      serverInfo: { name: "petstore", title: "Pet Store API", version: packageJson.version },
+      instructions: TOOLS.instructions,
     });
+  });
+
+  it("takes any Accept that admits JSON, every response being JSON, and refuses one that does not with 406", async () => {
+    const initialize = (accept?: string) => {
+      const params = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: INFO };
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params });
+      return postMcp(body, {
+        Authorization: `Bearer ${key}`,
+        ...(accept ? { Accept: accept } : {}),
+      });
+    };
+    for (const accept of ["*/*", "application/*", "application/json", undefined]) {
+      const { result } = await answered(await initialize(accept));
+      expect(result, accept).toMatchObject({ protocolVersion: "2025-11-25" });
+    }
+    const html = await initialize("text/html");
+    expect(html.status).toBe(406);
+    expect(await html.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: "Not Acceptable: every response is application/json." },
+      id: null,
+    });
+  });
+
+  it("refuses a body that is not JSON (400, -32700) or is over 64 KiB (413), with the key checked first", async () => {
+    const post = (body: string, as = key) => postMcp(body, as ? client(as) : {});
+    const garbled = await post("{not json");
+    expect(garbled.status).toBe(400);
+    expect(await garbled.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32700, message: "Parse error: Invalid JSON" },
+      id: null,
+    });
+    const huge = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", pad: "x".repeat(65_536) });
+    const tooLarge = await post(huge);
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toMatchObject({
+      error: { code: -32000, message: "An MCP message is at most 65536 bytes." },
+    });
+    expect((await post(huge, "")).status).toBe(401);
+    expect((await post("{not json", await unknownKey())).status).toBe(401);
   });
 
   it("answers GET and DELETE with 405 once the key is good (there is no stream to open or session to end)", async () => {
     for (const httpMethod of ["GET", "DELETE"]) {
       const response = await mcp("ping", undefined, { key, httpMethod });
       expect(response.status).toBe(405);
-      expect(response.headers.get("Allow")).toBe("POST");
+      expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
     }
   });
 });

@@ -4,149 +4,14 @@
 
 import { WorkerEntrypoint } from "cloudflare:workers";
 import {
-  type CallToolResult,
-  createMcpHandler,
-  isLegacyRequest,
-  originValidationResponse,
-  ProtocolError,
-  ProtocolErrorCode,
-  readRequestBody,
-  Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "@modelcontextprotocol/server";
-import packageJson from "../../package.json" with { type: "json" };
-import {
   type ApiAccess,
-  KEY_SCOPES_HEADER,
   MCP_METADATA_PATH,
   MCP_PATH,
   type McpService,
   type McpSettings,
 } from "../../src/mcp-contract.ts";
 import { SCOPES } from "../../src/scopes.ts";
-import { allows, apiRequest, type Tool, toolResult, toolsAt } from "./tools.ts";
-
-/** The largest MCP message read (a tool call's JSON body is at most 16 KiB at the API). */
-const MAX_MESSAGE_BYTES = 64 * 1024;
-
-const INSTRUCTIONS =
-  "The Pet Store API's operations as tools: each call is one API call made with your API key, and you see only the tools its scopes allow. Page through listPets with nextCursor; give createPet an idempotencyKey and reuse it when you retry.";
-
-/** A JSON-RPC error as the HTTP answer (what the SDK answers before any message is read). */
-const rpcError = (status: number, message: string, headers: Record<string, string> = {}) =>
-  Response.json(
-    { jsonrpc: "2.0", error: { code: -32000, message }, id: null },
-    { status, headers },
-  );
-
-/** The API's refusal (401 or 403), its challenge pointing at the metadata (RFC 9728). */
-function challenge(refusal: Response, metadataUrl: string): Response {
-  const headers = new Headers(refusal.headers);
-  const bearer = headers.get("WWW-Authenticate");
-  if (bearer) headers.set("WWW-Authenticate", `${bearer}, resource_metadata="${metadataUrl}"`);
-  return new Response(refusal.body, { status: refusal.status, headers });
-}
-
-/** The message of a POST, when it is JSON within the bound (read from a copy). */
-async function messageOf(request: Request): Promise<unknown> {
-  const read = await readRequestBody(request.clone(), MAX_MESSAGE_BYTES);
-  if (read.tooLarge) throw rpcError(413, `An MCP message is at most ${MAX_MESSAGE_BYTES} bytes.`);
-  try {
-    return JSON.parse(read.text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The tool a message calls, when it is one well-formed call of a tool there is now. */
-function toolCalled(message: unknown, tools: Tool[]): Tool | undefined {
-  if (typeof message !== "object" || message === null || Array.isArray(message)) return;
-  const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
-  if (method !== "tools/call" || typeof params !== "object" || params === null) return;
-  const args = params.arguments;
-  if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-    return;
-  }
-  return tools.find((tool) => tool.listed.name === params.name);
-}
-
-/**
- * One request to /mcp. A call of a tool is authenticated by the API call it makes (its
- * 401 or 403 becomes this answer); any other message first passes /v1's key check and
- * rate limit, whose scopes choose the tools listed.
- */
-async function answer(request: Request, api: ApiAccess, metadataUrl: string): Promise<Response> {
-  const tools = toolsAt(Date.now() / 1000);
-  const message = request.method === "POST" ? await messageOf(request) : undefined;
-  let scopes: string[] = [];
-  /** The key check and rate limit of /v1; the refusal to answer instead, if any. */
-  const authenticate = async () => {
-    const verdict = await api.authenticate();
-    if (verdict.status !== 204) return challenge(verdict, metadataUrl);
-    scopes = verdict.headers.get(KEY_SCOPES_HEADER)?.split(" ").filter(Boolean) ?? [];
-  };
-  const deferred = toolCalled(message, tools) !== undefined;
-  if (!deferred) {
-    const refused = await authenticate();
-    if (refused) return refused;
-  }
-  if (request.method !== "POST") {
-    return rpcError(405, "Method not allowed: this server is stateless (POST only).", {
-      Allow: "POST",
-    });
-  }
-
-  let refusal: Response | undefined;
-  let called = false;
-  const call = async (tool: Tool, args: Record<string, unknown>): Promise<CallToolResult> => {
-    called = true;
-    const answer = await api.fetch(apiRequest(tool, args, request));
-    if (answer.status === 401 || answer.status === 403) {
-      refusal = challenge(answer, metadataUrl);
-      return { content: [], isError: true };
-    }
-    if (answer.ok) return toolResult(tool, answer, request.url);
-    const error = (await answer.json()) as { message: string };
-    // The API refused the input: the call was malformed.
-    if (answer.status === 400)
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, error);
-    return { content: [{ type: "text", text: JSON.stringify(error) }], isError: true };
-  };
-  const server = () => {
-    const mcp = new Server(
-      { name: "petstore", title: "Pet Store API", version: packageJson.version },
-      { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
-    );
-    mcp.setRequestHandler("tools/list", () => ({
-      tools: tools.filter((tool) => allows(scopes, tool)).map((tool) => tool.listed),
-    }));
-    mcp.setRequestHandler("tools/call", ({ params }) => {
-      const tool = tools.find((t) => t.listed.name === params.name);
-      if (!tool) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No tool named "${params.name}".`);
-      }
-      return call(tool, params.arguments ?? {});
-    });
-    return mcp;
-  };
-
-  const options = message === undefined ? {} : { parsedBody: message };
-  let response: Response;
-  if (await isLegacyRequest(request, message)) {
-    // 2025 revisions: one stateless exchange, answered as JSON once the result is known.
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server().connect(transport);
-    response = await transport.handleRequest(request, options);
-  } else {
-    response = await createMcpHandler(server, { legacy: "reject" }).fetch(request, options);
-  }
-  // A call the SDK refused before it reached the API was never authenticated: it is now.
-  if (deferred && !called) return (await authenticate()) ?? response;
-  return refusal ?? response;
-}
+import { refusedOrigin, respond, rpcError } from "./request.ts";
 
 /** RFC 9728: the resource, its authorization server (the developer platform), its scopes. */
 function metadata(url: URL, { platformOrigin }: McpSettings): Response {
@@ -166,7 +31,7 @@ function metadata(url: URL, { platformOrigin }: McpSettings): Response {
 export default class extends WorkerEntrypoint<McpEnv> implements McpService {
   async serve(request: Request, api: ApiAccess, settings: McpSettings): Promise<Response> {
     const allowed = this.env.MCP_ALLOWED_ORIGINS.split(/[\s,]+/).filter(Boolean);
-    const refused = originValidationResponse(request, allowed);
+    const refused = refusedOrigin(request, allowed);
     if (refused) return refused;
     const url = new URL(request.url);
     if (url.pathname === MCP_METADATA_PATH) {
@@ -175,7 +40,7 @@ export default class extends WorkerEntrypoint<McpEnv> implements McpService {
         : rpcError(405, "Method not allowed.", { Allow: "GET, HEAD" });
     }
     try {
-      return await answer(request, api, new URL(MCP_METADATA_PATH, url).href);
+      return await respond(request, api, new URL(MCP_METADATA_PATH, url).href);
     } catch (thrown) {
       if (thrown instanceof Response) return thrown;
       throw thrown;

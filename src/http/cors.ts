@@ -55,7 +55,10 @@ export function cors({ exposed, allowed }: CorsHeaders) {
     if (c.req.method === "OPTIONS" && requested) {
       const methods = allowedMethods(headers.get("Allow"), requested.trim());
       if (methods) headers.set("Access-Control-Allow-Methods", methods);
-      headers.set("Access-Control-Allow-Headers", allowed.join(", "));
+      // The MCP server (src/mcp.ts) names its transport's headers itself.
+      if (!headers.has("Access-Control-Allow-Headers")) {
+        headers.set("Access-Control-Allow-Headers", allowed.join(", "));
+      }
       headers.set("Access-Control-Max-Age", String(PREFLIGHT_MAX_AGE));
     }
   });

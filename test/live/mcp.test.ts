@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/operations/index.ts";
 import type { Pet } from "../../src/pets/schemas.ts";
 import { SCOPES } from "../../src/scopes.ts";
+import { HTTP_WORDING, proseOf } from "../support/agent-words.ts";
 import {
   allPets,
   type DevServer,
@@ -69,6 +70,12 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 /** The pets named `name`, through /v1 (not through the MCP server). */
 const named = async (name: string) =>
   (await allPets(server.base, LOCAL_DEV_KEY)).filter((pet) => pet.name === name);
+
+/** A tool's animal as /v1 lists it: without the `etag` the tools add (a page has none). */
+const withoutEtag = (result: unknown) => {
+  const { etag: _tag, ...pet } = result as Pet & { etag?: string };
+  return pet;
+};
 
 describe("the MCP conformance suite (server scenarios)", () => {
   /** `npx conformance server` against /mcp through a proxy that adds the key (it sends none). */
@@ -152,7 +159,7 @@ describe.each(ERAS)("the official SDK client, protocol $era", ({ era, options })
       const first = await call(client, "createPet", args);
       const retried = await call(client, "createPet", args);
       expect(retried).toEqual(first);
-      expect(await named(name)).toEqual([first]);
+      expect(await named(name)).toEqual([withoutEtag(first)]);
     } finally {
       await client.close();
     }
@@ -259,7 +266,7 @@ describe("the MCP Inspector's CLI", () => {
       );
     const created = (await create()).structuredContent;
     expect((await create()).structuredContent).toEqual(created);
-    expect(await named(name)).toEqual([created]);
+    expect(await named(name)).toEqual([withoutEtag(created)]);
   });
 
   it("is refused createPet with a read-only key: 403", async () => {
@@ -275,5 +282,156 @@ describe("the MCP Inspector's CLI", () => {
     );
     await expect(refused).rejects.toThrow(/403|insufficient_scope/);
     expect(await named("inspector-refused")).toEqual([]);
+  });
+});
+
+describe("what an agent meets at /mcp (issue 33)", () => {
+  const url = () => `${server.base}/mcp`;
+  /** A JSON-RPC body POSTed to /mcp with `headers`, answered as the server answers it. */
+  const post = (body: unknown, headers: Record<string, string>) =>
+    fetch(url(), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+  const message = (id: number, name: string, args: Record<string, unknown>) => ({
+    ...{ jsonrpc: "2.0", id, method: "tools/call" },
+    params: { name, arguments: args },
+  });
+
+  it.each(ERAS)(
+    "reads refused arguments as an isError result naming the field, in $era",
+    async ({ options }) => {
+      const client = await connect(LOCAL_DEV_KEY, options);
+      try {
+        const error = async (name: string, args: Record<string, unknown>) => {
+          const result = await client.callTool({ name, arguments: args });
+          expect(result.isError, name).toBe(true);
+          const [content] = result.content as Array<{ text: string }>;
+          return JSON.parse(content?.text ?? "") as { code: string; details?: unknown };
+        };
+        expect(await error("listPets", { limit: 0 })).toMatchObject({
+          code: "invalid_parameter",
+          details: [{ field: "limit" }],
+        });
+        expect(await error("listPets", { cursor: "nope" })).toMatchObject({
+          code: "invalid_cursor",
+        });
+        const long = "y".repeat(500);
+        expect(await error("createPet", { name: long, categoryId: 1 })).toMatchObject({
+          code: "validation_failed",
+          details: [{ field: "name" }],
+        });
+        expect(await named(long)).toEqual([]);
+        for (const name of ["updatePet", "deletePet"]) {
+          expect(await error(name, { petId: 0 })).toMatchObject({
+            code: "invalid_parameter",
+            details: [{ field: "petId" }],
+          });
+        }
+      } finally {
+        await client.close();
+      }
+    },
+  );
+
+  it("answers each message of a 2025-03-26 batch on its own, and refuses batches under 2025-11-25", async () => {
+    const { key } = issued(
+      await server.keys("create", "--label", "mcp write-only", "--scope", "pets:write"),
+    );
+    const auth = { Authorization: `Bearer ${key}`, Accept: "application/json, text/event-stream" };
+    const name = `mcp-batch-${crypto.randomUUID().slice(0, 8)}`;
+    const batch = [message(1, "createPet", { name, categoryId: 4 }), message(2, "listPets", {})];
+    const response = await post(batch, auth);
+    expect(response.status).toBe(200);
+    const [created, listed] = (await response.json()) as Array<{ result: Record<string, unknown> }>;
+    expect(await named(name)).toEqual([withoutEtag(created?.result.structuredContent)]);
+    expect(listed?.result.isError).toBe(true);
+    expect(JSON.stringify(listed?.result.content)).toContain("insufficient_scope");
+
+    const refused = await post(batch, { ...auth, "MCP-Protocol-Version": "2025-11-25" });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: -32600 } });
+    expect(await named(name)).toHaveLength(1);
+  });
+
+  it("answers an allowed page's preflight without a key, granting MCP-Protocol-Version", async () => {
+    const response = await fetch(url(), {
+      method: "OPTIONS",
+      headers: {
+        Origin: "http://localhost:6274",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+      },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBeTruthy();
+    expect(response.headers.get("Access-Control-Allow-Headers")).toContain("MCP-Protocol-Version");
+    expect(response.headers.get("Access-Control-Allow-Headers")).toContain("Last-Event-ID");
+  });
+
+  it("serves Accept: */*, and names the tools' scopes in its first 401", async () => {
+    const initialize = {
+      ...{ jsonrpc: "2.0", id: 1, method: "initialize" },
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    };
+    const keyless = await post(initialize, { Accept: "*/*" });
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get("WWW-Authenticate")).toMatch(
+      /^Bearer realm="petstore", scope="pets:read pets:write", resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource\/mcp"$/,
+    );
+    const keyed = await post(initialize, {
+      Accept: "*/*",
+      Authorization: `Bearer ${LOCAL_DEV_KEY}`,
+    });
+    expect(keyed.status).toBe(200);
+    expect(await keyed.json()).toMatchObject({ result: { protocolVersion: "2025-11-25" } });
+  });
+
+  it("lists tools in an agent's words, sizes the OpenAPI document truly, and changes an animal only as last seen", async () => {
+    const client = await connect(LOCAL_DEV_KEY, {});
+    try {
+      const { tools } = await client.listTools();
+      for (const tool of tools) {
+        const said = [
+          tool.description ?? "",
+          ...proseOf(tool.inputSchema),
+          ...proseOf(tool.outputSchema),
+        ];
+        for (const text of said) expect(text, tool.name).not.toMatch(HTTP_WORDING);
+      }
+      const getPet = tools.find((t) => t.name === "getPet");
+      expect(getPet?.description).toContain("No other tool looks an animal up by id");
+      const document = await client.callTool({ name: "getOpenApiDocument", arguments: {} });
+      const [text] = document.content as Array<{ text: string }>;
+      const kb = Math.round(Buffer.byteLength(text?.text ?? "") / 1000);
+      const described = tools.find((t) => t.name === "getOpenApiDocument")?.description;
+      expect(described).toContain(`about ${kb} KB`);
+
+      const pet = await call(client, "createPet", {
+        name: `etag-${crypto.randomUUID().slice(0, 8)}`,
+        categoryId: 2,
+      });
+      const changed = await call(client, "updatePet", {
+        petId: pet.id,
+        status: "pending",
+        etag: pet.etag,
+      });
+      expect(changed).toMatchObject({ id: pet.id, status: "pending" });
+      const stale = await client.callTool({
+        name: "deletePet",
+        arguments: { petId: pet.id, etag: pet.etag },
+      });
+      expect(stale.isError).toBe(true);
+      expect(JSON.stringify(stale.content)).toContain("precondition_failed");
+      await call(client, "deletePet", { petId: pet.id, etag: changed.etag });
+      expect(await named(pet.name as string)).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 });
