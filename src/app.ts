@@ -67,12 +67,12 @@ export function createApp(options: AppOptions = {}) {
 
   // Around every answer: the request id and clock, the key's usage once answered, then CORS.
   const countUse = (c: Context<AppEnv>) => {
-    if (c.var.apiKeyId === undefined) return;
+    if (c.get("apiKeyId") === undefined) return;
     const { status } = c.res;
     // What was thrown; else a 404 is the not-found answer, the one the app returns unthrown.
     const code = status < 400 ? "" : c.error ? toApiError(c.error).code : "not_found";
-    const answer = { operation: c.var.operationId ?? "", status, code };
-    keyUse.record(c.var.apiKeyId, answer, c.env, (work) => waitUntil(c, work));
+    const answer = { operation: c.get("operationId") ?? "", status, code };
+    keyUse.record(c.get("apiKeyId"), answer, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
   // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
@@ -121,7 +121,7 @@ export function createApp(options: AppOptions = {}) {
     const apiError = toApiError(err);
     if (isFault(err)) {
       log({
-        ...faultLine(c.var.requestId, err),
+        ...faultLine(c.get("requestId"), err),
         // A missing table: which migrations the database lacks.
         ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
       });
