@@ -1,6 +1,6 @@
 // The app factory, for the worker and the tests: every operation of the table with its
 // stages, 404 / 405 / OPTIONS around them, and the one error handler.
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
 import { Hono } from "hono/tiny";
 import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { createKeyUseRecorder } from "./auth/key-use.ts";
@@ -40,6 +40,36 @@ export interface AppOptions {
   openPetStore?: OpenPetStore;
   /** The operations it serves: the table of src/operations/ unless a test gives its own. */
   operations?: readonly Operation[];
+}
+
+/**
+ * The handlers of one route as one handler, run as Hono runs them: an error thrown in one
+ * becomes `onError`'s answer right there, so the handlers around it still see an answer.
+ * The router (hono/tiny's) tests every route's pattern on every request; a route per stage
+ * made that a few dozen patterns a request.
+ */
+function oneRoute(
+  handlers: MiddlewareHandler<AppEnv>[],
+  onError: ErrorHandler<AppEnv>,
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const run = async (i: number): Promise<void> => {
+      const handler = handlers[i];
+      if (!handler) return void (await next());
+      let response: unknown;
+      let failed = false;
+      try {
+        response = await handler(c, () => run(i + 1));
+      } catch (err) {
+        if (!(err instanceof Error)) throw err;
+        c.error = err;
+        response = await onError(err, c);
+        failed = true;
+      }
+      if (response instanceof Response && (!c.finalized || failed)) c.res = response;
+    };
+    await run(0);
+  };
 }
 
 export function createApp(options: AppOptions = {}) {
@@ -94,30 +124,7 @@ export function createApp(options: AppOptions = {}) {
     }),
   );
   mountMcp(app, [requireKey]);
-  /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
-  const keyed = new Set<string>();
-  for (const op of operations) {
-    const chain = stagesOf(op, deps);
-    app.on(op.method.toUpperCase(), [routePath(op)], ...chain);
-    // The files beside the operation pass the same stages but its handler.
-    if (op.files) app.on("GET", [`/v1${op.files.path}/*`], ...chain.slice(0, -1), op.files.handler);
-    if (!op.public) keyed.add(routePath(op));
-  }
-
-  // The methods each path allows are the ones registered above (HEAD comes with GET):
-  // OPTIONS answers them in Allow without a key; any other method is 405 with Allow,
-  // after the key check and the rate limit where the path needs a key.
-  for (const [path, methods] of methodsByPath(app.routes)) {
-    const allow = [...methods, "OPTIONS"].join(", ");
-    app.options(path, listMethods(allow));
-    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey] : []), refuseMethod(allow, ApiError));
-  }
-
-  // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
-  app.all("/v1/*", unknownPath);
-  app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
-
-  app.onError(async (err, c) => {
+  const onError: ErrorHandler<AppEnv> = async (err, c) => {
     const apiError = toApiError(err);
     if (isFault(err)) {
       log({
@@ -127,7 +134,35 @@ export function createApp(options: AppOptions = {}) {
       });
     }
     return errorResponse(apiError);
-  });
+  };
+  const route = (...handlers: MiddlewareHandler<AppEnv>[]) => oneRoute(handlers, onError);
+  /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
+  const keyed = new Set<string>();
+  for (const op of operations) {
+    const chain = stagesOf(op, deps);
+    app.on(op.method.toUpperCase(), [routePath(op)], route(...chain));
+    // The files beside the operation pass the same stages but its handler.
+    if (op.files) {
+      app.on("GET", [`/v1${op.files.path}/*`], route(...chain.slice(0, -1), op.files.handler));
+    }
+    if (!op.public) keyed.add(routePath(op));
+  }
+
+  // The methods each path allows are the ones registered above (HEAD comes with GET):
+  // OPTIONS answers them in Allow without a key; any other method is 405 with Allow,
+  // after the key check and the rate limit where the path needs a key.
+  for (const [path, methods] of methodsByPath(app.routes)) {
+    const allow = [...methods, "OPTIONS"].join(", ");
+    app.options(path, listMethods(allow));
+    const refuse = refuseMethod(allow, ApiError) as MiddlewareHandler<AppEnv>;
+    app.on("ALL", [path], route(...(keyed.has(path) ? [requireKey] : []), refuse));
+  }
+
+  // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
+  app.all("/v1/*", unknownPath);
+  app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
+
+  app.onError(onError);
 
   return app;
 }
