@@ -1,6 +1,6 @@
 // The app factory, for the worker and the tests: every operation of the table with its
 // stages, 404 / 405 / OPTIONS around them, and the one error handler.
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
 import { Hono } from "hono/tiny";
 import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { createKeyUseRecorder } from "./auth/key-use.ts";
@@ -42,6 +42,36 @@ export interface AppOptions {
   operations?: readonly Operation[];
 }
 
+/**
+ * The handlers of one route as one handler, run as Hono runs them: an error thrown in one
+ * becomes `onError`'s answer right there, so the handlers around it still see an answer.
+ * The router (hono/tiny's) tests every route's pattern on every request; a route per stage
+ * made that a few dozen patterns a request.
+ */
+function oneRoute(
+  handlers: MiddlewareHandler<AppEnv>[],
+  onError: ErrorHandler<AppEnv>,
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const run = async (i: number): Promise<void> => {
+      const handler = handlers[i];
+      if (!handler) return void (await next());
+      let response: unknown;
+      let failed = false;
+      try {
+        response = await handler(c, () => run(i + 1));
+      } catch (err) {
+        if (!(err instanceof Error)) throw err;
+        c.error = err;
+        response = await onError(err, c);
+        failed = true;
+      }
+      if (response instanceof Response && (!c.finalized || failed)) c.res = response;
+    };
+    await run(0);
+  };
+}
+
 export function createApp(options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const operations = options.operations ?? OPERATIONS;
@@ -67,12 +97,12 @@ export function createApp(options: AppOptions = {}) {
 
   // Around every answer: the request id and clock, the key's usage once answered, then CORS.
   const countUse = (c: Context<AppEnv>) => {
-    if (c.var.apiKeyId === undefined) return;
+    if (c.get("apiKeyId") === undefined) return;
     const { status } = c.res;
     // What was thrown; else a 404 is the not-found answer, the one the app returns unthrown.
     const code = status < 400 ? "" : c.error ? toApiError(c.error).code : "not_found";
-    const answer = { operation: c.var.operationId ?? "", status, code };
-    keyUse.record(c.var.apiKeyId, answer, c.env, (work) => waitUntil(c, work));
+    const answer = { operation: c.get("operationId") ?? "", status, code };
+    keyUse.record(c.get("apiKeyId"), answer, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
   // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
@@ -94,13 +124,27 @@ export function createApp(options: AppOptions = {}) {
     }),
   );
   mountMcp(app, [requireKey]);
+  const onError: ErrorHandler<AppEnv> = async (err, c) => {
+    const apiError = toApiError(err);
+    if (isFault(err)) {
+      log({
+        ...faultLine(c.get("requestId"), err),
+        // A missing table: which migrations the database lacks.
+        ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
+      });
+    }
+    return errorResponse(apiError);
+  };
+  const route = (...handlers: MiddlewareHandler<AppEnv>[]) => oneRoute(handlers, onError);
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of operations) {
     const chain = stagesOf(op, deps);
-    app.on(op.method.toUpperCase(), [routePath(op)], ...chain);
+    app.on(op.method.toUpperCase(), [routePath(op)], route(...chain));
     // The files beside the operation pass the same stages but its handler.
-    if (op.files) app.on("GET", [`/v1${op.files.path}/*`], ...chain.slice(0, -1), op.files.handler);
+    if (op.files) {
+      app.on("GET", [`/v1${op.files.path}/*`], route(...chain.slice(0, -1), op.files.handler));
+    }
     if (!op.public) keyed.add(routePath(op));
   }
 
@@ -110,24 +154,15 @@ export function createApp(options: AppOptions = {}) {
   for (const [path, methods] of methodsByPath(app.routes)) {
     const allow = [...methods, "OPTIONS"].join(", ");
     app.options(path, listMethods(allow));
-    app.on("ALL", [path], ...(keyed.has(path) ? [requireKey] : []), refuseMethod(allow, ApiError));
+    const refuse = refuseMethod(allow, ApiError) as MiddlewareHandler<AppEnv>;
+    app.on("ALL", [path], route(...(keyed.has(path) ? [requireKey] : []), refuse));
   }
 
   // Any other path under /v1 is 404, after the key check and the rate limit (OPTIONS: at once).
   app.all("/v1/*", unknownPath);
   app.notFound((c) => errorResponse(new ApiError("not_found", `No such path: ${c.req.path}.`)));
 
-  app.onError(async (err, c) => {
-    const apiError = toApiError(err);
-    if (isFault(err)) {
-      log({
-        ...faultLine(c.var.requestId, err),
-        // A missing table: which migrations the database lacks.
-        ...(err instanceof DatabaseSchemaError ? await schemaDiagnosis(err, c.env.DB) : {}),
-      });
-    }
-    return errorResponse(apiError);
-  });
+  app.onError(onError);
 
   return app;
 }

@@ -22,8 +22,13 @@ export async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
 
+/** Each byte's two hex digits. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 export async function sha256Hex(text: string): Promise<string> {
-  return Array.from(await sha256(text), (b) => b.toString(16).padStart(2, "0")).join("");
+  let hex = "";
+  for (const b of await sha256(text)) hex += HEX[b];
+  return hex;
 }
 
 /** Imported HMAC keys by secret: an import costs more than the MAC of a short text. */

@@ -37,7 +37,7 @@ class Access extends RpcTarget implements ApiAccess {
     }
     return new Response(null, {
       status: 204,
-      headers: { [KEY_SCOPES_HEADER]: c.var.apiKeyScopes.join(" ") },
+      headers: { [KEY_SCOPES_HEADER]: c.get("apiKeyScopes").join(" ") },
     });
   }
 

@@ -35,7 +35,7 @@ function operation(op: Operation) {
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("operationId", op.operationId);
     await next();
-    if (headers && c.var.apiKeyId !== undefined) {
+    if (headers && c.get("apiKeyId") !== undefined) {
       for (const [name, value] of headers) c.res.headers.set(name, value);
     }
   });

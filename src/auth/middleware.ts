@@ -55,7 +55,10 @@ async function verifiedKey(
   const verification = await verifier.verify(token ?? "", {
     env: c.env,
     clientAddress: c.req.header("CF-Connecting-IP") ?? "",
-    origin: new URL(c.req.url).origin,
+    // Only a lookup needs it: a key this isolate knows is checked without parsing the URL.
+    get origin() {
+      return new URL(c.req.url).origin;
+    },
     afterAnswer,
     lookingUp: rule.alongside && (() => rule.alongside?.(c)),
   });
@@ -112,7 +115,7 @@ export function access(verifier: ApiKeyVerifier, rule: AccessRule = {}) {
           },
         );
       }
-      if (rule.deprecation) enforceSunset(rule.deprecation, c.var.clock());
+      if (rule.deprecation) enforceSunset(rule.deprecation, c.get("clock")());
       await next();
     } finally {
       afterAnswer();

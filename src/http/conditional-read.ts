@@ -124,7 +124,7 @@ export function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
 
 /** The cache key, or none from a cache age before `until` (nothing cached outlives a sunset). */
 function cacheKeyOf(c: Context<AppEnv>, read: ConditionalRead): string | undefined {
-  if (read.until !== undefined && c.var.clock() + CACHE_MAX_AGE_MS > read.until * 1000) {
+  if (read.until !== undefined && c.get("clock")() + CACHE_MAX_AGE_MS > read.until * 1000) {
     return undefined;
   }
   const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
@@ -145,7 +145,7 @@ const warn = ({ log }: CacheDeps, msg: string, requestId: string, err: unknown) 
 function fresh(cached: Response, c: Context<AppEnv>): boolean {
   // Cached by this module: a 200 with its entity tag, else it is no entry of ours.
   if (cached.status !== 200 || !isEntityTag(cached.headers.get("ETag") ?? "")) return false;
-  const age = c.var.clock() - Number(cached.headers.get(READ_AT));
+  const age = c.get("clock")() - Number(cached.headers.get(READ_AT));
   if (!(age >= 0 && age < CACHE_MAX_AGE_MS)) return false;
   const sent = c.req.header(BOOKMARK_HEADER);
   if (sent === undefined) return true;
@@ -163,7 +163,7 @@ async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
       CACHE_MATCH_TIMEOUT_MS,
     );
   } catch (err) {
-    warn(deps, "cache match failed", c.var.requestId, err);
+    warn(deps, "cache match failed", c.get("requestId"), err);
     return undefined;
   }
 }
@@ -173,13 +173,13 @@ function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEn
   const headers = new Headers(rep.headers);
   headers.set("ETag", rep.etag);
   if (rep.bookmark !== null) headers.set(BOOKMARK_HEADER, rep.bookmark);
-  headers.set(READ_AT, String(c.var.clock()));
+  headers.set(READ_AT, String(c.get("clock")()));
   // The Cache API drops it soon after it can no longer answer; `fresh` is the rule.
   headers.set("Cache-Control", `public, max-age=${Math.ceil(CACHE_MAX_AGE_MS / 1000)}`);
   const response = new Response(rep.body, { status: 200, headers });
   const work = Promise.resolve()
     .then(() => deps.edgeCache().put(key, response))
-    .catch((err: unknown) => warn(deps, "cache put failed", c.var.requestId, err));
+    .catch((err: unknown) => warn(deps, "cache put failed", c.get("requestId"), err));
   waitUntil(c, work);
 }
 
@@ -216,7 +216,7 @@ export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
       rep = await representationOf(c.res);
       // The session's bookmark is set on the response by the D1 session middleware, which
       // runs around this one: the store says it.
-      rep.bookmark = c.var.pets.bookmark();
+      rep.bookmark = c.get("pets").bookmark();
       if (key !== undefined && cacheable) put(deps, key, rep, c);
     }
     c.res = undefined;

@@ -76,7 +76,7 @@ export const PET_ETAG = {
   required: true,
 };
 
-/** Middleware of an operation that takes If-Match: its tags in `c.var.ifMatch`. */
+/** Middleware of an operation that takes If-Match: its tags in `c.get("ifMatch")`. */
 export const ifMatch = createMiddleware<AppEnv>(async (c, next) => {
   c.set("ifMatch", ifMatchTags(c.req.header(IF_MATCH)));
   await next();

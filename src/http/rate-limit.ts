@@ -17,8 +17,8 @@ export function rateLimited(message: string): ApiError {
 export async function enforceRateLimit(c: Context<AppEnv>): Promise<void> {
   // Keyed by the key's id and owner, never the key; both counted in the location, side by side.
   const [key, owner] = await Promise.all([
-    c.env.RATE_LIMITER.limit({ key: `key:${c.var.apiKeyId}` }),
-    c.env.ACCOUNT_RATE_LIMITER.limit({ key: `owner:${c.var.apiKeyOwner}` }),
+    c.env.RATE_LIMITER.limit({ key: `key:${c.get("apiKeyId")}` }),
+    c.env.ACCOUNT_RATE_LIMITER.limit({ key: `owner:${c.get("apiKeyOwner")}` }),
   ]);
   if (!key.success) throw rateLimited("This API key exceeded its request rate; retry later.");
   if (!owner.success) {

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { PetStore } from "../db/pet-store.ts";
 import type { Scope } from "../scopes.ts";
 
-/** Per-request values set by middleware; handlers read them with `c.var`. */
+/** Per-request values set by middleware; handlers read them with `c.get` (`c.var` copies them all at each read). */
 interface AppVariables {
   requestId: string;
   /** The operation answering (its operationId), set by its first stage. */

@@ -59,13 +59,13 @@ export const createPet = defineOperation(
   async (c) => {
     const pet = c.req.valid("json");
     const idempotencyKey = parseIdempotencyKey(c.req.header(IDEMPOTENCY_KEY_HEADER));
-    const now = Math.floor(c.var.clock() / 1000);
-    if (idempotencyKey === undefined) return created(c, await c.var.pets.create(pet, now));
+    const now = Math.floor(c.get("clock")() / 1000);
+    if (idempotencyKey === undefined) return created(c, await c.get("pets").create(pet, now));
 
-    const outcome = await c.var.pets.createIdempotent({
-      owner: c.var.apiKeyOwner,
+    const outcome = await c.get("pets").createIdempotent({
+      owner: c.get("apiKeyOwner"),
       key: idempotencyKey,
-      fingerprint: await bodyFingerprint(c.var.jsonBody),
+      fingerprint: await bodyFingerprint(c.get("jsonBody")),
       pet,
       now,
     });

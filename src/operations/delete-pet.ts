@@ -22,7 +22,7 @@ export const deletePet = defineOperation(
   },
   async (c) => {
     const { petId } = c.req.valid("param");
-    const outcome = await c.var.pets.remove(petId, c.var.ifMatch);
+    const outcome = await c.get("pets").remove(petId, c.get("ifMatch"));
     if (outcome.kind !== "removed") throw refusal(petId, outcome);
     return c.body(null, 204);
   },

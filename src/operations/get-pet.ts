@@ -30,7 +30,7 @@ export const getPet = defineOperation(
   },
   async (c) => {
     const { petId } = c.req.valid("param");
-    const found = await c.var.pets.get(petId);
+    const found = await c.get("pets").get(petId);
     if (!found) throw new ApiError("not_found", `No animal has petId ${petId}.`);
     return c.json(found.pet, 200, { ETag: found.etag });
   },

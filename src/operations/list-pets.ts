@@ -38,7 +38,7 @@ export const listPets = defineOperation(
     const secret = cursorSecret(c.env);
     const afterId =
       query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status, secret);
-    const page = await c.var.pets.list({ afterId, limit, status: query.status });
+    const page = await c.get("pets").list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
       // From the validated query alone (limit, status, cursor, in that order): every

@@ -85,7 +85,7 @@ export interface Route {
   headers?: HeaderParameter[];
   /**
    * It changes a pet only if `If-Match` names the pet's current tag (RFC 9110 13.1.1): its
-   * middleware parses the header into `c.var.ifMatch`, a malformed one 400; the store's 412.
+   * middleware parses the header into `c.get("ifMatch")`, a malformed one 400; the store's 412.
    */
   ifMatch?: true;
   /** Every answer after the key check says so; from the sunset on it is 410. */

@@ -30,7 +30,7 @@ export const updatePet = defineOperation(
   },
   async (c) => {
     const { petId } = c.req.valid("param");
-    const outcome = await c.var.pets.update(petId, c.req.valid("json"), c.var.ifMatch);
+    const outcome = await c.get("pets").update(petId, c.req.valid("json"), c.get("ifMatch"));
     if (outcome.kind !== "changed") throw refusal(petId, outcome);
     return c.json(outcome.pet.pet, 200, { ETag: outcome.pet.etag });
   },
