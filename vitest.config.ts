@@ -22,6 +22,15 @@ const PLATFORM_TESTS = "test/platform/**/*.test.ts";
 /** Sign-ups and failed sign-ins per client address in that project (each test uses its own). */
 const TEST_PLATFORM_LIMIT = 3;
 
+/**
+ * The API's addresses in the workerd tests: the tests' own (BASE, test/helpers.ts), then
+ * wrangler.toml's local ones, which the tests of the address rule use too.
+ */
+function testApiOrigins() {
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
+  return `https://petstore.test ${(rawConfig.vars as { API_ORIGINS: string }).API_ORIGINS}`;
+}
+
 /** miniflare's `ratelimits` option: the [[ratelimits]] entries of wrangler.toml, by binding. */
 type RateLimits = Record<
   string,
@@ -58,7 +67,11 @@ export default defineConfig(async () => {
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { TEST_MIGRATIONS: migrations, ...extra.bindings },
+        bindings: {
+          TEST_MIGRATIONS: migrations,
+          API_ORIGINS: testApiOrigins(),
+          ...extra.bindings,
+        },
         ...(extra.ratelimits ? { ratelimits: extra.ratelimits } : {}),
         workers: [mcp],
       },

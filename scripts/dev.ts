@@ -22,6 +22,11 @@ const MCP_CONFIG = path.join(ROOT, "mcp/wrangler.toml");
 export interface DevOptions {
   /** The API's address, as wrangler dev serves it. */
   url: string;
+  /**
+   * The API's addresses for this run (API_ORIGINS of both workers): its own, then the loopback
+   * names at its port, localhost and 127.0.0.1, under which a client on this machine reaches it.
+   */
+  apiOrigins: string;
   /** The developer platform's address: always `localhost` (WebAuthn refuses an IP as RP ID). */
   platformUrl: string;
   /** Where the platform's door listens, for this script to see it answer. */
@@ -62,8 +67,11 @@ export function devOptions(argv: string[]): DevOptions {
   );
   const doorFlags = ["--ip", ip, "--port", String(platformPort)];
   if (protocol !== "http") doorFlags.push("--local-protocol", protocol);
+  const url = `${protocol}://${host}:${port}`;
+  const loopback = ["localhost", "127.0.0.1"].map((name) => `${protocol}://${name}:${port}`);
   return {
-    url: `${protocol}://${host}:${port}`,
+    url,
+    apiOrigins: [...new Set([url, ...loopback])].join(" "),
     platformUrl: `${protocol}://localhost:${platformPort}`,
     platformListen: `${protocol}://${ip === "0.0.0.0" || ip === "::" ? "localhost" : host}:${platformPort}`,
     persistTo: text(values["persist-to"]),
@@ -80,7 +88,7 @@ export function devOptions(argv: string[]): DevOptions {
  */
 export function platformDevConfig(
   raw: object,
-  vars: { PLATFORM_ORIGIN: string; API_ORIGIN: string },
+  vars: { PLATFORM_ORIGIN: string; API_ORIGINS: string },
 ): Record<string, unknown> {
   const dir = path.dirname(PLATFORM_CONFIG);
   const at = (relative: unknown) => path.resolve(dir, String(relative));
@@ -155,7 +163,7 @@ if (import.meta.main) {
   const { experimental_readRawConfig } = await import("wrangler");
   const { rawConfig } = experimental_readRawConfig({ config: PLATFORM_CONFIG });
   const platformConfig = path.join(run, "platform.wrangler.json");
-  const vars = { PLATFORM_ORIGIN: platformUrl, API_ORIGIN: url };
+  const vars = { PLATFORM_ORIGIN: platformUrl, API_ORIGINS: options.apiOrigins };
   writeFileSync(platformConfig, JSON.stringify(platformDevConfig(rawConfig, vars)));
   const env = { ...wranglerEnv, WRANGLER_REGISTRY_PATH: path.join(run, "registry") };
   const doorInspector = options.doorInspectorPort ?? (await freePort());
@@ -163,8 +171,7 @@ if (import.meta.main) {
   const api = [
     "dev",
     ...configs.flatMap((c) => ["-c", c]),
-    "--var",
-    `PLATFORM_ORIGIN:${platformUrl}`,
+    ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
   const door = ["dev", "-c", DOOR_CONFIG, ...options.doorFlags, "--log-level", "error"];
   door.push("--inspector-port", String(doorInspector), "--persist-to", path.join(run, "door"));

@@ -70,14 +70,16 @@ const documentOf =
     });
 
 /** An authorization request's refusal: a page of the platform, never a redirect. */
-async function expectRefusedPage(response: Response, text: RegExp) {
+async function expectRefusedPage(response: Response, text: RegExp | string) {
   const html = await response.text();
   expect(response.status, html).toBe(400);
   expect(response.headers.get("Location")).toBeNull();
   expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
   const page = parse(html);
   expect(page.querySelector("h1")?.text).toBe("This connection cannot go on");
-  expect(page.querySelector("main")?.text).toMatch(text);
+  const said = page.querySelector("main p")?.text;
+  if (typeof text === "string") expect(said).toBe(text);
+  else expect(page.querySelector("main")?.text).toMatch(text);
   return page;
 }
 
@@ -412,12 +414,16 @@ describe("attacks", () => {
       "https://evil.example/mcp",
       "http://localhost:8787/v1",
       "http://localhost:8787/mcp/",
+      "http://localhost:8788/mcp",
+      "https://localhost:8787/mcp",
+      "http://[::1]:8787/mcp",
+      "",
     ]) {
       const page = await expectRefusedPage(
         await send(authorizePath({ client_id: clientId, code_challenge: challenge, resource }), {
           session,
         }),
-        /grants access to http:\/\/localhost:8787\/mcp alone/,
+        `This server grants access to http://localhost:8787/mcp and http://127.0.0.1:8787/mcp alone, not to ${JSON.stringify(resource)}.`,
       );
       const back = new URL(page.querySelector("main a")?.getAttribute("href") ?? "");
       expect(back.searchParams.get("error")).toBe("invalid_target");
@@ -430,6 +436,29 @@ describe("attacks", () => {
       "invalid_target",
     );
     expect(await count("oauth_grants", "id = ?1 AND key_id IS NOT NULL", got.grantId)).toBe(0);
+  });
+
+  it("grants the MCP server at each of the API's addresses: the grant's resource is the one asked (none: the first), and the token names no other", async () => {
+    const { session } = await signUp();
+    for (const [asked, granted] of [
+      ["http://127.0.0.1:8787/mcp", "http://127.0.0.1:8787/mcp"],
+      ["http://localhost:8787/mcp", "http://localhost:8787/mcp"],
+      [undefined, "http://localhost:8787/mcp"],
+    ] as const) {
+      const got = await codeFor(session, { resource: asked });
+      expect(await count("oauth_grants", "id = ?1 AND resource = ?2", got.grantId, granted)).toBe(
+        1,
+      );
+      const other = granted.includes("127.0.0.1")
+        ? "http://localhost:8787/mcp"
+        : "http://127.0.0.1:8787/mcp";
+      await expectOAuthError(
+        await redeem(got, { resource: other }),
+        400,
+        "invalid_target",
+        new RegExp(`grants access to ${granted.replaceAll(".", "\\.")} alone`),
+      );
+    }
   });
 
   it("no PKCE, plain PKCE, or a wrong verifier: no code, or no token", async () => {

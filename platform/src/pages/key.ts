@@ -2,6 +2,7 @@
 // the cards that rename, rotate and revoke it.
 import type { Context } from "hono";
 import { html } from "hono/html";
+import { apiOrigins } from "../../../src/mcp-contract.ts";
 import type { Account } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
 import type { KeyUsage } from "../db/usage.ts";
@@ -36,12 +37,12 @@ ${
       ? html`<p id="replaced" class="muted">Replaced by <a href="/keys/${successor.id}">${successor.label} (<code>${successor.prefix}…</code>)</a>.</p>`
       : ""
 }
-${newKeyPanel(c.env.API_ORIGIN)}
+${newKeyPanel(apiOrigins(c.env)[0])}
 <section id="facts" aria-label="Key details">
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
     <div><dt>Scopes</dt><dd>${scopeList(key)}</dd></div>
-    ${key.audience ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${c.env.API_ORIGIN}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
+    ${key.audience ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${apiOrigins(c.env)[0]}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
     <div><dt>Created</dt><dd>${time(key.createdAt)}</dd></div>
     <div><dt>${key.replacedBy !== null && state.tone !== "off" ? "Stops" : "Expires"}</dt><dd>${time(key.expiresAt)}</dd></div>
     <div><dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd></div>
