@@ -21,6 +21,7 @@ import {
 } from "./helpers.ts";
 import {
   allow,
+  allowAsShown,
   authorizePath,
   codeFor,
   codeOf,
@@ -128,7 +129,7 @@ describe("a registered client's way to a key", () => {
     expect(ended.querySelector("form[data-action=allow]")).toBeNull();
   });
 
-  it("consent shows the client, its host and the scopes asked with the narrowest ticked; Allow gives a code with state and iss; the token is a key of the account with audience /mcp", async () => {
+  it("consent shows the client, its host and the scopes asked, all ticked; Allow gives a code with state and iss; the token is a key of the account with audience /mcp", async () => {
     const { session, account } = await signUp();
     const clientId = await register({ client_name: "Claude" });
     const { verifier, challenge } = await pkce();
@@ -146,7 +147,7 @@ describe("a registered client's way to a key", () => {
       .map((b) => [b.getAttribute("value"), b.hasAttribute("checked")]);
     expect(boxes).toEqual([
       ["pets:read", true],
-      ["pets:write", false],
+      ["pets:write", true],
     ]);
     expect(page.querySelector("select#expires option")?.getAttribute("value")).toBe("2592000");
     expect(page.querySelector("button[data-action=deny]")?.getAttribute("data-grant-id")).toBe(
@@ -195,6 +196,51 @@ describe("a registered client's way to a key", () => {
       Array<{ label: string; audience: string | null }>
     >();
     expect(listed.map((k) => [k.label, k.audience])).toEqual([["Claude", "/mcp"]]);
+  });
+
+  it("grants what the client asked in one click: every scope asked that it knows is ticked; a step-up after a 403 is one more Allow", async () => {
+    const { session } = await signUp();
+    const clientId = await register();
+    const connect = async (scope: string) => {
+      const { verifier, challenge } = await pkce();
+      const { page, grantId } = await openConsent(
+        { client_id: clientId, code_challenge: challenge, scope },
+        session,
+      );
+      const shown = allowAsShown(page);
+      const { code } = await codeOf(await allow(grantId, session, shown));
+      const tokens = await (await redeem({ clientId, verifier, code })).json<{
+        access_token: string;
+        scope: string;
+      }>();
+      return { shown, tokens };
+    };
+    // What mcp-remote and the SDK ask (the metadata's scopes_supported), with OpenID Connect's
+    // beside, which this server does not know and leaves out (RFC 6749 3.3).
+    const all = await connect("openid pets:read pets:write orders:read offline_access");
+    expect(all.shown).toEqual({
+      scopes: ["pets:read", "orders:read", "pets:write"],
+      expiresInSeconds: 2592000,
+    });
+    expect(all.tokens.scope).toBe("pets:read pets:write orders:read");
+    expect(await apiView(all.tokens.access_token)).toMatchObject({
+      scopes: ["pets:read", "pets:write", "orders:read"],
+    });
+    // A key that may only read meets a create: the API's 403 names the scope, and the client
+    // asks for it; the holder, still signed in, allows it as shown.
+    // Only scopes it does not know: as if it named none, all of them (the holder may narrow).
+    expect((await connect("openid offline_access")).shown.scopes).toEqual([
+      "pets:read",
+      "orders:read",
+      "pets:write",
+    ]);
+    const reader = await connect("pets:read");
+    expect(reader.tokens.scope).toBe("pets:read");
+    const stepUp = await connect("pets:read pets:write");
+    expect(stepUp.shown.scopes).toEqual(["pets:read", "pets:write"]);
+    expect(await apiView(stepUp.tokens.access_token)).toMatchObject({
+      scopes: ["pets:read", "pets:write"],
+    });
   });
 
   it("Deny sends the client back with access_denied, state and iss, and grants nothing", async () => {
@@ -629,12 +675,16 @@ describe("attacks", () => {
     ]) {
       await expectError(await allow(grantId, session, bad), 400, "validation_failed");
     }
-    await expectRefusedPage(
-      await send(
-        authorizePath({ client_id: clientId, code_challenge: challenge, scope: "pets:read admin" }),
-        { session },
-      ),
-      /Unknown scope "admin"/,
+    // A scope this server does not know is no way in: it is left out of what may be ticked.
+    const widened = await openConsent(
+      { client_id: clientId, code_challenge: challenge, scope: "pets:read admin" },
+      session,
+    );
+    expect(allowAsShown(widened.page).scopes).toEqual(["pets:read"]);
+    await expectError(
+      await allow(widened.grantId, session, { scopes: ["admin"], expiresInSeconds: null }),
+      400,
+      "validation_failed",
     );
     const { code } = await codeOf(
       await allow(grantId, session, { scopes: ["pets:read"], expiresInSeconds: null }),
@@ -739,6 +789,49 @@ describe("attacks", () => {
     );
   });
 
+  it("registers a client that asks for a secret as a public one, and says so (RFC 7591 3.2.1); a metadata document may not ask", async () => {
+    const { session } = await signUp();
+    for (const method of ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]) {
+      const response = await send("/oauth/register", {
+        json: {
+          client_name: "Asks for a secret",
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: method,
+          grant_types: ["authorization_code", "refresh_token"],
+        },
+        origin: null,
+      });
+      expect(response.status).toBe(201);
+      const registered = await response.json<Record<string, unknown>>();
+      expect(registered).toEqual({
+        client_id: expect.stringMatching(/^mcpc_/),
+        client_id_issued_at: expect.any(Number),
+        client_name: "Asks for a secret",
+        redirect_uris: [REDIRECT],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      });
+      // It connects as any public client: PKCE, no secret.
+      const got = await codeFor(session, { client_id: registered.client_id as string });
+      expect((await redeem(got)).status).toBe(200);
+    }
+    const server = documents({
+      [DOCUMENT_ID]: documentOf({ token_endpoint_auth_method: "client_secret_basic" }),
+    });
+    await expectRefusedPage(
+      await server.send(
+        authorizePath({
+          client_id: DOCUMENT_ID,
+          code_challenge: (await pkce()).challenge,
+          redirect_uri: "https://agent.example/callback",
+        }),
+        { session },
+      ),
+      /token_endpoint_auth_method must be "none": clients here are public and use PKCE/,
+    );
+  });
+
   it("registration refuses unsafe redirect URIs and secrets, and a code expires after 60 s", async () => {
     for (const [metadata, error, text] of [
       [{ redirect_uris: ["javascript:alert(1)"] }, "invalid_redirect_uri", /private-use scheme/],
@@ -750,9 +843,9 @@ describe("attacks", () => {
       [{ redirect_uris: ["https://app.example/cb#frag"] }, "invalid_redirect_uri", /fragment/],
       [{ redirect_uris: [] }, "invalid_redirect_uri", /1 to 10 URIs/],
       [
-        { token_endpoint_auth_method: "client_secret_basic" },
+        { token_endpoint_auth_method: ["client_secret_basic"] },
         "invalid_client_metadata",
-        /must be "none"/,
+        /token_endpoint_auth_method must be a string/,
       ],
       [{ client_name: "<\u0007>" }, "invalid_client_metadata", /control characters/],
     ] as const) {

@@ -31,9 +31,9 @@ const MAX_STATE_LENGTH = 1_000;
 
 /**
  * What an authorization request asks beyond its client and redirect, or its error: the code
- * flow, an S256 challenge (RFC 7636 section 4.2), a state of at most MAX_STATE_LENGTH, known
- * scopes (none: all of them) and no resource but the MCP server's at one of the API's
- * addresses (RFC 8707 section 2; none named: the canonical one).
+ * flow, an S256 challenge (RFC 7636 section 4.2), a state of at most MAX_STATE_LENGTH, the
+ * scopes asked that this server knows (none: all of them), and no resource but the MCP
+ * server's at one of the API's addresses (RFC 8707 section 2; none named: the canonical one).
  */
 export function authorizationProblem(
   q: Record<string, string>,
@@ -66,14 +66,9 @@ export function authorizationProblem(
       description: `The state is longer than ${MAX_STATE_LENGTH} characters.`,
     };
   }
-  const words = (q.scope ?? "").split(" ").filter(Boolean);
-  const unknown = words.filter((w) => !isScope(w));
-  if (unknown.length > 0) {
-    return {
-      error: "invalid_scope",
-      description: `Unknown scope ${unknown.map((w) => JSON.stringify(w.slice(0, 40))).join(", ")}: the scopes are ${SCOPES.join(", ")}.`,
-    };
-  }
+  // A scope this server does not know (`openid`, `offline_access`) is left out (RFC 6749 3.3:
+  // the server may ignore part of the scope asked; the token response names what was granted).
+  const known = (q.scope ?? "").split(" ").filter(isScope);
   const origins = apiOrigins(env);
   const resources = origins.map(resourceAt);
   const resource = q.resource ?? resourceAt(origins[0]);
@@ -83,7 +78,7 @@ export function authorizationProblem(
       description: `This server grants access to ${resources.join(" and ")} alone, not to ${JSON.stringify(resource.slice(0, 200))}.`,
     };
   }
-  return { scopes: words.length > 0 ? words.filter(isScope) : [...SCOPES], resource };
+  return { scopes: known.length > 0 ? known : [...SCOPES], resource };
 }
 
 /**

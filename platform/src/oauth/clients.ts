@@ -111,14 +111,26 @@ const ClientMetadata = z.looseObject({
   ),
   response_types: z.optional(z.array(z.literal("code"))),
 });
+/**
+ * What a client registering itself may say: any token_endpoint_auth_method, which it is
+ * registered without (RFC 7591 3.2.1: the server may replace a value, and its response says
+ * `none`): every client here is public and proves itself with PKCE.
+ */
+const Registration = z.extend(ClientMetadata, {
+  token_endpoint_auth_method: z.optional(z.string()),
+});
 /** What a client says of itself, as parsed (extra fields kept, unread). */
-export type ClientMetadata = z.infer<typeof ClientMetadata>;
+export type ClientMetadata = z.infer<typeof Registration>;
 
-/** The registration's metadata, or the problems with it as one sentence. */
+/**
+ * A client's metadata, in its document or its registration (which may name any authentication
+ * method, registered as none), or the problems with it as one sentence.
+ */
 export function parseClientMetadata(
   value: unknown,
+  from: "document" | "registration",
 ): { ok: true; metadata: ClientMetadata } | { ok: false; problem: string } {
-  const parsed = ClientMetadata.safeParse(value);
+  const parsed = (from === "registration" ? Registration : ClientMetadata).safeParse(value);
   if (parsed.success) return { ok: true, metadata: parsed.data };
   const problems = parsed.error.issues.map((issue) => {
     const field = issue.path.join(".") || "the body";
@@ -130,7 +142,9 @@ export function parseClientMetadata(
       return `redirect_uris must list 1 to ${MAX_REDIRECT_URIS} URIs`;
     }
     if (issue.path[0] === "token_endpoint_auth_method") {
-      return 'token_endpoint_auth_method must be "none": clients here are public and use PKCE';
+      return from === "registration"
+        ? "token_endpoint_auth_method must be a string"
+        : 'token_endpoint_auth_method must be "none": clients here are public and use PKCE';
     }
     if (issue.path[0] === "grant_types") return 'grant_types must include "authorization_code"';
     if (issue.path[0] === "response_types") return 'response_types may only be ["code"]';
@@ -194,7 +208,7 @@ export async function clientFromDocument(fetcher: typeof fetch, clientId: string
   if ("client_secret" in fields || "client_secret_expires_at" in fields) {
     throw new ClientError("The client's metadata document must not carry a client secret.");
   }
-  const parsed = parseClientMetadata(document);
+  const parsed = parseClientMetadata(document, "document");
   if (!parsed.ok) throw new ClientError(`The client's metadata document: ${parsed.problem}`);
   const origin = new URL(clientId).origin;
   const elsewhere = parsed.metadata.redirect_uris.find((uri) => {
