@@ -141,14 +141,18 @@ export async function codeFor(session: string, ask: Partial<Ask> = {}) {
 export function redeem(
   got: { clientId: string; verifier: string; code: string },
   extra: Record<string, string> = {},
+  send: Send = platformSend,
 ) {
-  return token({
-    grant_type: "authorization_code",
-    code: got.code,
-    client_id: got.clientId,
-    redirect_uri: REDIRECT,
-    code_verifier: got.verifier,
-    resource: RESOURCE,
-    ...extra,
-  });
+  return token(
+    {
+      grant_type: "authorization_code",
+      code: got.code,
+      client_id: got.clientId,
+      redirect_uri: REDIRECT,
+      code_verifier: got.verifier,
+      resource: RESOURCE,
+      ...extra,
+    },
+    send,
+  );
 }

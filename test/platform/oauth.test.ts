@@ -504,6 +504,7 @@ describe("attacks", () => {
         "invalid_target",
         new RegExp(`grants access to ${granted.replaceAll(".", "\\.")} alone`),
       );
+      expect((await redeem(got, { resource: granted })).status).toBe(200);
     }
   });
 
@@ -548,8 +549,9 @@ describe("attacks", () => {
       "invalid_grant",
       /does not match/,
     );
-    // The code was spent by that attempt: the right verifier now finds nothing.
-    await expectOAuthError(await redeem(got), 400, "invalid_grant", /already used/);
+    // A failed attempt spends nothing: the client's own request, with its verifier, gets the key.
+    expect(await count("oauth_grants", "id = ?1 AND used_at IS NULL", got.grantId)).toBe(1);
+    expect((await redeem(got)).status).toBe(200);
     const other = await codeFor(session, { client_id: clientId });
     const { code_verifier: _, ...withoutVerifier } = {
       code_verifier: "",
@@ -591,21 +593,48 @@ describe("attacks", () => {
     );
   });
 
-  it("a replayed code gets no second key and ends the first; another client's code gets none", async () => {
+  it("a code redeemed again by its own client gets no second key and ends the first (RFC 9700 4.2.4); anyone else holding the used code ends nothing; another client's code gets none", async () => {
     const { session } = await signUp();
     const got = await codeFor(session);
     const first = await (await redeem(got)).json<{ access_token: string }>();
     expect(await apiView(first.access_token)).toMatchObject({ audience: "/mcp" });
+    // Whoever holds the used code without the client's verifier: the check it fails, nothing more.
+    const thief = await register({ client_name: "Thief" });
+    for (const [extra, text] of [
+      [{ code_verifier: (await pkce()).verifier }, /does not match the code_challenge/],
+      [{ client_id: thief }, /issued to another client/],
+      [{ redirect_uri: "http://127.0.0.1:43117/other" }, /redirect_uri differs/],
+      [{ code_verifier: "short" }, /43 to 128 unreserved characters/],
+      [
+        { resource: "http://127.0.0.1:8787/mcp" },
+        /grants access to http:\/\/localhost:8787\/mcp alone/,
+      ],
+    ] as const) {
+      const refused = await redeem(got, extra);
+      await expectOAuthError(
+        refused,
+        400,
+        extra.resource ? "invalid_target" : "invalid_grant",
+        text,
+      );
+    }
+    expect(await apiView(first.access_token)).toMatchObject({ audience: "/mcp" });
+    // The client itself again (a retry after a lost answer, or a thief with its verifier too).
     await expectOAuthError(
       await redeem(got),
       400,
       "invalid_grant",
-      /already used; the key it made is now revoked/,
+      /^This code was already used; the key it made is now revoked\.$/,
     );
     expect(await apiView(first.access_token)).toBe("refused");
+    await expectOAuthError(
+      await redeem({ ...got, code: "nope" }),
+      400,
+      "invalid_grant",
+      /^The code is not valid\.$/,
+    );
 
     const stolen = await codeFor(session);
-    const thief = await register({ client_name: "Thief" });
     await expectOAuthError(
       await redeem({ ...stolen, clientId: thief }),
       400,
@@ -855,23 +884,41 @@ describe("attacks", () => {
       });
       await expectOAuthError(response, 400, error, text);
     }
-    const clock = { now: Date.now() };
+    const clock = { now: Date.now() + 121_000 };
     const later = platformWith({ clock: () => clock.now });
     const { session } = await signUp();
     const got = await codeFor(session);
-    clock.now += 61_000;
-    const expired = await later("/oauth/token", {
-      body: new URLSearchParams({
-        grant_type: "authorization_code",
-        code: got.code,
-        client_id: got.clientId,
-        redirect_uri: REDIRECT,
-        code_verifier: got.verifier,
-      }).toString(),
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      origin: null,
-    });
-    await expectOAuthError(expired, 400, "invalid_grant", /expired/);
+    await expectOAuthError(
+      await redeem(got, {}, later),
+      400,
+      "invalid_grant",
+      /^The code has expired\.$/,
+    );
+    // A used code is remembered past its minute: its client's replay still ends the key.
+    const used = await codeFor(session);
+    const { access_token: key } = await (await redeem(used)).json<{ access_token: string }>();
+    await expectOAuthError(await redeem(used, {}, later), 400, "invalid_grant", /now revoked/);
+    expect(await apiView(key)).toBe("refused");
+  });
+
+  it("a code whose redemption made no key (the account at its limit): its replay revokes nothing, and says so", async () => {
+    const { session, account } = await signUp();
+    const got = await codeFor(session);
+    for (let i = 0; i < 10; i++) {
+      const created = await send("/api/keys", {
+        json: { label: `k${i}`, scopes: ["pets:read"] },
+        session,
+      });
+      expect(created.status).toBe(201);
+    }
+    await expectOAuthError(await redeem(got), 400, "invalid_grant", /has 10 active keys/);
+    await expectOAuthError(
+      await redeem(got),
+      400,
+      "invalid_grant",
+      /^This code was already used\.$/,
+    );
+    expect(await count("api_keys", "account_id = ?1 AND revoked_at IS NULL", account.id)).toBe(10);
   });
 
   it("a hostile client name is text on the consent page; at the key limit Allow is disabled and refused", async () => {
