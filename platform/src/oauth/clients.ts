@@ -32,11 +32,13 @@ export class ClientError extends Error {}
 
 const LOOPBACK_IPS = new Set(["127.0.0.1", "[::1]"]);
 
-/** A host that names no public site: an IP literal, a single label, or a local-only name. */
+/**
+ * A host that names no public site: an IPv4 address, a single label (an IPv6 address too: a
+ * URL writes it in hex, without a dot), or a local-only name.
+ */
 function isPrivateHost(hostname: string): boolean {
   return (
     /^[\d.]+$/.test(hostname) ||
-    hostname.startsWith("[") ||
     !hostname.includes(".") ||
     /(^|\.)(localhost|local|internal|home\.arpa)$/.test(hostname)
   );
@@ -52,7 +54,8 @@ function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > MAX_URI_LENGTH) return `is longer than ${MAX_URI_LENGTH} characters`;
   const url = URL.parse(uri);
   if (!url) return "is not an absolute URI";
-  if (url.hash || uri.includes("#")) return "must not have a fragment";
+  // Even an empty one ("#"), which the parsed URL does not show.
+  if (uri.includes("#")) return "must not have a fragment";
   if (url.username || url.password) return "must not carry credentials";
   if (url.protocol === "https:") return undefined;
   if (url.protocol === "http:") {
@@ -77,14 +80,7 @@ export function redirectMatches(registered: readonly string[], requested: string
     copy.port = "";
     return copy.href;
   };
-  return registered.some((uri) => {
-    const url = URL.parse(uri);
-    return (
-      url?.protocol === "http:" &&
-      url.hostname === asked.hostname &&
-      portless(url) === portless(asked)
-    );
-  });
+  return registered.some((uri) => portless(new URL(uri)) === portless(asked));
 }
 
 /** How a client is shown where it will be sent back: its host, or what a local one is. */
