@@ -11,7 +11,7 @@ export type Scope = (typeof SCOPES)[number];
  */
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   "pets:read": "Read animals. Safe in a web page.",
-  "pets:write": "Add animals. Keep it on a server.",
+  "pets:write": "Add, change and remove animals. Keep it on a server.",
   "orders:read": "Read store orders.",
 };
 
