@@ -19,7 +19,8 @@ import {
 import { withParams } from "../../platform/src/oauth/responses.ts";
 import { codeVerdict, type TokenRequest } from "../../platform/src/oauth/token.ts";
 import { base64url, sha256 } from "../../src/encoding.ts";
-import { pkce } from "./oauth-client.ts";
+import { send } from "./helpers.ts";
+import { expectOAuthError, pkce } from "./oauth-client.ts";
 
 /** A fetch that serves `document` at every URL (as JSON), and records what it was asked. */
 function serving(document: (url: string) => unknown = (url) => validDocument(url)) {
@@ -27,6 +28,8 @@ function serving(document: (url: string) => unknown = (url) => validDocument(url
   const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     fetched.push(String(input));
     expect(init?.redirect).toBe("manual");
+    expect(new Headers(init?.headers).get("Accept")).toBe("application/json");
+    expect(init?.signal).toBeInstanceOf(AbortSignal);
     return Response.json(document(String(input)));
   }) as typeof globalThis.fetch;
   return { fetch, fetched };
@@ -179,6 +182,16 @@ describe("a client's metadata document (CIMD)", () => {
         "The client's metadata document is not JSON of at most 5120 bytes.",
       );
     }
+    // UTF-8 only, and strictly: a stray byte inside a string is no replacement character.
+    const utf8 = (text: string) => new TextEncoder().encode(text);
+    const [before, after] = JSON.stringify(validDocument(id)).split('"Agent"');
+    const stray = new Uint8Array([...utf8(`${before}"Age`), 0xff, ...utf8(`nt"${after}`)]);
+    expect(await answering(() => new Response(stray))).toBe(
+      "The client's metadata document is not JSON of at most 5120 bytes.",
+    );
+    // A byte order mark before it is no part of the JSON.
+    const marked = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(JSON.stringify(validDocument(id)))]);
+    expect(await answering(() => new Response(marked))).toMatchObject({ id });
     // Exactly 5 KiB is within the bound.
     const fits = JSON.stringify(validDocument(id));
     const padded = `${fits.slice(0, -1)},"pad":"${"x".repeat(5 * 1024 - fits.length - 9)}"}`;
@@ -496,6 +509,90 @@ describe("a token request's code", () => {
       const long = "a.b_c~d-".repeat(16).slice(0, length);
       expect(await codeVerdict(requestFor(long), await grantFor(long), 999)).toBe("redeem");
     }
+  });
+});
+
+describe("the token request's form", () => {
+  const post = (body: BodyInit, contentType = "application/x-www-form-urlencoded") =>
+    send("/oauth/token", { body, headers: { "Content-Type": contentType }, origin: null });
+  const form = (fields: Record<string, string> = {}) =>
+    new URLSearchParams({
+      grant_type: "authorization_code",
+      code: "c",
+      client_id: "mcpc_x",
+      redirect_uri: "http://127.0.0.1:5000/cb",
+      code_verifier: "v".repeat(43),
+      ...fields,
+    }).toString();
+
+  it("is a form of UTF-8, each parameter once, the code grant, every required parameter", async () => {
+    // Well formed: it reaches the code, which is unknown.
+    for (const contentType of [
+      "application/x-www-form-urlencoded",
+      "Application/X-WWW-Form-URLEncoded;charset=UTF-8",
+      "application/x-www-form-urlencoded ; charset=UTF-8",
+    ]) {
+      await expectOAuthError(
+        await post(form(), contentType),
+        400,
+        "invalid_grant",
+        /^The code is not valid\.$/,
+      );
+    }
+    for (const contentType of [
+      "application/json",
+      "application/x-www-form-urlencodedx",
+      "text/plain; application/x-www-form-urlencoded",
+      "",
+    ]) {
+      await expectOAuthError(
+        await post(form(), contentType),
+        400,
+        "invalid_request",
+        /^Send the token request as application\/x-www-form-urlencoded\.$/,
+      );
+    }
+    for (const body of [
+      new Uint8Array([0x63, 0x6f, 0x64, 0x65, 0x3d, 0xff]),
+      "a".repeat(16 * 1024 + 1),
+    ]) {
+      await expectOAuthError(
+        await post(body),
+        400,
+        "invalid_request",
+        /^The token request must be UTF-8 of at most 16384 bytes\.$/,
+      );
+    }
+    await expectOAuthError(
+      await post(`${form()}&code=d`),
+      400,
+      "invalid_request",
+      /^The parameter code is sent more than once\.$/,
+    );
+    await expectOAuthError(
+      await post(form({ grant_type: "refresh_token" })),
+      400,
+      "unsupported_grant_type",
+      /^The grant_type must be "authorization_code" \(no refresh tokens are issued\)\.$/,
+    );
+    for (const name of ["code", "client_id", "redirect_uri", "code_verifier"]) {
+      await expectOAuthError(
+        await post(form({ [name]: "" })),
+        400,
+        "invalid_request",
+        new RegExp(`^The parameter ${name} is required\\.$`),
+      );
+    }
+  });
+});
+
+describe("the authorization request's client", () => {
+  it("must be named", async () => {
+    const response = await send(
+      `/oauth/authorize?response_type=code&code_challenge=${"a".repeat(43)}&code_challenge_method=S256`,
+    );
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("The request names no client_id.");
   });
 });
 

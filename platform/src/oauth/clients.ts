@@ -63,8 +63,7 @@ function redirectUriProblem(uri: string): string | undefined {
       ? undefined
       : "may use http only on a loopback address (127.0.0.1, [::1], localhost)";
   }
-  const scheme = url.protocol.slice(0, -1);
-  if (!scheme.includes(".")) {
+  if (!url.protocol.includes(".")) {
     return "must be https, loopback http, or a private-use scheme named after a domain (RFC 8252 7.1)";
   }
   return undefined;
@@ -197,8 +196,9 @@ export async function clientFromDocument(fetcher: typeof fetch, clientId: string
       `The client's metadata document is not JSON of at most ${CLIENT_DOCUMENT_MAX_BYTES} bytes.`,
     );
   }
+  // Whatever it is (an object, an array, a string, null), it must name itself.
   const fields = document as Record<string, unknown> | null;
-  if (typeof fields !== "object" || fields === null || fields.client_id !== clientId) {
+  if (fields?.client_id !== clientId) {
     throw new ClientError("The client's metadata document does not name itself as its client_id.");
   }
   if ("client_secret" in fields || "client_secret_expires_at" in fields) {
