@@ -44,10 +44,13 @@ async function authorizationUrl(log: () => string): Promise<URL> {
   return new URL(/Please authorize this client by visiting:\s+(\S+)/.exec(log())?.[1] ?? "");
 }
 
-/** Whether `promise` settles within `ms`. */
+/** Whether `promise` resolves within `ms` (a rejection is no answer either). */
 const within = (promise: Promise<unknown>, ms: number) =>
   Promise.race([
-    promise.then(() => true),
+    promise.then(
+      () => true,
+      () => false,
+    ),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
   ]);
 
@@ -78,7 +81,7 @@ test("mcp-remote connects by OAuth at localhost and at 127.0.0.1, and creates a 
       const started = Date.now();
       const first = mcpRemote(url, store);
       const connected = first.client.connect(first.transport);
-      connected.catch(() => {});
+      connected.catch(() => {}); // judged by `within` below, once the person has consented
       const authorize = await authorizationUrl(first.log);
       // The resource is the address mcp-remote was given (the API grants both).
       expect(authorize.searchParams.get("resource")).toBe(url);
