@@ -1,6 +1,5 @@
 // The authorization server's metadata (RFC 8414): where its endpoints are and what they
 // support, for MCP clients to discover from the API's protected resource metadata.
-
 import { apiOrigins } from "../../../src/mcp-contract.ts";
 import { SCOPES } from "../../../src/scopes.ts";
 
