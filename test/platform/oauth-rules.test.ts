@@ -71,6 +71,7 @@ describe("a client's metadata document (CIMD)", () => {
       "a.b.localhost",
       "metadata.internal",
       "router.home.arpa",
+      "home.arpa",
     ]) {
       const server = serving();
       await expect(

@@ -125,7 +125,7 @@ export function parseClientMetadata(
   value: unknown,
   from: "document" | "registration",
 ): { ok: true; metadata: ClientMetadata } | { ok: false; problem: string } {
-  const parsed = (from === "registration" ? Registration : ClientMetadata).safeParse(value);
+  const parsed = (from === "document" ? ClientMetadata : Registration).safeParse(value);
   if (parsed.success) return { ok: true, metadata: parsed.data };
   const problems = parsed.error.issues.map((issue) => {
     const field = issue.path.join(".") || "the body";
@@ -137,9 +137,9 @@ export function parseClientMetadata(
       return `redirect_uris must list 1 to ${MAX_REDIRECT_URIS} URIs`;
     }
     if (issue.path[0] === "token_endpoint_auth_method") {
-      return from === "registration"
-        ? "token_endpoint_auth_method must be a string"
-        : 'token_endpoint_auth_method must be "none": clients here are public and use PKCE';
+      return from === "document"
+        ? 'token_endpoint_auth_method must be "none": clients here are public and use PKCE'
+        : "token_endpoint_auth_method must be a string";
     }
     if (issue.path[0] === "grant_types") return 'grant_types must include "authorization_code"';
     if (issue.path[0] === "response_types") return 'response_types may only be ["code"]';
@@ -236,11 +236,12 @@ export function registeredClient(row: {
   client_name: string;
   redirect_uris: string;
 }): Client {
-  const redirectUris = JSON.parse(row.redirect_uris) as string[];
+  // 1 to MAX_REDIRECT_URIS, as it registered them.
+  const redirectUris = JSON.parse(row.redirect_uris) as [string, ...string[]];
   return {
     id: row.client_id,
     name: row.client_name,
-    host: hostOf(redirectUris[0] ?? ""),
+    host: hostOf(redirectUris[0]),
     redirectUris,
     kind: "registered",
   };
