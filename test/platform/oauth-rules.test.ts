@@ -381,8 +381,12 @@ describe("the authorization request", () => {
       error: "unsupported_response_type",
       description: 'The response_type must be "code".',
     });
-    const problem = (q: Record<string, string>) =>
-      (asked(q) as { description?: string }).description;
+    // Each an invalid_request (RFC 6749 4.1.2.1); the description says which.
+    const problem = (q: Record<string, string>) => {
+      const verdict = asked(q) as { error?: string; description?: string };
+      if (verdict.error !== undefined) expect(verdict.error).toBe("invalid_request");
+      return verdict.description;
+    };
     expect(problem({ code_challenge_method: "plain" })).toMatch(/must be "S256"/);
     expect(problem({ code_challenge: "a".repeat(42) })).toMatch(/not an S256 challenge/);
     expect(problem({ code_challenge: "a".repeat(44) })).toMatch(/not an S256 challenge/);

@@ -68,7 +68,7 @@ export function authorizationProblem(
   }
   // A scope this server does not know (`openid`, `offline_access`) is left out (RFC 6749 3.3:
   // the server may ignore part of the scope asked; the token response names what was granted).
-  const known = (q.scope ?? "").split(" ").filter(isScope);
+  const known = q.scope?.split(" ").filter(isScope) ?? [];
   const origins = apiOrigins(env);
   const resources = origins.map(resourceAt);
   const resource = q.resource ?? resourceAt(origins[0]);
