@@ -1,16 +1,25 @@
 // The worker of npm run bench:edge and bench:capacity: the app as it deploys, its D1 and
 // Cache API calls wrapped by the tests' instrumentation (test/support/instrumentation.ts), each
 // trip delayed by EDGE_DELAYS (ms by place); `x-edge-trips` says what the answer waited for.
+// EDGE_LOCATION names the location the worker stands in: its caches are that location's.
 import { createApp } from "../src/app.ts";
 import { KEY_CACHE_NAME } from "../src/auth/verifier.ts";
+import type { EdgeCache } from "../src/cache/edge-cache.ts";
 import { Recorder } from "../test/support/instrumentation.ts";
 
 const recorder = new Recorder();
+/**
+ * miniflare gives every worker one cache of each name, so a location's caches carry its name:
+ * its isolates share them, another location's never do. Without one, the names as deployed.
+ */
+let location: string | undefined;
+const named = (name: string) => caches.open(location ? `${name}@${location}` : name);
+let edgeCache: EdgeCache | undefined;
 
 const app = createApp({
   log: () => {},
-  edgeCache: () => recorder.cache(caches.default),
-  keyCache: async () => recorder.cache(await caches.open(KEY_CACHE_NAME)),
+  edgeCache: () => edgeCache ?? recorder.cache(caches.default),
+  keyCache: async () => recorder.cache(await named(KEY_CACHE_NAME)),
 });
 
 export default {
@@ -20,7 +29,10 @@ export default {
     if (new URL(request.url).pathname === "/__bench/statements") {
       return Response.json(recorder.statements());
     }
-    recorder.delays = JSON.parse(String((env as { EDGE_DELAYS?: string }).EDGE_DELAYS ?? "{}"));
+    const bench = env as { EDGE_DELAYS?: string; EDGE_LOCATION?: string };
+    recorder.delays = JSON.parse(bench.EDGE_DELAYS ?? "{}");
+    location = bench.EDGE_LOCATION;
+    if (location) edgeCache ??= recorder.cache(await named("edge"));
     recorder.reset();
     const response = await app.fetch(request, { ...env, DB: recorder.d1(env.DB) }, ctx);
     const headers = new Headers(response.headers);

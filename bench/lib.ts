@@ -20,7 +20,7 @@ import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const HOST = "127.0.0.1";
 export const WORKERD = path.join(ROOT, "node_modules/.bin/workerd");
-/** BENCH_PORT (8781) and the four after it: the served workers' sockets (bench:edge: its isolates'). */
+/** BENCH_PORT (8781) and the four after it: the served workers' sockets (bench:edge: its six isolates', from BENCH_PORT on). */
 const BASE = Number(process.env.BENCH_PORT ?? 8781);
 export const PORTS = {
   api: BASE,

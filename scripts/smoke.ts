@@ -12,8 +12,9 @@ export const USAGE = `usage: SMOKE_API_KEY=<key> npm run smoke -- --base <url> [
   --platform     also check the developer platform at this origin, e.g.
                  https://developers.petstore.example.com: its page, its policy, its Errors,
                  and that the API's reference page leads there. The key is never sent to it.
-  --write        also create a pet with an Idempotency-Key and replay it (staging; the key
-                 needs pets:write). Without it every request is a read.
+  --write        also create a pet with an Idempotency-Key, replay it, change it with If-Match
+                 and remove it: nothing is left behind (staging; the key needs pets:write).
+                 Without it every request is a read.
   --timeout      seconds to wait for each answer (default 10)
   --pin          send every request to that version of the worker (Cloudflare-Workers-
                  Version-Overrides), e.g. petstore-api-production=<version id from versions upload>

@@ -4,7 +4,17 @@ import { fileURLToPath } from "node:url";
 
 export const WRANGLER = fileURLToPath(new URL("../node_modules/.bin/wrangler", import.meta.url));
 
-export const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+/**
+ * No metrics; and no `request.cf` download: without one, miniflare fetches a sample `cf`
+ * object from workers.cloudflare.com at each start and, offline, prints the failure and
+ * uses its placeholder. Nothing of ours reads `request.cf`, so the placeholder it is
+ * (wrangler's CLOUDFLARE_CF_FETCH_ENABLED; set it to true to have the download back).
+ */
+export const wranglerEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
+};
 
 interface Options {
   /** Capture standard output and error instead of showing them. */

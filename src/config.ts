@@ -12,6 +12,8 @@ export const CURSOR_MAX_LENGTH = 200;
 export const IF_NONE_MATCH_MAX_LENGTH = 1024;
 /** Longer `If-Match` values are refused (400), likewise. */
 export const IF_MATCH_MAX_LENGTH = 1024;
+/** Longer `X-Client-Name` values are refused (400), as are ones not printable ASCII. */
+export const CLIENT_NAME_MAX_LENGTH = 200;
 
 export const NAME_MAX_CODE_POINTS = 100;
 

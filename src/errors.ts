@@ -35,7 +35,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_json: "The request body is not valid JSON (or repeats a key, or nests too deeply).",
   validation_failed: "The request body is JSON but a field is missing or invalid.",
   invalid_parameter:
-    "A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid.",
+    "A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid.",
   invalid_cursor:
     "The `cursor` was not issued by the service, was altered, or belongs to another filter.",
   invalid_idempotency_key:

@@ -11,6 +11,7 @@ import { bookmarkOf, d1Session } from "./http/d1-session.ts";
 import { deprecationHeaders } from "./http/deprecation.ts";
 import { ifMatch } from "./http/etag.ts";
 import { jsonBody } from "./http/json-body.ts";
+import { clientName } from "./http/request-context.ts";
 import type { AppEnv } from "./http/types.ts";
 import { validator } from "./http/validation.ts";
 import type { Logger } from "./log.ts";
@@ -45,6 +46,7 @@ export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[]
   const input = [
     ...(op.params ? [validator("param", op.params)] : []),
     ...(op.query ? [validator("query", op.query)] : []),
+    clientName,
   ];
   const read =
     op.conditional &&

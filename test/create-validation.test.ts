@@ -193,6 +193,21 @@ describe("415: any media type but JSON, any content coding but identity", () => 
     await refused(REX, 415, "unsupported_media_type", /Content-Type/, typed(type));
   });
 
+  it.each([
+    "application/json; charset=utf-16",
+    "application/json; charset=UTF-16LE",
+    "application/json; charset=iso-8859-1",
+    'application/json; charset="us-ascii"',
+  ])(
+    "Content-Type %s, the body in UTF-16: 415, as JSON is UTF-8 (RFC 8259), not a 400 about its bytes",
+    async (type) => {
+      const utf16 = new Uint8Array(
+        new Uint16Array([0xfeff, ...[...REX].map((c) => c.charCodeAt(0))]).buffer,
+      );
+      await refused(utf16, 415, "unsupported_media_type", /UTF-8/, typed(type));
+    },
+  );
+
   it.each(["gzip", "GZIP", "br", "deflate", "identity, gzip", "x-custom"])(
     "plain JSON labelled Content-Encoding: %s",
     async (coding) => {

@@ -7,8 +7,20 @@ import { env } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CLIENT_NAME } from "../src/http/request-context.ts";
+import type { LogLine } from "../src/log.ts";
+import { OPERATIONS, type Operation } from "../src/operations/index.ts";
 import { parseIdempotencyKey } from "../src/pets/idempotency.ts";
-import { call, createKey, createPetVia, expectError } from "./helpers.ts";
+import { PetNameSchema } from "../src/pets/schemas.ts";
+import {
+  call,
+  createCheckedApp,
+  createKey,
+  createPetVia,
+  exampleRequest,
+  expectError,
+  makeRequest,
+} from "./helpers.ts";
 import { doc } from "./support/conformance.ts";
 import { nextLink } from "./support/requests.ts";
 
@@ -168,6 +180,67 @@ describe("If-None-Match (listPets, getPet)", () => {
   });
 });
 
+describe("X-Client-Name (every operation)", () => {
+  /** A request to `op` naming the client `value`; its label; whether the schema takes it. */
+  async function send(op: Operation, value: string) {
+    const { path, allowed, ...options } = await exampleRequest(op);
+    const headers = { ...options.headers, [CLIENT_NAME]: value };
+    const response = await call(path, { ...options, key, headers });
+    const label = `${op.operationId} ${JSON.stringify(value)}`;
+    return {
+      response,
+      allowed,
+      label,
+      taken: accepts(schemaOf(op.path, op.method, CLIENT_NAME), value),
+    };
+  }
+
+  async function expectAsDocumented(op: Operation, value: string) {
+    const { response, allowed, label, taken } = await send(op, value);
+    if (taken) {
+      expect(response.status, label).toBe(allowed);
+      await response.body?.cancel();
+      return;
+    }
+    const error = await expectError(response, 400, "invalid_parameter", /"X-Client-Name"/);
+    expect(error.details, label).toEqual([{ field: CLIENT_NAME, message: expect.any(String) }]);
+  }
+
+  it("every operation takes exactly the names the schema takes, and refuses the rest with 400 naming the header", async () => {
+    const values = ["shop-web/2.1 petstore-client/1.0.0", "", "~ !", "x".repeat(200)];
+    const refused = ["x".repeat(201), "x".repeat(300), "a\tb", "a\u007fb"];
+    for (const op of OPERATIONS) {
+      for (const value of [...values, ...refused]) await expectAsDocumented(op, value);
+    }
+    for (const value of refused) {
+      expect(accepts(schemaOf("/pets", "get", CLIENT_NAME), value), value).toBe(false);
+    }
+  });
+
+  it("refuses a name beyond ASCII (the runtime warns once that it sends it as UTF-8)", async () => {
+    const listPets = OPERATIONS.find((op) => op.operationId === "listPets") as Operation;
+    const { response, taken } = await send(listPets, "M\u00fcller");
+    expect(taken).toBe(false);
+    await expectError(
+      response,
+      400,
+      "invalid_parameter",
+      /"X-Client-Name" must be printable ASCII/,
+    );
+  });
+
+  it("the log holds a name the server takes as sent, the longest one whole", async () => {
+    const logs: LogLine[] = [];
+    const app = createCheckedApp({ log: (line) => logs.push(line) });
+    const longest = "x".repeat(200);
+    const page = await app.fetch(
+      makeRequest("/v1/pets", { key, headers: { [CLIENT_NAME]: longest } }),
+    );
+    expect(page.status).toBe(200);
+    expect(logs.find((line) => line.msg === "request")?.client).toBe(longest);
+  });
+});
+
 describe("Pets (listPets)", () => {
   it("a page holds at most maxItems animals: the largest limit the server accepts", async () => {
     const pets = doc.components.schemas.Pets as { maxItems?: number };
@@ -180,36 +253,96 @@ describe("Pets (listPets)", () => {
   });
 });
 
-describe("name (createPet)", () => {
-  const nameSchema = () =>
-    (doc.components.schemas.NewPet as { properties: { name: { pattern: string } } }).properties
-      .name;
+describe("PetName (createPet, updatePet)", () => {
+  const schema = doc.components.schemas.PetName as Record<string, unknown> & { pattern: string };
+  // Read Unicode-aware, as JSON Schema 2020-12 asks (the validator compiles it with the
+  // u flag), and read as UTF-16 code units, as draft-07-era validators (Postman's) do.
+  const validator = new Validator(schema, "2020-12");
+  const codeUnits = new RegExp(schema.pattern);
+  const server = (name: string) => PetNameSchema.safeParse(name).success;
 
-  it("the pattern refuses a lone surrogate anywhere, as the server does, read Unicode-aware or not", async () => {
-    const { pattern } = nameSchema();
-    const patterns = [new RegExp(pattern, "u"), new RegExp(pattern)];
-    for (const name of [
+  /** Whether both readings take `name` exactly when the server does. */
+  function agrees(name: string): boolean {
+    const taken = server(name);
+    return validator.validate(name).valid === taken && codeUnits.test(name) === taken;
+  }
+
+  /** A name with its characters beyond printable ASCII as `\u{...}`, lone surrogates too. */
+  const escaped = (name: string) =>
+    [...name]
+      .map((c) => (/^[ -~]$/.test(c) ? c : `\\u{${c.codePointAt(0)?.toString(16).toUpperCase()}}`))
+      .join("");
+
+  /** What `agrees` found on `name`, as "<reading> takes|refuses <name>". */
+  function disagreements(name: string): string[] {
+    const taken = server(name);
+    const readings = [
+      ["the validator", validator.validate(name).valid],
+      ["a reader of code units", codeUnits.test(name)],
+    ] as const;
+    return readings
+      .filter(([, takes]) => takes !== taken)
+      .map(([reading, takes]) => `${reading} ${takes ? "takes" : "refuses"} "${escaped(name)}"`);
+  }
+
+  it("takes exactly the names the server takes: every code point alone and inside a name, either reading", () => {
+    const found: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      const character = String.fromCodePoint(cp); // a lone surrogate in D800-DFFF
+      for (const name of [character, `R${character}x`]) {
+        if (!agrees(name) && found.length < 20) found.push(...disagreements(name));
+      }
+    }
+    expect(found).toEqual([]);
+  }, 120_000);
+
+  /** Names of each kind the rules name (decisions: "Pets"), refused, then taken. */
+  const REFUSED = {
+    "tag characters alone": ["\u{E0041}", "\u{E0020}\u{E007F}", "\u{E0001}"],
+    "combining marks alone": ["\u0301", "\u0301\u0308", "\u{1D165}", "\u{E0100}"],
+    "private use alone": ["\uE000", "\u{F0000}", "\u{10FFFD}\uE000"],
+    noncharacters: ["\uFDD0", "Rex\uFFFE", "Rex\u{1FFFE}", "Rex\u{10FFFF}", "\u{EFFFF}"],
+    unassigned: ["\u0378", "Rex\u{E0018}", "Rex\u{50000}", "\u{2FFFD}"],
+    "bidirectional controls": ["Rex\u202E", "\u2066Rex\u2069", "\u061C"],
+    "lone surrogates": [
       "\uD800",
       "Rex\uDC00",
       "\uDBFFRex",
       "R\uD83Dx",
       "\u{1F408}\uDE00",
       "\uDC00\uD800",
-    ]) {
-      for (const p of patterns)
-        expect(p.test(name), `${p.flags} ${JSON.stringify(name)}`).toBe(false);
-      const response = await call("/v1/pets", {
-        method: "POST",
-        key,
-        json: { name, categoryId: 1 },
-      });
-      const error = await expectError(response, 400, "validation_failed", /"name"/);
-      expect(error.details?.map((d) => d.field)).toEqual(["name"]);
+    ],
+  };
+  const TAKEN = [
+    "\u{1F408}",
+    "Rex \u{1F408}",
+    "\u{1D4B3}x\u{1D4B3}",
+    "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", // a flag: tags after a sign
+    "\u{1F3F3}\uFE0F\u200D\u{1F308}",
+    "e\u0301",
+    "\u{F0000}x",
+    "\u{20000}",
+  ];
+
+  it("refuses each kind of name the rules refuse and takes the rest, as the server does over HTTP", async () => {
+    const named = Object.values(REFUSED).flat();
+    expect([...named, ...TAKEN].flatMap(disagreements)).toEqual([]);
+    for (const [kind, names] of Object.entries(REFUSED)) {
+      for (const name of names) {
+        expect(server(name), `${kind} ${escaped(name)}`).toBe(false);
+        const response = await call("/v1/pets", {
+          method: "POST",
+          key,
+          json: { name, categoryId: 1 },
+        });
+        const error = await expectError(response, 400, "validation_failed", /"name"/);
+        expect(error.details?.map((d) => d.field)).toEqual(["name"]);
+      }
     }
-    for (const name of ["\u{1F408}", "Rex \u{1F408}", "\u{1D4B3}x\u{1D4B3}"]) {
-      for (const p of patterns)
-        expect(p.test(name), `${p.flags} ${JSON.stringify(name)}`).toBe(true);
-      await createPetVia(key, { name, categoryId: 1 });
+    for (const name of TAKEN) {
+      expect(server(name), escaped(name)).toBe(true);
+      const pet = await createPetVia(key, { name, categoryId: 1 });
+      expect(pet.name).toBe(name);
     }
   });
 });

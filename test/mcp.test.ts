@@ -155,11 +155,7 @@ describe("the tools, derived from the operation table", () => {
     const create = tool("createPet").listed;
     expect(create.inputSchema.required).toEqual(["name", "categoryId"]);
     expect(create.inputSchema.properties?.name).toEqual(
-      (
-        jsonSchema(createPet.body, "input") as {
-          $defs: { NewPet: { properties: { name: unknown } } };
-        }
-      ).$defs.NewPet.properties.name,
+      (jsonSchema(createPet.body, "input") as { $defs: { PetName: unknown } }).$defs.PetName,
     );
     expect(create.outputSchema?.required).toEqual(["id", "name", "categoryId", "status"]);
     expect(tool("getPet").listed.inputSchema.required).toEqual(["petId"]);

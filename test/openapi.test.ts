@@ -122,6 +122,38 @@ describe("GET /v1/openapi.json", () => {
     expect(JSON.stringify(op("/pets/{petId}").responses["200"])).toContain("Sun, 01 Nov 2026");
   });
 
+  it("documents the changes: a merge patch, If-Match with 412, the transitions' 409, a bodiless 204, the pet's ETag, an open Pet", async () => {
+    const doc = await served();
+    const update = doc.paths["/pets/{petId}"]?.patch as Op;
+    const remove = doc.paths["/pets/{petId}"]?.delete as Op;
+    expect([update.operationId, remove.operationId]).toEqual(["updatePet", "deletePet"]);
+    const content = (update.requestBody as { content: Record<string, unknown> }).content;
+    expect(Object.keys(content)).toEqual(["application/merge-patch+json", "application/json"]);
+    for (const op of [update, remove]) {
+      expect(op.security).toEqual([{ bearerAuth: ["pets:write"] }]);
+      const parameters = op.parameters as Array<{ name: string; in: string }>;
+      expect(parameters.find((p) => p.name === "If-Match")).toMatchObject({ in: "header" });
+      expect(JSON.stringify(op.responses["412"])).toContain("precondition_failed");
+      expect(JSON.stringify(op.responses["404"])).toContain("not_found");
+    }
+    expect(JSON.stringify(update.responses["409"])).toContain("invalid_transition");
+    expect(remove.responses["409"]).toBeUndefined();
+    expect(remove.responses["204"]).toMatchObject({ description: expect.any(String) });
+    expect(remove.responses["204"]?.content).toBeUndefined();
+    for (const [op, status] of [
+      [update, "200"],
+      [doc.paths["/pets"]?.post as Op, "201"],
+    ] as const) {
+      expect(Object.keys(op.responses[status]?.headers as object)).toContain("ETag");
+    }
+    // A response may gain fields: the Pet is not closed, NewPet and PetPatch are.
+    const schemas = doc.components.schemas as Record<string, Json>;
+    expect(schemas.Pet?.additionalProperties).toBeUndefined();
+    expect(schemas.NewPet?.additionalProperties).toBe(false);
+    expect(schemas.PetPatch?.additionalProperties).toBe(false);
+    expect(doc.info.description).toMatch(/ignore the ones you do not know/);
+  });
+
   it("documents every Error code, every header of the contract and the required fields", async () => {
     const doc = await served();
     const text = JSON.stringify(doc.paths);

@@ -4,6 +4,7 @@
 import type { CallToolResult, Tool as ListedTool } from "@modelcontextprotocol/server";
 import * as z from "zod/mini";
 import { OPERATIONS, type Operation } from "../../src/operations/index.ts";
+import { IDEMPOTENCY_KEY_HEADER } from "../../src/pets/idempotency.ts";
 
 type Json = Record<string, unknown>;
 
@@ -93,7 +94,8 @@ function toolOf(op: Operation, operations: readonly Operation[]): Tool {
     s ? jsonSchema(s, "input") : { properties: {} },
   ) as [Json, Json, Json];
   const pages = "cursor" in properties(query);
-  const idempotencyKey = op.method === "post";
+  // The operations that read an Idempotency-Key (createPet), not every POST.
+  const idempotencyKey = op.headers?.some((h) => h.name === IDEMPOTENCY_KEY_HEADER) ?? false;
   const inputProperties: Record<string, Json> = {
     ...properties(params),
     ...properties(query),

@@ -162,12 +162,21 @@ function focusOn(selector) {
   target.focus();
 }
 
-/** Shows a key once, with its ready `curl` line, and moves the focus there. */
+/**
+ * Shows a key once, with what its scopes let it do and not, its ready `curl` line, and moves the
+ * focus there.
+ */
 function reveal(created) {
+  const panel = document.getElementById("new-key");
+  const lacks = panel.dataset.scopes.split(" ").filter((s) => !created.scopes.includes(s));
   document.getElementById("new-key-value").textContent = created.key;
+  document.getElementById("new-key-scopes").textContent =
+    `It may use ${created.scopes.join(", ")}` +
+    (lacks.length === 0
+      ? "."
+      : `, not ${lacks.join(" or ")}: a call that needs ${lacks.length > 1 ? "them" : "it"} is refused (403). Its page says what each scope allows.`);
   document.getElementById("new-key-curl").textContent = created.curl;
   document.getElementById("new-key-page").href = `/keys/${created.id}`;
-  const panel = document.getElementById("new-key");
   panel.hidden = false;
   panel.focus();
 }
@@ -188,6 +197,15 @@ async function signalPasskeys(section, ids) {
 /** Where to go after signing in: the page the person came from, or the keys. */
 function afterSignIn() {
   return document.querySelector("[data-next]")?.dataset.next ?? "/keys";
+}
+
+/** The account page after securing it: read again, the browser told, the passkeys next. */
+async function secured(message, removed) {
+  await show();
+  const section = document.getElementById("passkeys");
+  if (removed) signalPasskeys(section, section.dataset.credentialIds.split(" ").filter(Boolean));
+  focusOn("#passkeys-title");
+  note(section.querySelector(".items"), message, "ok");
 }
 
 let autofill; // the options of the passkey request the browser's autofill holds
@@ -250,7 +268,7 @@ const actions = {
       return;
     }
     await api("/api/sign-in/recovery", { code: field.value });
-    location.assign("/account#passkeys");
+    location.assign("/account#secure");
   },
   // An OAuth client's consent (pages/consent.ts): the holder's decision, then back to the client.
   async allow(form) {
@@ -336,7 +354,11 @@ const actions = {
     const added = await api("/api/passkeys", await webauthn.startRegistration({ optionsJSON }));
     await show();
     const item = `[data-passkey-id="${CSS.escape(added.id)}"]`;
-    if (document.querySelector(item)) {
+    if (document.getElementById("secure")) {
+      // After a recovery, the next step: the lost passkeys and the other sessions.
+      focusOn("#secure-title");
+      announce(`Passkey added as “${added.name}”. Next: remove what you lost.`);
+    } else if (document.querySelector(item)) {
       focusOn(`${item} [data-open]`);
       note(
         document.querySelector(`${item} .buttons`),
@@ -365,6 +387,22 @@ const actions = {
     signalPasskeys(section, section.dataset.credentialIds.split(" ").filter(Boolean));
     focusOn("#passkeys-title");
     note(section.querySelector(".items"), `Removed “${button.dataset.name}”.`, "ok");
+  },
+  // After a recovery (pages/account.ts): the ticked passkeys removed and the other sessions
+  // ended in one step, or everything kept; either way the page stops asking.
+  async "secure-account"(form) {
+    const removePasskeys = new FormData(form).getAll("removePasskeys");
+    const done = await api("/api/account/secure", { removePasskeys, endOtherSessions: true });
+    const keys = done.removedPasskeys.length;
+    const sessions = done.endedSessions;
+    await secured(
+      `Removed ${keys} passkey${keys === 1 ? "" : "s"} and signed out ${sessions} other session${sessions === 1 ? "" : "s"}.`,
+      keys > 0,
+    );
+  },
+  async "keep-account"() {
+    await api("/api/account/secure", { removePasskeys: [], endOtherSessions: false });
+    await secured("Kept everything as it was.", false);
   },
   async "create-recovery-codes"(button) {
     if (
@@ -489,4 +527,5 @@ function markUnsupported() {
 
 markUnsupported();
 document.getElementById("notice")?.focus();
+if (location.hash === "#secure") focusOn("#secure-title");
 if (webauthn?.browserSupportsWebAuthn()) offerAutofill();

@@ -19,6 +19,7 @@ const PLATFORM_ERROR_STATUS = {
   method_not_allowed: 405,
   passkey_exists: 409,
   last_passkey: 409,
+  passkey_required: 409,
   passkey_limit_reached: 409,
   key_limit_reached: 409,
   key_not_active: 409,

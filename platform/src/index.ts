@@ -9,6 +9,7 @@ export default {
   fetch: app.fetch,
   /**
    * Cron Trigger (wrangler.toml [triggers]): expired challenges, sessions and OAuth grants go,
+   * the addresses keys were made from once their hour is past,
    * and registered OAuth clients that never got a grant.
    */
   async scheduled(_controller, env, ctx) {

@@ -1,5 +1,5 @@
 // The platform's limits beyond the rate-limit bindings (docs/platform.md, "Limits"): keys
-// made per account per hour, and what a WebAuthn challenge counts against.
+// made per account and per client address per hour, and what a WebAuthn challenge counts against.
 import type { Context } from "hono";
 import { MAX_KEY_CHANGES_PER_HOUR, OPEN_CHALLENGES } from "./config.ts";
 import { nextKeyChangeAt } from "./db/keys.ts";
@@ -10,15 +10,25 @@ import type { PlatformAppEnv } from "./types.ts";
 
 type C = Context<PlatformAppEnv>;
 
-/** 429 with Retry-After when the account made its keys of the hour; null when that is not why. */
-export async function keyChangesLimited(c: C, accountId: string): Promise<PlatformError | null> {
+/**
+ * 429 with Retry-After when the account, or the client address it makes keys from, made its keys
+ * of the hour; null when that is not why.
+ */
+export async function keyChangesLimited(
+  c: C,
+  accountId: string,
+  createdFrom: string | null = clientAddress(c),
+): Promise<PlatformError | null> {
   const now = nowOf(c);
-  const at = await nextKeyChangeAt(c.env.DB, accountId, now);
-  if (at === null) return null;
-  const seconds = Math.max(1, at - now);
+  const next = await nextKeyChangeAt(c.env.DB, accountId, createdFrom, now);
+  if (next === null) return null;
+  const seconds = Math.max(1, next.at - now);
+  const minutes = Math.ceil(seconds / 60);
   return new PlatformError(
     "rate_limited",
-    `An account may create or rotate ${MAX_KEY_CHANGES_PER_HOUR} keys an hour; the next one in ${Math.ceil(seconds / 60)} min.`,
+    next.by === "account"
+      ? `An account may create or rotate ${MAX_KEY_CHANGES_PER_HOUR} keys an hour; the next one in ${minutes} min.`
+      : `Keys made from this address (an IPv6 one counts by its /64), in any account, a deleted one too, are ${MAX_KEY_CHANGES_PER_HOUR} an hour at most; the next one in ${minutes} min.`,
     { headers: { "Retry-After": String(seconds) } },
   );
 }

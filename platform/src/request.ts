@@ -39,7 +39,7 @@ export const stateChange = createMiddleware<PlatformAppEnv>(async (c, next) => {
   ) {
     throw new PlatformError(
       "json_required",
-      'Requests that change something must send a JSON body with "Content-Type: application/json" (no Content-Encoding).',
+      'Requests that change something must send a JSON body with "Content-Type: application/json" (UTF-8, the only charset of JSON; no Content-Encoding).',
     );
   }
   c.set("jsonBody", parseJsonBody(await readBodyCapped(c.req.raw.body, MAX_BODY_BYTES)));

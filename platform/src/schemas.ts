@@ -9,6 +9,7 @@ import {
   LABEL_MAX,
   MAX_EXPIRY_SECONDS,
   MAX_GRACE_SECONDS,
+  MAX_PASSKEYS,
 } from "./config.ts";
 
 /** An account's display name: 1 to 64 characters under the name rules. */
@@ -85,6 +86,15 @@ export const RecoveryCodeBody = z.strictObject({
   code: z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
     .check(z.maxLength(64, "must have 16 letters and digits, such as 7KQ4-M2ZD-9XWB-H3TR")),
+});
+
+/**
+ * Securing the account (after a recovery): the passkeys to remove (the account's; never all), and
+ * whether its other sessions end.
+ */
+export const SecureAccountBody = z.strictObject({
+  removePasskeys: z.array(base64urlString).check(z.maxLength(MAX_PASSKEYS)),
+  endOtherSessions: z.boolean(),
 });
 
 /** Account deletion: the passkey's answer to the confirmation challenge. */

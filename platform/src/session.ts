@@ -64,7 +64,7 @@ export async function newSession(
 
 /**
  * Signs the account in: a new session, the presented one ended, the cookie set. A
- * session of a recovery code asks for a new passkey until one is added.
+ * session of a recovery code asks to secure the account (routes/account.ts).
  */
 export async function signIn(c: PlatformContext, accountId: string, recovery = false) {
   const { token, session, replaced } = await newSession(c, accountId, recovery);

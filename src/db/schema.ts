@@ -18,6 +18,7 @@ export const MIGRATIONS = [
   "0014_oauth_grants.sql",
   "0015_key_pages_and_client_purge.sql",
   "0016_changing_pets.sql",
+  "0017_key_changes_per_address.sql",
 ] as const;
 
 /** Where wrangler's `d1 migrations apply` records each migration it applied. */

@@ -1,7 +1,10 @@
 // The outermost stage of the API and the platform: the request id, the clock, one structured
 // JSON log line per request, and work a request hands on past its answer.
 import type { Context, Env, MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { Clock } from "../clock.ts";
+import { CLIENT_NAME_MAX_LENGTH } from "../config.ts";
+import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
 const RAY_ID = /^[A-Za-z0-9-]{1,64}$/;
@@ -14,6 +17,30 @@ function requestIdFor(request: Request): string {
 export const REQUEST_ID = "X-Request-Id";
 /** The calling application, as a client names it (`@petstore/client`'s `appName`): logged. */
 export const CLIENT_NAME = "X-Client-Name";
+/** What X-Client-Name may hold, CLIENT_NAME_MAX_LENGTH at most (the document's pattern). */
+export const CLIENT_NAME_CHARACTERS = /^[ -~]*$/;
+
+/**
+ * An operation's stage: an X-Client-Name the document refuses is 400 naming the header, so
+ * the log holds every name as the client sent it, never one cut short or garbled.
+ */
+export const clientName = createMiddleware(async (c, next) => {
+  const sent = c.req.header(CLIENT_NAME);
+  if (sent !== undefined) {
+    const problem =
+      sent.length > CLIENT_NAME_MAX_LENGTH
+        ? `must be at most ${CLIENT_NAME_MAX_LENGTH} characters`
+        : CLIENT_NAME_CHARACTERS.test(sent)
+          ? undefined
+          : "must be printable ASCII (U+0020-U+007E)";
+    if (problem) {
+      throw new ApiError("invalid_parameter", `Header "${CLIENT_NAME}" ${problem}.`, {
+        details: [{ field: CLIENT_NAME, message: problem }],
+      });
+    }
+  }
+  await next();
+});
 
 /** What the stage sets for every request. */
 export interface RequestEnv extends Env {
@@ -45,7 +72,7 @@ export function requestContext<E extends RequestEnv>(
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
-      client: c.req.header(CLIENT_NAME)?.slice(0, 200),
+      client: c.req.header(CLIENT_NAME)?.slice(0, CLIENT_NAME_MAX_LENGTH),
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
     });
   };

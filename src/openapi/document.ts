@@ -6,6 +6,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { REALM, WWW_AUTHENTICATE } from "../auth/middleware.ts";
 import {
   CACHE_MAX_AGE_MS,
+  CLIENT_NAME_MAX_LENGTH,
   IF_MATCH_MAX_LENGTH,
   IF_NONE_MATCH_MAX_LENGTH,
   MAX_BODY_BYTES,
@@ -18,7 +19,7 @@ import { BOOKMARK, BOOKMARK_HEADER } from "../http/d1-session.ts";
 import { deprecatedSince, deprecationHeaders, NO_STORE } from "../http/deprecation.ts";
 import { ETAG, IF_MATCH } from "../http/etag.ts";
 import { JSON_MEDIA_TYPE } from "../http/json-body.ts";
-import { CLIENT_NAME, REQUEST_ID } from "../http/request-context.ts";
+import { CLIENT_NAME, CLIENT_NAME_CHARACTERS, REQUEST_ID } from "../http/request-context.ts";
 import { OPERATIONS, type Operation, TAGS } from "../operations/index.ts";
 import type { HeaderDoc, HeaderParameter } from "../operations/operation.ts";
 import { PetNameSchema, portableNamePattern } from "../pets/schemas.ts";
@@ -73,9 +74,12 @@ const PARAMETERS = {
   },
   clientName: {
     name: CLIENT_NAME,
-    description:
-      "The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept.",
-    schema: { type: "string", maxLength: 200, pattern: "^[ -~]*$" },
+    description: `The calling application, for the request log (\`@petstore/client\` sends its \`appName\` and its own version). Optional. At most ${CLIENT_NAME_MAX_LENGTH} printable ASCII characters: any other value is 400 \`invalid_parameter\` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding).`,
+    schema: {
+      type: "string",
+      maxLength: CLIENT_NAME_MAX_LENGTH,
+      pattern: CLIENT_NAME_CHARACTERS.source,
+    },
   },
   ifMatch: {
     name: IF_MATCH,
@@ -128,17 +132,14 @@ function answersOf(op: Operation): Map<number, Answer> {
     error("service_unavailable");
   }
   if (op.deprecation) error("gone");
-  if (op.params || op.query) error("invalid_parameter");
+  // Every operation reads X-Client-Name; some read parameters and other headers too.
+  error("invalid_parameter");
   if (op.body) {
     for (const code of ["invalid_json", "validation_failed", "payload_too_large"] as const)
       error(code);
     error("unsupported_media_type");
   }
-  if (op.pets === "read" || op.conditional) error("invalid_parameter");
-  if (op.ifMatch) {
-    error("invalid_parameter");
-    error("precondition_failed");
-  }
+  if (op.ifMatch) error("precondition_failed");
   if (op.pets) error("service_unavailable");
   for (const code of op.errors ?? []) error(code);
   error("internal_error");

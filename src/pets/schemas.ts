@@ -30,6 +30,7 @@ function requiredOr(message: string) {
 
 export const PetNameSchema = nameSchema(NAME_MAX_CODE_POINTS).check(
   z.meta({
+    id: "PetName",
     description: `The animal's name: 1 to ${NAME_MAX_CODE_POINTS} Unicode code points with ${NAME_RULES_TEXT}. Stored and returned exactly as sent.`,
     minLength: 1,
     maxLength: NAME_MAX_CODE_POINTS,

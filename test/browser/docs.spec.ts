@@ -71,6 +71,12 @@ test("the docs page renders offline, and its try it lists pets from this origin"
   await test.step('"try it" goes to this origin first, and lists pets with local-dev-key', async () => {
     const server = page.getByRole("button", { name: /^Server:/ }).first();
     await expect(server).toContainText(`${baseURL}/v1`);
+    // The reference renders an operation only as it nears the viewport: go to listPets.
+    await page
+      .getByRole("list", { name: "animals endpoints" })
+      .getByText("/pets", { exact: true })
+      .first()
+      .click();
     await page
       .getByRole("button", { name: /Test Request/ })
       .first()

@@ -233,6 +233,10 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     await expect(panel.getByRole("button", { name: "Copied" })).toBeVisible();
     key = await page.evaluate(() => navigator.clipboard.readText());
     expect(key).toMatch(/^psk_[A-Za-z0-9_-]{40,}$/);
+    // What it may do and may not, said where the key is shown.
+    await expect(panel.locator("#new-key-scopes")).toHaveText(
+      "It may use pets:read, not pets:write or orders:read: a call that needs them is refused (403). Its page says what each scope allows.",
+    );
     await expect(panel.locator("#new-key-curl")).toHaveText(
       `curl -H "Authorization: Bearer ${key}" ${baseURL}/v1/pets`,
     );
@@ -264,7 +268,22 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
     // A key's first answer (the 200) is written right after it; the 403 in the next 10 s, 10 s
     // later, so the page holds it too when the reviews above took that long on a loaded machine.
     await expect(page.locator("#days-wide-desc")).toHaveText(/^(1 call|2 calls) in all/);
-    await expect(page.locator(".legend li").first()).toHaveText("Successful (2xx, 3xx): 1");
+    // The 403 is explained on the key's page, with the way to a key that writes.
+    const may = page.locator("#may");
+    await expect(may.getByRole("listitem").filter({ hasText: "pets:write" })).toHaveText(
+      /^May not pets:write Add, change and remove animals/,
+    );
+    await expect(may).toContainText("403 insufficient_scope");
+    await expect(may.getByRole("link", { name: "create a key" })).toHaveAttribute(
+      "href",
+      "/keys#create",
+    );
+    await expect(page.locator(".legend li").first()).toHaveText(
+      "Successful (2xx, 3xx): 1 (200: 1)",
+    );
+    await expect(page.locator("#usage")).toContainText(
+      `a call shows here within ${USAGE_WRITE_INTERVAL_MS / 1000} seconds of it.`,
+    );
     await review(page, testInfo, "key");
   });
 
@@ -315,8 +334,12 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
       .toEqual({ success: accepted, client_error: 1, rate_limited: 0, server_error: 0 });
     await page.getByRole("link", { name: "storefront web" }).click();
     await expect(page.locator(".legend li").nth(1)).toHaveText(
-      "Client errors (4xx other than 429): 1",
+      "Client errors (4xx other than 429): 1 (403: 1)",
     );
+    // The operations' table tells the read's 200 from the create's 403.
+    const operations = page.locator("table.operations tbody tr");
+    await expect(operations.filter({ hasText: "listPets" })).toContainText(`(200: ${accepted})`);
+    await expect(operations.filter({ hasText: "createPet" })).toContainText("(403: 1)");
   });
 
   expect(problems).toEqual([]);
@@ -512,13 +535,14 @@ test("passkeys are added, renamed and removed (never renumbered, the browser tol
   expect(problems).toEqual([]);
 });
 
-test("recovery codes: shown once, each signs in once and asks for a new passkey; then the account is deleted, its keys refused within the bound", async ({
+test("recovery codes: shown once, each signs in once and asks to secure the account (a passkey here, then the lost one and the other sessions ended in one step); then the account is deleted, its keys refused within the bound", async ({
   page,
   context,
+  browser,
   request,
   baseURL,
 }, testInfo) => {
-  test.setTimeout(180_000);
+  test.setTimeout(240_000);
   const problems = watch(page, [/\/api\/sign-in\/recovery$/]);
   const cdp = await passkeyBrowser(context, page);
   const lost = await authenticator(cdp);
@@ -536,7 +560,19 @@ test("recovery codes: shown once, each signs in once and asks for a new passkey;
   await expect(page.locator("#recovery-codes-list li")).toHaveCount(0);
   const { key } = await createKey(page, "kept through recovery");
 
-  // The passkey is lost; a code signs in and the pages ask for a new passkey.
+  // The lost phone: another browser still signed in with the passkey that is then lost.
+  const [credential] = await lost.credentials();
+  if (!credential) throw new Error("no passkey");
+  const phone = await browser.newContext();
+  const phonePage = await phone.newPage();
+  const phoneCdp = await passkeyBrowser(phone, phonePage);
+  const phoneKey = await authenticator(phoneCdp);
+  await phoneCdp.send("WebAuthn.addCredential", { authenticatorId: phoneKey.id, credential });
+  await phonePage.goto(`${PLATFORM}/`);
+  await phonePage.getByRole("button", { name: "Sign in with a passkey" }).click();
+  await phonePage.waitForURL(`${PLATFORM}/keys`);
+
+  // The passkey is lost; a code signs in and the account page asks to secure the account.
   await lost.remove();
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.waitForURL(`${PLATFORM}/`);
@@ -544,14 +580,40 @@ test("recovery codes: shown once, each signs in once and asks for a new passkey;
   const field = page.getByLabel("Recovery code");
   await field.fill((codes[3] as string).toLowerCase().replaceAll("-", " "));
   await page.getByRole("button", { name: "Sign in with the code" }).click();
-  await page.waitForURL(`${PLATFORM}/account#passkeys`);
-  await expect(page.getByRole("heading", { name: "Add a new passkey" })).toBeVisible();
+  await page.waitForURL(`${PLATFORM}/account#secure`);
+  const secure = page.locator("#secure");
+  await expect(secure.getByRole("heading", { name: "Secure your account" })).toBeFocused();
   await expect(page.locator("#recovery")).toContainText("You have 9 of 10 codes left");
   await review(page, testInfo, "account-recovered");
+  // Every other page points there.
+  await page.getByRole("link", { name: "Keys", exact: true }).click();
+  await page.locator("#recovery-banner").getByRole("link").click();
+  await page.waitForURL(`${PLATFORM}/account#secure`);
+
+  // First a passkey on this device; then the lost one (ticked) and the phone's session.
   const found = await authenticator(cdp);
-  await page.locator("#recovery-banner").getByRole("button", { name: "Add a passkey" }).click();
-  await expect(page.getByRole("heading", { name: "Add a new passkey" })).toHaveCount(0);
-  await expect(page.locator("#passkeys .item-name")).toHaveText(["Passkey 1", "Passkey 2"]);
+  await secure.getByRole("button", { name: "Add a passkey" }).click();
+  await expect(secure.getByRole("heading", { name: "Secure your account" })).toBeFocused();
+  await expect(secure).toContainText("Done: you added “Passkey 2”.");
+  await expect(secure.getByRole("checkbox", { name: /^Passkey 1/ })).toBeChecked();
+  await expect(secure.locator(".others li")).toHaveCount(1);
+  await review(page, testInfo, "account-secure");
+  await secure
+    .getByRole("button", { name: "Remove the ticked passkeys and sign out everywhere else" })
+    .click();
+  await expect(secure).toHaveCount(0);
+  await expect(page.locator("#passkeys-title")).toBeFocused();
+  await expect(page.locator("#passkeys .note")).toHaveText(
+    "Removed 1 passkey and signed out 1 other session.",
+  );
+  await expect(page.locator("#passkeys .item-name")).toHaveText(["Passkey 2"]);
+  await expect(page.locator("#sessions .items > li")).toHaveCount(1);
+  // The phone's next step leads to sign-in, where its passkey is no longer known.
+  await phoneKey.answers(false);
+  await phonePage.reload();
+  await phonePage.waitForURL(`${PLATFORM}/?next=%2Fkeys`);
+  await phone.close();
+  expect(await found.credentials()).toHaveLength(1);
 
   // The same code again: refused next to the field, in words, with the focus there.
   await found.answers(false);

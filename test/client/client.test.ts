@@ -3,13 +3,17 @@
 // and the expected type errors are type tests: `npm run typecheck` fails when they drift.
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
+  type Created,
   type NotModified,
   type Page,
   type Pet,
+  type PetPatch,
   type PetRead,
   PetStoreClient,
   type PetStoreClientOptions,
   PetStoreError,
+  type Removed,
+  type Updated,
 } from "../../packages/client/src/index.ts";
 import type { Scope } from "../../src/scopes.ts";
 import { BASE, createKey, workerFetch } from "../helpers.ts";
@@ -61,6 +65,8 @@ async function client(
 }
 
 const isCreate = (request: Request) => request.method === "POST";
+const isUpdate = (request: Request) => request.method === "PATCH";
+const isDelete = (request: Request) => request.method === "DELETE";
 
 /** The pets named `name`, read through `api`. */
 async function named(api: PetStoreClient, name: string): Promise<Pet[]> {
@@ -133,6 +139,10 @@ describe("createPet", () => {
     expect(created.pet).toEqual({ id: expect.any(Number), ...body, status: "available" });
     expect(created.location).toBe(`/v1/pets/${created.pet.id}`);
     expect(created.replayed).toBe(true);
+    expectTypeOf(created).toEqualTypeOf<Created>();
+    // The replay's ETag is the first answer's, the pet's as created: getPet's.
+    expect(created.etag).toMatch(/^"[^"]+"$/);
+    expect(created.etag).toBe(sent[0]?.response?.headers.get("ETag"));
     const keys = sent.map(({ request }) => request.headers.get("Idempotency-Key"));
     expect(keys).toEqual([created.idempotencyKey, created.idempotencyKey]);
     expect(created.idempotencyKey).toMatch(/^[0-9a-f]{32}$/);
@@ -140,6 +150,7 @@ describe("createPet", () => {
     expect(sent[0]?.response?.headers.get("Idempotent-Replayed")).toBeNull();
     expect(sent[1]?.response?.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await named(api, body.name)).toEqual([created.pet]);
+    expect((await api.getPet(created.pet.id)).etag).toBe(created.etag);
   });
 
   it("every answer lost: a network failure with the key, sent again by hand: one animal", async () => {
@@ -276,6 +287,207 @@ describe("createPet", () => {
     const error = await refusal(api.createPet({ ...body, categoryId: 5 }, { idempotencyKey }));
     expect(error).toMatchObject({ code: "idempotency_key_reused", status: 422 });
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe("updatePet", () => {
+  it("changes what the patch names, as merge-patch+json: the pet, its new ETag, the bookmark to read it back", async () => {
+    const { api, sent } = await client();
+    const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    sent.length = 0;
+    const updated = await api.updatePet(created.pet.id, { status: "pending", categoryId: 8 });
+    expectTypeOf(updated).toEqualTypeOf<Updated>();
+    expect(updated).toEqual({
+      pet: { ...created.pet, status: "pending", categoryId: 8 },
+      etag: expect.stringMatching(/^"[^"]+"$/),
+      bookmark: expect.stringMatching(/^[0-9a-f-]+$/),
+    });
+    expect(updated.etag).not.toBe(created.etag);
+    const [request] = sent.map((exchange) => exchange.request);
+    expect([request?.method, request?.url]).toEqual(["PATCH", `${BASE}/v1/pets/${created.pet.id}`]);
+    expect(request?.headers.get("Content-Type")).toBe("application/merge-patch+json");
+    expect(request?.headers.has("If-Match")).toBe(false);
+    expect(await request?.json()).toEqual({ status: "pending", categoryId: 8 });
+    // Read at once with its bookmark: the change, and the same ETag.
+    const read = await api.getPet(created.pet.id, { bookmark: updated.bookmark });
+    expect(read).toMatchObject({ pet: updated.pet, etag: updated.etag });
+    // {} changes nothing: the pet and the same ETag.
+    expect(await api.updatePet(created.pet.id, {})).toMatchObject({
+      pet: updated.pet,
+      etag: updated.etag,
+    });
+  });
+
+  it("ifMatch takes the ETag of a create, a read or an update; a stale one is 412 precondition_failed, never retried, nothing changed", async () => {
+    const { api, sent } = await client();
+    const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    const first = await api.updatePet(
+      created.pet.id,
+      { name: uniqueName() },
+      { ifMatch: created.etag },
+    );
+    const read = await api.getPet(created.pet.id, { bookmark: first.bookmark });
+    const second = await api.updatePet(created.pet.id, { status: "sold" }, { ifMatch: read.etag });
+    const third = await api.updatePet(created.pet.id, { categoryId: 9 }, { ifMatch: second.etag });
+    expect(third.pet).toEqual({ ...first.pet, status: "sold", categoryId: 9 });
+    sent.length = 0;
+    const error = await refusal(
+      api.updatePet(created.pet.id, { categoryId: 10 }, { ifMatch: created.etag }),
+    );
+    expect(error).toMatchObject({
+      kind: "answer",
+      code: "precondition_failed",
+      status: 412,
+      attempts: 1,
+    });
+    expect(error.message).toContain("If-Match");
+    expect(error.requestId).toMatch(/./);
+    expect(sent.map(({ request }) => request.headers.get("If-Match"))).toEqual([created.etag]);
+    const now = await api.getPet(created.pet.id, { bookmark: api.bookmark });
+    expect(now).toMatchObject({ pet: third.pet, etag: third.etag });
+  });
+
+  it("a status move the pet cannot make: 409 invalid_transition naming both, never retried", async () => {
+    const { api, sent } = await client();
+    const { pet } = await api.createPet({ name: uniqueName(), categoryId: 7, status: "sold" });
+    sent.length = 0;
+    const error = await refusal(api.updatePet(pet.id, { status: "available" }));
+    expect(error).toMatchObject({
+      kind: "answer",
+      code: "invalid_transition",
+      status: 409,
+      attempts: 1,
+    });
+    expect(error.details).toEqual([
+      { field: "status", message: 'cannot go from "sold" to "available"' },
+    ]);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("a patch the API refuses: 400 naming the field; no such pet: 404 not_found", async () => {
+    const { api } = await client();
+    const { pet } = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    const error = await refusal(api.updatePet(pet.id, { categoryId: 0 }));
+    expect(error).toMatchObject({ code: "validation_failed", status: 400 });
+    expect(error.details.map((detail) => detail.field)).toEqual(["categoryId"]);
+    const missing = await refusal(api.updatePet(9007199254740991, { status: "sold" }));
+    expect(missing).toMatchObject({ code: "not_found", status: 404, attempts: 1 });
+    // The types are the document's merge patch: its fields, never id, never null.
+    expectTypeOf<Parameters<PetStoreClient["updatePet"]>[1]>().toEqualTypeOf<PetPatch>();
+    expectTypeOf<PetPatch>().toEqualTypeOf<{
+      name?: string;
+      categoryId?: number;
+      status?: Pet["status"];
+    }>();
+    // @ts-expect-error the id is not a field a patch changes
+    await refusal(api.updatePet(pet.id, { id: 1 }));
+    // @ts-expect-error no field can be removed: null is refused
+    await refusal(api.updatePet(pet.id, { name: null }));
+  });
+
+  it("a lost answer without ifMatch: retried, the patch applied once, the pet", async () => {
+    const { api, sent } = await client({ fault: lost, on: isUpdate });
+    const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    const updated = await api.updatePet(created.pet.id, { status: "pending", categoryId: 3 });
+    expect(updated.pet).toEqual({ ...created.pet, status: "pending", categoryId: 3 });
+    const patches = sent.filter(({ request }) => isUpdate(request));
+    expect(patches.map(({ response }) => response?.status)).toEqual([200, 200]);
+    // Sent twice, it ends as once: the second answer is the first's pet and ETag.
+    expect(patches[0]?.response?.headers.get("ETag")).toBe(updated.etag);
+    expect(await named(api, created.pet.name)).toEqual([updated.pet]);
+  });
+
+  it("a lost answer under ifMatch: not retried (its retry would meet its own change as 412), the network failure; a read shows the change", async () => {
+    const { api, sent } = await client({ fault: lost, on: isUpdate });
+    const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    const patch = { status: "pending", categoryId: 3 } as const;
+    const error = await refusal(api.updatePet(created.pet.id, patch, { ifMatch: created.etag }));
+    expect(error).toMatchObject({ kind: "network", code: "network_error", attempts: 1 });
+    expect(sent.filter(({ request }) => isUpdate(request))).toHaveLength(1);
+    const bookmark = sent.at(-1)?.response?.headers.get("x-d1-bookmark") ?? undefined;
+    const read = await api.getPet(created.pet.id, { bookmark });
+    expect(read.pet).toEqual({ ...created.pet, ...patch });
+    expect(read.etag).not.toBe(created.etag);
+    expect(await named(api, created.pet.name)).toEqual([read.pet]);
+  });
+});
+
+describe("deletePet", () => {
+  it("removes the pet: removed, not alreadyGone, the bookmark; a read with it is 404; nothing else removed", async () => {
+    const { api, sent } = await client();
+    const name = uniqueName();
+    const { pet } = await api.createPet({ name, categoryId: 7 });
+    const { pet: other } = await api.createPet({ name, categoryId: 7 });
+    sent.length = 0;
+    const removed = await api.deletePet(pet.id);
+    expectTypeOf(removed).toEqualTypeOf<Removed>();
+    expect(removed).toEqual({
+      removed: true,
+      alreadyGone: false,
+      bookmark: expect.stringMatching(/^[0-9a-f-]+$/),
+    });
+    expect(sent.map(({ request }) => [request.method, request.url])).toEqual([
+      ["DELETE", `${BASE}/v1/pets/${pet.id}`],
+    ]);
+    expect(sent.map(({ response }) => response?.status)).toEqual([204]);
+    const read = await refusal(api.getPet(pet.id, { bookmark: removed.bookmark }));
+    expect(read).toMatchObject({ code: "not_found", status: 404 });
+    expect(await named(api, name)).toEqual([other]);
+  });
+
+  it("a first attempt's 404 is not_found: no such pet, or one removed before", async () => {
+    const { api } = await client();
+    const { pet } = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    await api.deletePet(pet.id);
+    for (const petId of [pet.id, 9007199254740991]) {
+      const error = await refusal(api.deletePet(petId));
+      expect(error).toMatchObject({ kind: "answer", code: "not_found", status: 404, attempts: 1 });
+    }
+  });
+
+  it("a lost answer: retried, its 404 resolves as removed (alreadyGone), with or without ifMatch; nothing else removed", async () => {
+    for (const conditional of [false, true]) {
+      const { api, sent } = await client({ fault: lost, on: isDelete });
+      const name = uniqueName();
+      const created = await api.createPet({ name, categoryId: 7 });
+      const { pet: other } = await api.createPet({ name, categoryId: 7 });
+      const ifMatch = conditional ? created.etag : undefined;
+      const removed = await api.deletePet(created.pet.id, { ifMatch });
+      expect(removed).toEqual({
+        removed: true,
+        alreadyGone: true,
+        bookmark: expect.stringMatching(/^[0-9a-f-]+$/),
+      });
+      const deletes = sent.filter(({ request }) => isDelete(request));
+      expect(deletes.map(({ response }) => response?.status)).toEqual([204, 404]);
+      expect(deletes.map(({ request }) => request.headers.get("If-Match"))).toEqual([
+        ifMatch ?? null,
+        ifMatch ?? null,
+      ]);
+      const read = await refusal(api.getPet(created.pet.id, { bookmark: removed.bookmark }));
+      expect(read).toMatchObject({ code: "not_found", status: 404 });
+      expect(await named(api, name)).toEqual([other]);
+    }
+  });
+
+  it("ifMatch: a stale ETag is 412 precondition_failed, never retried, the pet kept; the current one removes it", async () => {
+    const { api, sent } = await client();
+    const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
+    const updated = await api.updatePet(created.pet.id, { status: "pending" });
+    sent.length = 0;
+    const error = await refusal(api.deletePet(created.pet.id, { ifMatch: created.etag }));
+    expect(error).toMatchObject({
+      kind: "answer",
+      code: "precondition_failed",
+      status: 412,
+      attempts: 1,
+    });
+    expect(sent).toHaveLength(1);
+    const kept = await api.getPet(created.pet.id, { bookmark: api.bookmark });
+    expect(kept.pet).toEqual(updated.pet);
+    expect(await api.deletePet(created.pet.id, { ifMatch: updated.etag })).toMatchObject({
+      alreadyGone: false,
+    });
   });
 });
 

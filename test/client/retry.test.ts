@@ -9,7 +9,12 @@ import {
   linkTarget,
   retryAfterSeconds,
 } from "../../packages/client/src/headers.ts";
-import { retryDelay, type SendOptions, send } from "../../packages/client/src/retry.ts";
+import {
+  afterLostAnswer,
+  retryDelay,
+  type SendOptions,
+  send,
+} from "../../packages/client/src/retry.ts";
 
 const NOW = Date.parse("2026-11-25T12:00:00Z");
 
@@ -242,6 +247,65 @@ describe("send", () => {
       expect((await send(refused.fetch, create(), FAST)).status).toBe(status);
       expect(refused.sent).toHaveLength(1);
     }
+  });
+
+  /** A change of pet 1: `method`, with these headers. */
+  const change = (method: "PATCH" | "DELETE", headers: Record<string, string> = {}) =>
+    new Request(`${READ}/1`, {
+      method,
+      headers,
+      body: method === "PATCH" ? '{"status":"sold"}' : null,
+    });
+  const ifMatch = { "If-Match": '"t1"' };
+
+  it("retries a removal (under If-Match too) and a merge patch after any transient failure; a patch under If-Match only after a 429", async () => {
+    for (const request of [change("DELETE"), change("DELETE", ifMatch), change("PATCH")]) {
+      const { sent, fetch } = scripted(new TypeError("reset"), "never", answer(502), answer(200));
+      const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 50 };
+      expect((await send(fetch, request, options)).status).toBe(200);
+      expect(sent).toHaveLength(4);
+    }
+    const patch = () => change("PATCH", ifMatch);
+    const limited = scripted(answer(429, { "Retry-After": "0" }), answer(200));
+    expect((await send(limited.fetch, patch(), FAST)).status).toBe(200);
+    expect(limited.sent.map((request) => request.headers.get("If-Match"))).toEqual([
+      '"t1"',
+      '"t1"',
+    ]);
+    const lost = scripted(new TypeError("reset"), answer(412));
+    const error = await failure(send(lost.fetch, patch(), FAST));
+    expect(error).toMatchObject({ kind: "network", attempts: 1 });
+    expect(lost.sent).toHaveLength(1);
+    const slow = scripted("never", answer(412));
+    const timedOut = await failure(send(slow.fetch, patch(), { ...FAST, attemptTimeoutMs: 30 }));
+    expect(timedOut).toMatchObject({ kind: "timeout", attempts: 1 });
+    for (const status of [502, 503, 504]) {
+      const gateway = scripted(answer(status, { "Retry-After": "0" }), answer(412));
+      expect((await send(gateway.fetch, patch(), FAST)).status).toBe(status);
+      expect(gateway.sent).toHaveLength(1);
+    }
+  });
+
+  it("afterLostAnswer: an earlier attempt may have acted (no answer, a timeout, a 502, 503, 504), not after a 429 alone", async () => {
+    const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 30 };
+    const lostBefore = async (...script: Array<Response | Error | "never">) => {
+      const response = await send(
+        scripted(...script, answer(404)).fetch,
+        change("DELETE"),
+        options,
+      );
+      expect(response.status).toBe(404);
+      return afterLostAnswer(response);
+    };
+    expect(await lostBefore()).toBe(false);
+    expect(await lostBefore(answer(429, { "Retry-After": "0" }))).toBe(false);
+    expect(
+      await lostBefore(answer(429, { "Retry-After": "0" }), answer(429, { "Retry-After": "0" })),
+    ).toBe(false);
+    expect(await lostBefore(new TypeError("reset"))).toBe(true);
+    expect(await lostBefore("never")).toBe(true);
+    for (const status of [502, 503, 504]) expect(await lostBefore(answer(status))).toBe(true);
+    expect(await lostBefore(answer(503), answer(429, { "Retry-After": "0" }))).toBe(true);
   });
 
   it("an attempt past attemptTimeoutMs is a timeout, retried; the last one is thrown", async () => {

@@ -15,16 +15,34 @@ import type { Pet } from "../../src/pets/schemas.ts";
 export { LOCAL_DEV_KEY } from "../../src/auth/keys.ts";
 export const HOST = "127.0.0.1";
 
-/** What the scripts run with: no metrics, CI mode (no prompts). */
-export const scriptEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+/**
+ * What the scripts run with: no metrics, CI mode (no prompts), and not vitest's
+ * NODE_ENV=test, which a developer's shell does not have: wrangler bundles the workers with
+ * it (`process.env.NODE_ENV`, "development" without it) and miniflare then skips its
+ * `request.cf` download, so npm run dev would not run as it does for them.
+ */
+const { NODE_ENV: _vitest, ...shellEnv } = process.env;
+export const scriptEnv = { ...shellEnv, WRANGLER_SEND_METRICS: "false", CI: "true" };
 
-/** Every pet `key` can list at `origin`, page after page by Link rel="next" (never elsewhere). */
-export async function allPets(origin: string, key: string): Promise<Pet[]> {
+/**
+ * Every pet `key` can list at `origin`, page after page by Link rel="next" (never elsewhere):
+ * `query` filters and sizes the pages (100 a page unless it says), `headers` go with each
+ * page (an `x-d1-bookmark`).
+ */
+export async function allPets(
+  origin: string,
+  key: string,
+  query: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<Pet[]> {
   const pets: Pet[] = [];
-  for (let url: string | undefined = `${origin}/v1/pets?limit=100`; url; ) {
+  const first = new URLSearchParams({ limit: "100", ...query });
+  for (let url: string | undefined = `${origin}/v1/pets?${first}`; url; ) {
     assert.equal(new URL(url).origin, origin, `a link to another origin: ${url}`);
-    const headers = { Authorization: `Bearer ${key}` };
-    const response: Response = await fetch(url, { headers, signal: AbortSignal.timeout(15_000) });
+    const response: Response = await fetch(url, {
+      headers: { ...headers, Authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(15_000),
+    });
     assert.equal(response.status, 200, url);
     pets.push(...((await response.json()) as Pet[]));
     const next = LinkHeader.parse(response.headers.get("Link") ?? "").rel("next")[0]?.uri;

@@ -1,9 +1,12 @@
 // npm run e2e: the real `npm run dev` (flags in the `--name=value` form) on 127.0.0.1
 // with a temporary local D1, and the real keys CLI against that database: the seeded
-// `local-dev-key` lists, creates and fetches pets; a key issued with `keys create` works
+// `local-dev-key` lists, creates and fetches pets, changes one with If-Match (its change read
+// at once with its bookmark, and within the cache's bound without; a stale tag is 412, a
+// refused move 409) and removes it (204, then 404); a key issued with `keys create` works
 // and, once revoked, is refused within the auth cache's bound; restricted keys (scopes,
 // expiry, rotation, list --json) as a person runs them; the server keeps answering while
-// keys commands run; without a server, keys opens the database itself.
+// keys commands run; without a server, keys opens the database itself. Every response is
+// checked against the OpenAPI document.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,8 +14,11 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OwnedKey } from "../../scripts/key-statements.ts";
-import type { Pet } from "../../src/pets/schemas.ts";
+import { CACHE_MAX_AGE_MS } from "../../src/config.ts";
+import type { Pet, PetStatus } from "../../src/pets/schemas.ts";
+import { assertConforms } from "../support/conformance.ts";
 import {
+  allPets,
   type DevServer,
   issued,
   LOCAL_DEV_KEY,
@@ -34,17 +40,31 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function call(method: string, path: string, key: string | null, body?: unknown) {
+/** One request; its response must conform to the OpenAPI document. `json`: the body, if any. */
+async function call(
+  method: string,
+  path: string,
+  key: string | null,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+) {
   const headers: Record<string, string> = {};
   if (key !== null) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(`${server.base}${path}`, {
+  const request = new Request(`${server.base}${path}`, {
     method,
-    headers,
+    headers: { ...headers, ...extraHeaders },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
-  return { status: response.status, headers: response.headers, json: await response.json() };
+  const response = await fetch(request);
+  await assertConforms(request, response);
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: text ? JSON.parse(text) : undefined,
+  };
 }
 
 /** Polls until `key` is refused with 401; fails if it is still accepted after the bound. */
@@ -68,7 +88,7 @@ describe("npm run dev", () => {
       `Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${server.base}/v1/pets?limit=2&status=available' -D -`,
     );
     expect(output).toContain(
-      `npm run dev: the API on ${server.base} (reference: ${server.base}/v1/docs), the developer platform on http://localhost:${PLATFORM_PORT} (open it at localhost`,
+      `npm run dev: the API on ${server.base} (reference: ${server.base}/v1/docs), the MCP server on ${server.base}/mcp, the developer platform on http://localhost:${PLATFORM_PORT} (open it at localhost`,
     );
     expect(output.split("0001_create_pets.sql")).toHaveLength(2);
   });
@@ -118,6 +138,142 @@ describe("npm run dev", () => {
     expect(fetched.headers.get("Deprecation")).toMatch(/^@\d+$/);
     const listed = await call("GET", "/v1/pets?limit=100", LOCAL_DEV_KEY);
     expect(listed.json).toContainEqual(pet);
+  });
+});
+
+describe("changing and removing a pet with local-dev-key (updatePet, deletePet)", () => {
+  const MERGE_PATCH = { "Content-Type": "application/merge-patch+json" };
+  /**
+   * After a change no location serves what it made wrong for longer: the cache's 4 s, and
+   * 1 s for a replica's lag (docs/design.md, "The cache and changing pets").
+   */
+  const CHANGE_BOUND_MS = CACHE_MAX_AGE_MS + 1_000;
+
+  /**
+   * A new pet of `status`, then three of each of `others` after it: the page of two it is
+   * on, leaves or joins has a next page, so those pages are cached when read.
+   */
+  async function petAmongOthers(status: PetStatus, others: PetStatus[]) {
+    const name = `e2e-change-${Date.now()}`;
+    const created = await call("POST", "/v1/pets", LOCAL_DEV_KEY, { name, categoryId: 7, status });
+    expect(created.status).toBe(201);
+    for (const other of others.flatMap((s) => [s, s, s])) {
+      const neighbour = { name: `${name}-${other}`, categoryId: 7, status: other };
+      expect((await call("POST", "/v1/pets", LOCAL_DEV_KEY, neighbour)).status).toBe(201);
+    }
+    return { pet: created.json as Pet, etag: created.headers.get("ETag") as string };
+  }
+  /** getPet; `bookmark` sent back when given. */
+  const getPet = (id: number, bookmark?: string) =>
+    call("GET", `/v1/pets/${id}`, LOCAL_DEV_KEY, undefined, bookmarkHeader(bookmark));
+  const bookmarkHeader = (bookmark?: string): Record<string, string> =>
+    bookmark ? { "x-d1-bookmark": bookmark } : {};
+  /** The ids the listing of `status` shows, every page of two walked. */
+  const listed = async (status: PetStatus, bookmark?: string) =>
+    (
+      await allPets(server.base, LOCAL_DEV_KEY, { status, limit: "2" }, bookmarkHeader(bookmark))
+    ).map((p) => p.id);
+  const patch = (id: number, body: unknown, ifMatch: string) =>
+    call("PATCH", `/v1/pets/${id}`, LOCAL_DEV_KEY, body, { ...MERGE_PATCH, "If-Match": ifMatch });
+  const remove = (id: number, ifMatch?: string) =>
+    call(
+      "DELETE",
+      `/v1/pets/${id}`,
+      LOCAL_DEV_KEY,
+      undefined,
+      ifMatch ? { "If-Match": ifMatch } : {},
+    );
+
+  it("create, read, change with If-Match and read it at once with its bookmark; a stale tag is 412, sold -> available 409; removed: 204, then 404 and listed nowhere", async () => {
+    const { pet, etag: createdTag } = await petAmongOthers("available", ["available", "sold"]);
+    // Read as a client would: getPet (its ETag is the create's) and the filtered listing.
+    const read = await getPet(pet.id);
+    expect({ status: read.status, json: read.json }).toEqual({ status: 200, json: pet });
+    expect(read.headers.get("ETag")).toBe(createdTag);
+    expect(await listed("available")).toContain(pet.id);
+    expect(await listed("sold")).not.toContain(pet.id);
+
+    const change = await patch(pet.id, { status: "sold" }, createdTag);
+    const sold: Pet = { ...pet, status: "sold" };
+    expect({ status: change.status, json: change.json }).toEqual({ status: 200, json: sold });
+    const soldTag = change.headers.get("ETag") as string;
+    expect(soldTag).not.toBe(createdTag);
+    const bookmark = change.headers.get("x-d1-bookmark") as string;
+    expect(bookmark).toBeTruthy();
+
+    // With the change's bookmark, every read shows it at once: never what was cached before.
+    const soldNow = { status: 200, json: sold, etag: soldTag };
+    const readNow = async () => {
+      const now = await getPet(pet.id, bookmark);
+      return { status: now.status, json: now.json, etag: now.headers.get("ETag") };
+    };
+    expect(await readNow()).toEqual(soldNow);
+    expect(await listed("available", bookmark), "the page it left").not.toContain(pet.id);
+    expect(await listed("sold", bookmark), "the page it joined").toContain(pet.id);
+
+    // The tag read before the change is stale: 412, and nothing changes.
+    const stale = await patch(pet.id, { name: "stale" }, createdTag);
+    expect(stale.status).toBe(412);
+    expect(stale.json).toEqual({
+      code: "precondition_failed",
+      message: expect.stringContaining(`Animal ${pet.id} changed since`),
+      status: 412,
+    });
+    expect(await readNow()).toEqual(soldNow);
+    // sold is final: 409 naming both statuses, and nothing changes.
+    const refused = await patch(pet.id, { status: "available" }, soldTag);
+    expect(refused.status).toBe(409);
+    expect(refused.json).toMatchObject({
+      code: "invalid_transition",
+      message: expect.stringMatching(/"sold" to "available"/),
+      status: 409,
+    });
+    expect(await readNow()).toEqual(soldNow);
+
+    const removal = await remove(pet.id, soldTag);
+    expect({ status: removal.status, json: removal.json }).toEqual({
+      status: 204,
+      json: undefined,
+    });
+    const removed = removal.headers.get("x-d1-bookmark") as string;
+    expect(removed).toBeTruthy();
+    const gone = await getPet(pet.id, removed);
+    expect(gone.status).toBe(404);
+    expect(gone.json).toMatchObject({ code: "not_found", status: 404 });
+    expect(await listed("sold", removed)).not.toContain(pet.id);
+    const everything = await allPets(server.base, LOCAL_DEV_KEY, {}, bookmarkHeader(removed));
+    expect(everything.map((p) => p.id)).not.toContain(pet.id);
+    const again = await remove(pet.id);
+    expect(again.status, "a second removal").toBe(404);
+    expect(again.json).toMatchObject({ code: "not_found", status: 404 });
+  });
+
+  it(`without a bookmark, a change and a removal show within ${CHANGE_BOUND_MS} ms`, async () => {
+    const { pet, etag } = await petAmongOthers("available", ["available", "pending"]);
+    /** What a client without a bookmark reads: getPet, and which listings hold the pet. */
+    const view = async () => {
+      const read = await getPet(pet.id);
+      return {
+        status: read.status,
+        pet: read.status === 200 ? read.json : undefined,
+        available: (await listed("available")).includes(pet.id),
+        pending: (await listed("pending")).includes(pet.id),
+      };
+    };
+    // Read (and so cached: full pages and the pet) before the change.
+    expect(await view()).toEqual({ status: 200, pet, available: true, pending: false });
+    expect((await patch(pet.id, { status: "pending" }, etag)).status).toBe(200);
+    const pending = {
+      status: 200,
+      pet: { ...pet, status: "pending" },
+      available: false,
+      pending: true,
+    };
+    await expect.poll(view, { timeout: CHANGE_BOUND_MS, interval: 100 }).toEqual(pending);
+
+    expect((await remove(pet.id)).status).toBe(204);
+    const gone = { status: 404, pet: undefined, available: false, pending: false };
+    await expect.poll(view, { timeout: CHANGE_BOUND_MS, interval: 100 }).toEqual(gone);
   });
 });
 

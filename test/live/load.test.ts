@@ -1,8 +1,12 @@
 // npm run load: concurrent creates and reads against the running `npm run dev` (127.0.0.1
-// only), then every page walked again: nothing accepted is lost or duplicated. Settings
-// (environment): LOAD_URL (http://127.0.0.1:8787), LOAD_KEY (local-dev-key), LOAD_CREATES
-// (1000), LOAD_READS (1000), LOAD_CONCURRENCY (50), LOAD_SEED (a fast-check seed, to repeat
-// a run's mix). Bounded in count and by the project's test timeout.
+// only), then every page walked again: nothing accepted is lost or duplicated; then rounds
+// of clients changing one pet at once with If-Match (one wins per version, the rest 412,
+// every change kept in order) and removing one pet at once (one 204, the rest 404).
+// Settings (environment): LOAD_URL (http://127.0.0.1:8787), LOAD_KEY (local-dev-key),
+// LOAD_CREATES (1000), LOAD_READS (1000), LOAD_CONCURRENCY (50), LOAD_CHANGERS (20 clients
+// changing one pet), LOAD_CHANGE_ROUNDS (25), LOAD_REMOVALS (10 pets removed at once),
+// LOAD_SEED (a fast-check seed, to repeat a run's mix). Bounded in count and by the
+// project's test timeout.
 import fc from "fast-check";
 import LinkHeader from "http-link-header";
 import { quantileSorted } from "simple-statistics";
@@ -26,6 +30,9 @@ const settings = z
     LOAD_CREATES: count(1, 4_000, 1_000),
     LOAD_READS: count(0, 4_000, 1_000),
     LOAD_CONCURRENCY: count(1, 200, 50),
+    LOAD_CHANGERS: count(2, 200, 20),
+    LOAD_CHANGE_ROUNDS: count(1, 200, 25),
+    LOAD_REMOVALS: count(1, 100, 10),
     LOAD_SEED: z._default(z.coerce.number().check(z.int()), Date.now() % 1_000_000),
   })
   .parse(process.env);
@@ -33,8 +40,17 @@ const ORIGIN = new URL(settings.LOAD_URL).origin;
 const RUN = `load-${Date.now().toString(36)}`;
 const STATUSES = ["available", "pending", "sold"] as const;
 
-type Kind = "create" | "replay" | "list" | "get";
-const latencies: Record<Kind, number[]> = { create: [], replay: [], list: [], get: [] };
+/** `get+bookmark`: getPet for the tag to change, with the last change's bookmark. */
+type Kind = "create" | "replay" | "list" | "get" | "get+bookmark" | "change" | "remove";
+const latencies: Record<Kind, number[]> = {
+  create: [],
+  replay: [],
+  list: [],
+  get: [],
+  "get+bookmark": [],
+  change: [],
+  remove: [],
+};
 /** Answers other than the one expected (a 5xx, a network error, a wrong body). */
 const unexpected: string[] = [];
 
@@ -42,7 +58,7 @@ async function send(kind: Kind | "walk", path: string, init: RequestInit = {}) {
   const started = performance.now();
   const headers = new Headers(init.headers);
   headers.set("Authorization", `Bearer ${settings.LOAD_KEY}`);
-  if (init.body) headers.set("Content-Type", "application/json");
+  if (init.body && !headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   const url = new URL(path, ORIGIN);
   expect(url.origin, "a link to another origin").toBe(ORIGIN);
   const response = await fetch(url, {
@@ -50,7 +66,8 @@ async function send(kind: Kind | "walk", path: string, init: RequestInit = {}) {
     headers,
     signal: AbortSignal.timeout(15_000),
   });
-  const json = (await response.json()) as unknown;
+  const text = await response.text();
+  const json = (text ? JSON.parse(text) : undefined) as unknown;
   if (kind !== "walk") latencies[kind].push(performance.now() - started);
   const next = LinkHeader.parse(response.headers.get("Link") ?? "").rel("next")[0]?.uri;
   return { status: response.status, headers: response.headers, json, next };
@@ -175,5 +192,98 @@ describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
     });
     const ours = after.filter((p) => p.name.startsWith(`${RUN}-`));
     expect(ours, "pets of this run that no create answered").toHaveLength(created.length);
+  });
+});
+
+describe(`concurrent changes on ${ORIGIN}`, () => {
+  const clients = Array.from({ length: settings.LOAD_CHANGERS }, (_, client) => client);
+  const bookmarked = (bookmark: string | null): Record<string, string> =>
+    bookmark ? { "x-d1-bookmark": bookmark } : {};
+  /** A pet of this describe's own, and the bookmark of its create. */
+  async function newPet(name: string) {
+    const body = JSON.stringify({ name, categoryId: 1 });
+    const answer = await send("create", "/v1/pets", { method: "POST", body });
+    expect(answer.status).toBe(201);
+    return { pet: answer.json as Pet, bookmark: answer.headers.get("x-d1-bookmark") };
+  }
+  /** How many answers had each status, e.g. `{ 200: 1, 412: 19 }`. */
+  function tally(statuses: number[]) {
+    const counts: Record<number, number> = {};
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+    return counts;
+  }
+
+  it(`${settings.LOAD_CHANGE_ROUNDS} rounds of ${settings.LOAD_CHANGERS} clients reading one pet's ETag and changing it at once with If-Match: one 200 per version, the rest 412, every change kept in order`, async () => {
+    let { pet: last, bookmark } = await newPet(`changing ${RUN}`);
+    const first = last;
+    for (let round = 1; round <= settings.LOAD_CHANGE_ROUNDS; round++) {
+      // Every client reads the last winner's pet (its bookmark: never an older copy)...
+      const reads = await Promise.all(
+        clients.map(() =>
+          send("get+bookmark", `/v1/pets/${last.id}`, { headers: bookmarked(bookmark) }),
+        ),
+      );
+      expect(
+        reads.map((r) => [r.status, r.json]),
+        `round ${round}: the last change, seen`,
+      ).toEqual(clients.map(() => [200, last]));
+      // ...then all change it at once from that tag: the counter, and a name of its own.
+      const changes = await Promise.all(
+        clients.map((client, i) => {
+          const seen = reads[i]?.json as Pet;
+          const patch = {
+            name: `changing ${RUN} #${round} by ${client}`,
+            categoryId: seen.categoryId + 1,
+          };
+          const headers = {
+            "Content-Type": "application/merge-patch+json",
+            "If-Match": reads[i]?.headers.get("ETag") ?? "",
+          };
+          return send("change", `/v1/pets/${last.id}`, {
+            method: "PATCH",
+            headers,
+            body: JSON.stringify(patch),
+          }).then((answer) => ({ patch, answer }));
+        }),
+      );
+      const statuses = changes.map((c) => c.answer.status);
+      expect(tally(statuses), `round ${round}`).toEqual({ 200: 1, 412: clients.length - 1 });
+      for (const { answer } of changes.filter((c) => c.answer.status === 412)) {
+        expect(answer.json).toMatchObject({ code: "precondition_failed", status: 412 });
+      }
+      const won = changes.find((c) => c.answer.status === 200);
+      expect(won?.answer.json).toEqual({ ...last, ...won?.patch });
+      last = won?.answer.json as Pet;
+      bookmark = won?.answer.headers.get("x-d1-bookmark") ?? null;
+    }
+    // Nothing lost: the counter went up once per round, and the pet is the last winner's.
+    expect(last.categoryId).toBe(first.categoryId + settings.LOAD_CHANGE_ROUNDS);
+    const final = await send("get+bookmark", `/v1/pets/${last.id}`, {
+      headers: bookmarked(bookmark),
+    });
+    expect({ status: final.status, json: final.json }).toEqual({ status: 200, json: last });
+  });
+
+  it(`${settings.LOAD_REMOVALS} pets, each removed by ${settings.LOAD_CHANGERS} clients at once: one 204, the rest 404, then gone`, async () => {
+    for (let n = 0; n < settings.LOAD_REMOVALS; n++) {
+      const { pet } = await newPet(`removing ${RUN} ${n}`);
+      const removals = await Promise.all(
+        clients.map(() => send("remove", `/v1/pets/${pet.id}`, { method: "DELETE" })),
+      );
+      expect(tally(removals.map((r) => r.status)), `pet ${pet.id}`).toEqual({
+        204: 1,
+        404: clients.length - 1,
+      });
+      for (const refused of removals.filter((r) => r.status === 404)) {
+        expect(refused.json).toMatchObject({ code: "not_found", status: 404 });
+      }
+      const removed = removals.find((r) => r.status === 204);
+      expect(removed?.json).toBeUndefined();
+      const bookmark = removed?.headers.get("x-d1-bookmark") ?? null;
+      const after = await send("get+bookmark", `/v1/pets/${pet.id}`, {
+        headers: bookmarked(bookmark),
+      });
+      expect(after.status).toBe(404);
+    }
   });
 });

@@ -1,5 +1,6 @@
 // The smoke test: a running deployment answers the way a client expects, in a few
-// requests (read-only unless --write). Run through `npm run smoke -- --base URL`
+// requests (read-only unless --write, which creates a pet, changes it and removes it, so it
+// leaves nothing behind). Run through `npm run smoke -- --base URL`
 // (scripts/smoke.ts), which checks the options and provides them here; the key comes
 // from SMOKE_API_KEY. Every request goes to --base and nowhere else (smoke-client.ts),
 // but those to the developer platform (--platform), which never carry the key.
@@ -23,6 +24,13 @@ function json(answer: Answer, status: number): unknown {
 
 const links = (answer: Answer) => LinkHeader.parse(answer.headers.get("Link") ?? "");
 
+/** The answer's `x-d1-bookmark`, to send back: a read after it sees at least what it did. */
+function bookmark(answer: Answer): Record<string, string> {
+  const sent = answer.headers.get("x-d1-bookmark");
+  expect(sent, "no x-d1-bookmark").toBeTruthy();
+  return { "x-d1-bookmark": sent as string };
+}
+
 let root: Answer;
 beforeAll(async () => {
   // Nothing answering ends the run here, with one line instead of a failure per check.
@@ -36,7 +44,7 @@ beforeAll(async () => {
 });
 
 describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, () => {
-  const created: { pet?: Pet; location?: string | null } = {};
+  const created: { pet?: Pet; location?: string | null; etag?: string | null } = {};
   let listed: Pet | undefined;
 
   it("GET / names the service", () => {
@@ -117,7 +125,12 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
       expect(pet).toMatchObject({ ...newPet, status: "available" });
       expect(answer.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
       expect(answer.headers.get("Idempotent-Replayed")).not.toBe("true");
-      Object.assign(created, { pet, location: answer.headers.get("Location") });
+      expect(answer.headers.get("ETag")).toMatch(/^"[^"]+"$/);
+      Object.assign(created, {
+        pet,
+        location: answer.headers.get("Location"),
+        etag: answer.headers.get("ETag"),
+      });
     });
 
     it("the same POST again is replayed: same pet, Idempotent-Replayed: true", async () => {
@@ -126,6 +139,30 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
       expect(json(answer, 201)).toEqual(created.pet);
       expect(answer.headers.get("Idempotent-Replayed")).toBe("true");
       expect(answer.headers.get("Location")).toBe(created.location);
+    });
+
+    it("PATCH /v1/pets/{petId} with If-Match from the create's ETag changes it, and its bookmark reads the change", async () => {
+      expect(created.pet, "the create failed: nothing to change").toBeDefined();
+      const pet = created.pet as Pet;
+      const change = { name: `${newPet.name} (changed)`, status: "pending" as const };
+      const answer = await send("PATCH", `/v1/pets/${pet.id}`, {
+        key: true,
+        headers: {
+          "Content-Type": "application/merge-patch+json",
+          "If-Match": created.etag ?? "",
+        },
+        body: JSON.stringify(change),
+      });
+      expect(PetSchema.parse(json(answer, 200))).toEqual({ ...pet, ...change });
+      const etag = answer.headers.get("ETag");
+      expect(etag).toMatch(/^"[^"]+"$/);
+      expect(etag).not.toBe(created.etag);
+      const read = await send("GET", `/v1/pets/${pet.id}`, {
+        key: true,
+        headers: bookmark(answer),
+      });
+      expect(json(read, 200)).toEqual({ ...pet, ...change });
+      expect(read.headers.get("ETag")).toBe(etag);
     });
   }
 
@@ -202,6 +239,21 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
     expect(links(answer).rel("successor-version")[0]?.uri).toBe("/v1/pets");
     expect(links(answer).rel("deprecation")).toHaveLength(1);
   });
+
+  if (options.write) {
+    it("DELETE /v1/pets/{petId} removes the created pet: 204, then 404 with its bookmark", async () => {
+      expect(created.pet, "the create failed: nothing to remove").toBeDefined();
+      const pet = created.pet as Pet;
+      const answer = await send("DELETE", `/v1/pets/${pet.id}`, { key: true });
+      expect(answer.status, answer.text.slice(0, 300)).toBe(204);
+      expect(answer.text).toBe("");
+      const read = await send("GET", `/v1/pets/${pet.id}`, {
+        key: true,
+        headers: bookmark(answer),
+      });
+      expect(json(read, 404)).toMatchObject({ code: "not_found", status: 404 });
+    });
+  }
 });
 
 if (options.platform) {

@@ -79,16 +79,39 @@ describe("the smoke test's requests", () => {
     const { sent, send } = deployment(() => Response.json({ ok: true }));
     await send("GET", "/v1/pets", { key: true });
     await send("GET", "/");
-    expect(sent.map((r) => [r.url, r.headers.get("Authorization"), r.redirect])).toEqual([
-      ["https://api.example.com/v1/pets", "Bearer psk_secret", "manual"],
-      ["https://api.example.com/", null, "manual"],
+    await send("DELETE", "/v1/pets/7", { key: true });
+    expect(sent.map((r) => [r.method, r.url, r.headers.get("Authorization"), r.redirect])).toEqual([
+      ["GET", "https://api.example.com/v1/pets", "Bearer psk_secret", "manual"],
+      ["GET", "https://api.example.com/", null, "manual"],
+      ["DELETE", "https://api.example.com/v1/pets/7", "Bearer psk_secret", "manual"],
     ]);
     for (const r of sent)
       expect(r.headers.get("Cloudflare-Workers-Version-Overrides")).toBe(options.pin);
     await expect(
       send("GET", "https://evil.example/v1/pets?cursor=x", { key: true }),
     ).rejects.toThrow(/refused to send a request to https:\/\/evil\.example/);
-    expect(sent).toHaveLength(2);
+    expect(sent).toHaveLength(3);
+  });
+
+  it("send a change as asked: its method, headers (If-Match, a bookmark) and body, beside the key", async () => {
+    const { sent, send } = deployment(() => Response.json({ id: 7 }));
+    const headers = {
+      "Content-Type": "application/merge-patch+json",
+      "If-Match": '"abc"',
+      "x-d1-bookmark": "0000-1",
+    };
+    const body = JSON.stringify({ status: "pending" });
+    expect((await send("PATCH", "/v1/pets/7", { key: true, headers, body })).text).toBe('{"id":7}');
+    const [patch] = sent;
+    expect(patch?.method).toBe("PATCH");
+    expect(Object.fromEntries(patch?.headers ?? [])).toEqual({
+      authorization: "Bearer psk_secret",
+      "cloudflare-workers-version-overrides": options.pin,
+      "content-type": "application/merge-patch+json",
+      "if-match": '"abc"',
+      "x-d1-bookmark": "0000-1",
+    });
+    expect(await patch?.text()).toBe(body);
   });
 
   it("a redirect is a failure; a body that echoes the key is kept without it", async () => {

@@ -11,6 +11,8 @@ const client = new PetStoreClient({
 });
 // @ts-expect-error a name is a string: the types are the document's, not `any`
 void client.createPet({ name: 7, categoryId: 1 }).catch(() => {});
+// @ts-expect-error a merge patch changes no id
+void client.updatePet(1, { id: 2 }).catch(() => {});
 // @ts-expect-error raw knows the document's paths
 void client.raw.GET("/animals").catch(() => {});
 

@@ -4,6 +4,7 @@
 // directly and through a proxy that injects faults (test/outside/fault-proxy.ts). It exits
 // non-zero on the first expectation that fails, or after the fault table if a case failed.
 import {
+  type Created,
   type Pet,
   PetStoreClient,
   type PetStoreClientOptions,
@@ -71,10 +72,11 @@ expect(invalid.status === 400 && fields.join() === "categoryId,name", `400 on ${
 const orders = await failure(client.listOrders());
 expect(orders.status === 501 && orders.code === "not_implemented", "listOrders: 501");
 
-// Faults through the proxy: what the client did, what the caller saw, the pets created and
-// what reached another origin. A case that fails is marked in the table; the run fails after it.
+// Faults through the proxy: what the client did, what the caller saw, the pets of the case's
+// name after it and what reached another origin. A case that fails is marked in the table; the
+// run fails after it.
 const table = [
-  "| fault | what the client did | what the caller saw | pets created | sent elsewhere |",
+  "| fault | what the client did | what the caller saw | pets of its name | sent elsewhere |",
   "| --- | --- | --- | --- | --- |",
 ];
 let faultNumber = 0;
@@ -82,8 +84,9 @@ let failed = 0;
 
 /**
  * Runs `act` with a client whose requests meet `fault` (test/outside/fault-proxy.ts) the
- * first `times` times; `act` returns what the caller saw. A create must leave `pets` pets
- * of its name, and no case may send anything to another origin.
+ * first `times` times; `act` returns what the caller saw. A case must leave `pets` pets of
+ * its name (read with the newest bookmark the faulty client received), and no case may send
+ * anything to another origin.
  */
 async function fault(
   label: string,
@@ -107,7 +110,7 @@ async function fault(
       marked(error instanceof PetStoreError ? seen(error) : (error as Error).message),
   );
   const did = `${retries.length + 1} attempt(s)${retries.length ? `, retried after ${retries.join(", ")}` : ""}`;
-  const count = options.pets === undefined ? "-" : await named(petName);
+  const count = options.pets === undefined ? "-" : await named(petName, faulty.bookmark);
   const elsewhere = (await (await fetch(`${proxy}/elsewhere/${tag}`)).json()) as string[];
   const pets = count === options.pets || count === "-" ? `${count}` : marked(`${count}`);
   const sent = elsewhere.length ? marked(elsewhere.join("; ")) : "nothing";
@@ -218,13 +221,89 @@ await fault(
   timedOut(/call.*timeoutMs.*\b3000 ms/),
   { pets: 1, settings: { timeoutMs: 3_000 } },
 );
+
+// Changes. A removal whose answer is lost is retried, and its 404 then means removed; an
+// update is retried, except under ifMatch, where the caller gets the failure and reads again.
+// Each leaves one pet of its name: a removal's twin, never removed with it.
+const removal = (conditional: boolean) => async (faulty: PetStoreClient, petName: string) => {
+  const target = await client.createPet({ name: petName, categoryId: 1 });
+  await client.createPet({ name: petName, categoryId: 2 });
+  const ifMatch = conditional ? target.etag : undefined;
+  const removed = await faulty.deletePet(target.pet.id, { ifMatch });
+  expect(removed.removed && removed.alreadyGone, "removed, alreadyGone: a 404 after a lost answer");
+  const read = await caught(client.getPet(target.pet.id, { bookmark: removed.bookmark }));
+  expect(read.code === "not_found", "the pet is gone");
+  return "removed, alreadyGone; the pet gone";
+};
+const PATCH = { status: "pending", categoryId: 2 } as const;
+const update = (conditional: boolean) => async (faulty: PetStoreClient, petName: string) => {
+  const created = await client.createPet({ name: petName, categoryId: 1 });
+  const ifMatch = conditional ? created.etag : undefined;
+  const call = faulty.updatePet(created.pet.id, PATCH, { ifMatch });
+  let saw = "the pet as patched";
+  if (conditional) {
+    const error = await caught(call);
+    expect(error.kind === "network" && error.attempts === 1, "under ifMatch: not retried");
+    saw = seen(error);
+  } else expect((await call).pet.status === PATCH.status, saw);
+  // Read again as the README says: an empty patch answers the pet as it is, from the primary.
+  const now = await client.updatePet(created.pet.id, {});
+  const applied = now.pet.status === PATCH.status && now.pet.categoryId === PATCH.categoryId;
+  expect(applied && now.etag !== created.etag, "read again: the patch applied, a new etag");
+  return `${saw}; read again: applied once`;
+};
+/** A change refused with `code` (412 or 409): the typed error, never retried. */
+const refusedChange =
+  (code: string, change: (faulty: PetStoreClient, created: Created) => Promise<unknown>) =>
+  async (faulty: PetStoreClient, petName: string) => {
+    const created = await client.createPet({ name: petName, categoryId: 1, status: "sold" });
+    const error = await caught(change(faulty, created));
+    expect(error.code === code && error.kind === "answer" && error.attempts === 1, `${code}, once`);
+    return seen(error);
+  };
+/** Changes the pet first, so the `etag` of its create is stale. */
+const stale = async (created: Created) => {
+  await client.updatePet(created.pet.id, { categoryId: 2 });
+  return created.etag;
+};
+
+await fault("deletePet: answer dropped once", ["drop", 1], removal(false), { pets: 1 });
+await fault("deletePet, ifMatch: answer dropped once", ["drop", 1], removal(true), { pets: 1 });
+await fault("updatePet: answer dropped once", ["drop", 1], update(false), { pets: 1 });
+await fault("updatePet, ifMatch: answer dropped once", ["drop", 1], update(true), { pets: 1 });
+await fault(
+  "updatePet, ifMatch of a changed pet",
+  ["pass", 0],
+  refusedChange("precondition_failed", async (faulty, created) =>
+    faulty.updatePet(created.pet.id, { name: "late" }, { ifMatch: await stale(created) }),
+  ),
+  { pets: 1 },
+);
+await fault(
+  "deletePet, ifMatch of a changed pet",
+  ["pass", 0],
+  refusedChange("precondition_failed", async (faulty, created) =>
+    faulty.deletePet(created.pet.id, { ifMatch: await stale(created) }),
+  ),
+  { pets: 1 },
+);
+await fault(
+  "updatePet: sold to available",
+  ["pass", 0],
+  refusedChange("invalid_transition", (faulty, created) =>
+    faulty.updatePet(created.pet.id, { status: "available" }),
+  ),
+  { pets: 1 },
+);
 console.log(`\nfaults on node ${process.version}:\n${table.join("\n")}\n`);
 if (failed > 0) throw new Error(`FAILED: ${failed} fault case(s), marked in the table above`);
 
-/** How many pets are named `petName`, read directly. */
-async function named(petName: string): Promise<number> {
+/** How many pets are named `petName`, read directly, at least as fresh as `bookmark`. */
+async function named(petName: string, bookmark?: string): Promise<number> {
   let count = 0;
-  for await (const pet of client.pets({ limit: 100 })) if (pet.name === petName) count++;
+  for await (const pet of client.pets({ limit: 100 }, { bookmark })) {
+    if (pet.name === petName) count++;
+  }
   return count;
 }
 

@@ -104,6 +104,11 @@ describe("CSRF: a page of another site cannot change anything", () => {
       { body: new FormData(), headers: {} },
       { body: undefined, headers: {} },
       { body: "{}", headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" } },
+      // JSON is UTF-8 (RFC 8259): "{}" in UTF-16 (a byte order mark, then "{" and "}").
+      {
+        body: new Uint8Array(new Uint16Array([0xfeff, 0x7b, 0x7d]).buffer),
+        headers: { "Content-Type": "application/json; charset=utf-16" },
+      },
     ];
     for (const [method, path] of stateChanges(target)) {
       for (const form of forms) {

@@ -1,12 +1,16 @@
 // The platform's limits, attacked (docs/platform.md, "Limits"): an IPv6 /64 is one client
-// address; key creations and rotations per account per hour; open challenges per address
-// and per session; lists paged past 50 rows.
+// address; key creations and rotations per account and per client address per hour (across
+// a deletion and a new sign-up); open challenges per address and per session; lists paged
+// past 50 rows.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_KEY_CHANGES_PER_HOUR, OPEN_CHALLENGES } from "../../platform/src/config.ts";
+import { purgeExpired } from "../../platform/src/db/purge.ts";
 import { sha256Hex } from "../../src/encoding.ts";
+import { addressBucket } from "../../src/http/client-address.ts";
 import { SoftwareAuthenticator } from "./authenticator.ts";
 import {
+  type Call,
   count,
   expectError,
   freshAddress,
@@ -16,6 +20,16 @@ import {
   send,
   signUp,
 } from "./helpers.ts";
+import {
+  allow,
+  codeOf,
+  openConsent,
+  pkce,
+  REDIRECT,
+  RESOURCE,
+  register,
+  token,
+} from "./oauth-client.ts";
 
 const NOW = Date.parse("2026-11-24T15:30:00Z");
 /** Rate-limit bindings that never refuse: what is under test here is another limit. */
@@ -84,6 +98,108 @@ describe("keys made per account per hour", () => {
 
     clock.advance(3600);
     expect((await rotate()).status).toBe(201);
+  }, 60_000);
+});
+
+describe("keys made per client address per hour", () => {
+  it(`a deleted account's ${MAX_KEY_CHANGES_PER_HOUR} keys count for the next account of its address: a new sign-up makes none until the hour is past, by create, rotation or an MCP client's grant`, async () => {
+    const clock = movableClock(NOW);
+    const fetch = platformWith({ clock });
+    const address = freshAddress();
+    const bucket = addressBucket(address);
+    const from = (session: string) => ({ session, address });
+    const create = (session: string, call: Partial<Call> = { address }) =>
+      fetch("/api/keys", { json: { label: "key", scopes: ["pets:read"] }, session, ...call });
+
+    // The first account makes its hour's keys, revoking each, then is deleted.
+    const first = await signUp({ fetch, address });
+    for (let i = 0; i < MAX_KEY_CHANGES_PER_HOUR; i++) {
+      const made = await create(first.session);
+      expect(made.status).toBe(201);
+      const { id } = await made.json<{ id: number }>();
+      await fetch(`/api/keys/${id}/revoke`, { json: {}, ...from(first.session) });
+      clock.advance(1);
+    }
+    await expectError(await create(first.session), 429, "rate_limited", /An account may/);
+    const begun = await fetch("/api/account/delete/options", { json: {}, ...from(first.session) });
+    const passkey = await first.authenticator.authenticate(await begun.json());
+    const deleted = await fetch("/api/account/delete", {
+      json: { passkey },
+      ...from(first.session),
+    });
+    expect(deleted.status, await deleted.clone().text()).toBe(204);
+    expect(await count("api_keys", "created_from = ?1", bucket)).toBe(MAX_KEY_CHANGES_PER_HOUR);
+
+    // Signed up again from the same /64 (another address in it): still the same hour's count.
+    const neighbour = `${bucket.split("::")[0]}::77`;
+    const again = await signUp({ fetch, address: neighbour });
+    const refused = await create(again.session, { address: neighbour });
+    await expectError(refused, 429, "rate_limited", /from this address.*a deleted one too/);
+    // The oldest of the deleted account's keys leaves the hour 3600 s after NOW.
+    expect(Number(refused.headers.get("Retry-After"))).toBe(3600 - MAX_KEY_CHANGES_PER_HOUR);
+    expect(await count("api_keys", "account_id = ?1", again.account.id)).toBe(0);
+
+    // Another address makes a key for it; rotating it from the full address is refused too.
+    const elsewhere = await create(again.session, { address: freshAddress() });
+    expect(elsewhere.status).toBe(201);
+    const { id } = await elsewhere.json<{ id: number }>();
+    const rotate = () =>
+      fetch(`/api/keys/${id}/rotate`, { json: { graceSeconds: 0 }, ...from(again.session) });
+    await expectError(await rotate(), 429, "rate_limited", /from this address/);
+
+    // An MCP client's grant: the holder's Allow from the full address is refused; the key an
+    // Allow from elsewhere makes counts where that Allow came from.
+    const clientId = await register({}, fetch);
+    const consent = async () => {
+      const { verifier, challenge } = await pkce();
+      const { grantId } = await openConsent(
+        { client_id: clientId, code_challenge: challenge },
+        again.session,
+        fetch,
+      );
+      return { grantId, verifier };
+    };
+    const blocked = await consent();
+    await expectError(
+      await allow(blocked.grantId, again.session, undefined, { address }, fetch),
+      429,
+      "rate_limited",
+      /from this address/,
+    );
+    const other = freshAddress();
+    const allowed = await consent();
+    const { code } = await codeOf(
+      await allow(allowed.grantId, again.session, undefined, { address: other }, fetch),
+    );
+    const redeemed = await token(
+      {
+        grant_type: "authorization_code",
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_verifier: allowed.verifier,
+        resource: RESOURCE,
+      },
+      fetch,
+    );
+    expect(redeemed.status, await redeemed.clone().text()).toBe(200);
+    expect(
+      await count("api_keys", "created_from = ?1 AND audience = '/mcp'", addressBucket(other)),
+    ).toBe(1);
+
+    // Once the hour is past, the address makes keys again; the hourly purge then erases the
+    // addresses of keys whose hour is past, and keeps the rest.
+    clock.advance(3600);
+    expect((await rotate()).status).toBe(201);
+    const ours = [first.account.id, again.account.id];
+    const kept = async () => ({
+      keys: await count("api_keys", "created_from IS NOT NULL AND account_id IN (?1, ?2)", ...ours),
+      grants: await count("oauth_grants", "allowed_from IS NOT NULL AND account_id = ?2", ...ours),
+    });
+    expect(await kept()).toEqual({ keys: MAX_KEY_CHANGES_PER_HOUR + 3, grants: 1 });
+    await purgeExpired(env.DB, Math.floor(clock.now / 1000));
+    expect(await kept()).toEqual({ keys: 1, grants: 0 });
+    expect(await count("api_keys", "created_from = ?1", bucket)).toBe(1);
   }, 60_000);
 });
 

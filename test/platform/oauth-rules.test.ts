@@ -450,6 +450,7 @@ describe("a token request's code", () => {
       keyId: null,
       expiresAt: 1_000,
       usedAt: null,
+      allowedFrom: null,
       ...fields,
     };
   }

@@ -208,6 +208,58 @@ describe("signed in", () => {
     expect(revoked.querySelector('[data-action="rotate"], [data-action="revoke"]')).toBeNull();
   });
 
+  it("a key's page says what it may do and may not, and how to get a key that may do more", async () => {
+    const { session, keyId } = await signedInWithKey();
+    const may = async (id: number) => {
+      const page = await html(await send(`/keys/${id}`, { session }));
+      const section = page.querySelector("#may");
+      return {
+        lines: section?.querySelectorAll("li").map((li) => li.text.replace(/\s+/g, " ")),
+        text: section?.querySelector("p")?.text.replace(/\s+/g, " "),
+        create: section?.querySelector('a[href="/keys#create"]') ?? null,
+      };
+    };
+    // Read-only, as the form offers first: a create (or a change, or a removal) is refused, and
+    // the page says so, with the way to a key that writes.
+    const readOnly = await may(keyId);
+    expect(readOnly.lines).toEqual([
+      "May pets:read Read animals. Safe in a web page.",
+      "May not pets:write Add, change and remove animals. Keep it on a server.",
+      "May not orders:read Read store orders. (not yet available)",
+    ]);
+    expect(readOnly.text).toBe(
+      "A call that needs a scope it lacks is refused: 403 insufficient_scope, naming the scope. A key's scopes are fixed when it is made, and a rotation keeps them: for one that may do more, create a key with pets:write.",
+    );
+    expect(readOnly.create).not.toBeNull();
+    // Every scope there is to have: nothing more to create; an ended key offers nothing either.
+    const all = await send("/api/keys", {
+      json: { label: "server", scopes: ["pets:read", "pets:write", "orders:read"] },
+      session,
+    });
+    const full = await may((await all.json<{ id: number }>()).id);
+    expect(full.lines).toEqual([
+      "May pets:read Read animals. Safe in a web page.",
+      "May pets:write Add, change and remove animals. Keep it on a server.",
+      "May orders:read Read store orders. (not yet available)",
+    ]);
+    expect(full.text).toBeUndefined();
+    await send(`/api/keys/${keyId}/revoke`, { json: {}, session });
+    const ended = await may(keyId);
+    expect(ended.text).toBe(
+      "A call that needs a scope it lacks is refused: 403 insufficient_scope, naming the scope.",
+    );
+    expect(ended.create).toBeNull();
+    // The form says a key's scopes are for good, where the choice is made.
+    const keys = await html(await send("/keys", { session }));
+    expect(keys.querySelector("fieldset#scopes")?.getAttribute("aria-describedby")).toBe(
+      "scopes-hint scopes-error",
+    );
+    expect(keys.querySelector("#scopes-hint")?.text).toMatch(/cannot change later/);
+    expect(keys.querySelector("#new-key")?.getAttribute("data-scopes")).toBe(
+      "pets:read pets:write orders:read",
+    );
+  });
+
   it("the account page lists the passkeys; the only one cannot be removed", async () => {
     const { session, account, authenticator } = await signUp({ displayName: "Grace" });
     const page = await html(await send("/account", { session }));

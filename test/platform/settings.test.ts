@@ -4,6 +4,7 @@
 // rotation naming its successor; labels edited. Each endpoint is attacked here too:
 // another account's ids, cross-origin requests, stolen or ended sessions, floods.
 import { env } from "cloudflare:workers";
+import { parse } from "node-html-parser";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/keys.ts";
 import { findApiKeyByHash } from "../../src/db/api-keys.ts";
@@ -11,10 +12,13 @@ import { sha256Hex } from "../../src/encoding.ts";
 import { SoftwareAuthenticator } from "./authenticator.ts";
 import {
   addPasskey,
+  type Call,
   count,
   expectError,
   freshAddress,
+  movableClock,
   ORIGIN,
+  platformWith,
   send,
   setSession,
   signIn,
@@ -203,16 +207,16 @@ describe("sessions", () => {
   });
 });
 
-describe("recovery codes", () => {
-  async function newCodes(session: string): Promise<string[]> {
-    const response = await send("/api/recovery-codes", { json: {}, session });
-    expect(response.status, await response.clone().text()).toBe(201);
-    return (await response.json<{ codes: string[] }>()).codes;
-  }
-  const recover = (code: unknown, address = freshAddress()) =>
-    send("/api/sign-in/recovery", { json: { code }, address });
+async function newCodes(session: string): Promise<string[]> {
+  const response = await send("/api/recovery-codes", { json: {}, session });
+  expect(response.status, await response.clone().text()).toBe(201);
+  return (await response.json<{ codes: string[] }>()).codes;
+}
+const recover = (code: unknown, address = freshAddress()) =>
+  send("/api/sign-in/recovery", { json: { code }, address });
 
-  it("are 10, shown once and stored hashed; each signs in once, and the session asks for a new passkey until one is added", async () => {
+describe("recovery codes", () => {
+  it("are 10, shown once and stored hashed; each signs in once, and the session asks to secure the account", async () => {
     const { session, account } = await signUp();
     const codes = await newCodes(session);
     expect(codes).toHaveLength(10);
@@ -236,8 +240,8 @@ describe("recovery codes", () => {
     expect(signedIn.status, await signedIn.clone().text()).toBe(200);
     expect(await signedIn.json()).toMatchObject({ id: account.id, recoveryCodesLeft: 9 });
     const recovered = setSession(signedIn).token as string;
-    const keys = await (await send("/keys", { session: recovered })).text();
-    expect(keys).toContain('id="recovery-banner"');
+    const keys = parse(await (await send("/keys", { session: recovered })).text());
+    expect(keys.querySelector("#recovery-banner a")?.getAttribute("href")).toBe("/account#secure");
     expect(await (await send("/keys", { session })).text()).not.toContain('id="recovery-banner"');
     // Once only.
     const again = await expectError(
@@ -249,13 +253,6 @@ describe("recovery codes", () => {
     expect(again.details).toEqual([
       { field: "code", message: "is not valid, or it has been used" },
     ]);
-    // A new passkey ends the asking.
-    expect((await addPasskey(recovered, await SoftwareAuthenticator.create(ORIGIN))).status).toBe(
-      201,
-    );
-    expect(await (await send("/keys", { session: recovered })).text()).not.toContain(
-      'id="recovery-banner"',
-    );
   });
 
   it("new codes replace the old; a code of a disabled account signs nobody in; malformed codes are 400 by the field", async () => {
@@ -311,6 +308,136 @@ describe("recovery codes", () => {
   });
 });
 
+describe("securing the account after a recovery", () => {
+  // Passkeys made before the code's sign-in are the ones it offers to remove, those made since
+  // count as this device's: to the second, so the clock moves between the steps, as a person's does.
+  const clock = movableClock();
+  const send = platformWith({ clock });
+  /** An account whose passkey is lost, still signed in elsewhere, and a session of a recovery code. */
+  async function recovered() {
+    const lost = await signUp({ fetch: send });
+    const codes = await send("/api/recovery-codes", { json: {}, session: lost.session });
+    const [code] = (await codes.json<{ codes: string[] }>()).codes;
+    clock.advance(60);
+    const response = await send("/api/sign-in/recovery", { json: { code } });
+    expect(response.status).toBe(200);
+    clock.advance(30);
+    return { ...lost, recovered: setSession(response).token as string };
+  }
+  const secure = (session: string, json: unknown, call: Partial<Call> = {}) =>
+    send("/api/account/secure", { json, session, ...call });
+  const card = async (session: string) =>
+    parse(await (await send("/account", { session })).text()).querySelector("#secure");
+
+  it("asks for a passkey on this device first, then removes the lost passkeys and ends the other sessions in one step", async () => {
+    const { session, recovered: mine, authenticator: lost, account } = await recovered();
+    // The account page holds the card (no banner there); first a passkey on this device.
+    const page = parse(await (await send("/account", { session: mine })).text());
+    expect(page.querySelector("#recovery-banner")).toBeNull();
+    expect(page.querySelector("#secure button[data-action=add-passkey]")).not.toBeNull();
+    expect(page.querySelector("#secure form")).toBeNull();
+    const everything = { removePasskeys: [lost.credentialId], endOtherSessions: true };
+    await expectError(await secure(mine, everything), 409, "passkey_required", /first/);
+    expect(await count("passkeys", "account_id = ?1", account.id)).toBe(1);
+    const found = await SoftwareAuthenticator.create(ORIGIN);
+    expect((await addPasskey(mine, found, send)).status).toBe(201);
+
+    // Then the lost passkey, ticked (its name as text, whatever it holds), and the session still
+    // signed in elsewhere, listed.
+    const hostile = '<img src=x onerror=alert(1)>"';
+    const renamed = await send(`/api/passkeys/${lost.credentialId}/name`, {
+      json: { name: hostile },
+      session: mine,
+    });
+    expect(renamed.status).toBe(200);
+    const form = (await card(mine))?.querySelector("form[data-action=secure-account]");
+    expect(form?.querySelector("img")).toBeNull();
+    expect(form?.querySelector("label.check")?.text).toContain(hostile);
+    const boxes = form?.querySelectorAll("input[name=removePasskeys]") ?? [];
+    expect(boxes.map((b) => [b.getAttribute("value"), b.hasAttribute("checked")])).toEqual([
+      [lost.credentialId, true],
+    ]);
+    expect(form?.querySelectorAll(".others li")).toHaveLength(1);
+    expect(form?.querySelector("button[type=submit]")?.text).toBe(
+      "Remove the ticked passkeys and sign out everywhere else",
+    );
+    // The other session has a passkey prompt open; it ends with it.
+    expect((await send("/api/passkeys/options", { json: {}, session })).status).toBe(200);
+
+    // Refused, each changing nothing: every passkey, another account's or no passkey, another
+    // origin, no session, a malformed body.
+    await expectError(
+      await secure(mine, {
+        ...everything,
+        removePasskeys: [lost.credentialId, found.credentialId],
+      }),
+      409,
+      "last_passkey",
+    );
+    const stranger = await signUp({ fetch: send });
+    await expectError(
+      await secure(mine, { ...everything, removePasskeys: [stranger.authenticator.credentialId] }),
+      404,
+      "not_found",
+      "No such passkey.",
+    );
+    await expectError(
+      await secure(mine, everything, { origin: "https://evil.example" }),
+      403,
+      "cross_origin_request",
+    );
+    await expectError(await send("/api/account/secure", { json: everything }), 401, "unauthorized");
+    const malformed = await expectError(
+      await secure(mine, { removePasskeys: "all", endOtherSessions: true }),
+      400,
+      "validation_failed",
+    );
+    expect(malformed.details?.[0]).toMatchObject({ field: "removePasskeys" });
+    expect(await count("passkeys", "account_id = ?1", account.id)).toBe(2);
+    expect(await count("passkeys", "account_id = ?1", stranger.account.id)).toBe(1);
+    expect(await count("sessions", "account_id = ?1", account.id)).toBe(2);
+
+    // The one step.
+    const done = await secure(mine, everything);
+    expect(done.status, await done.clone().text()).toBe(200);
+    expect(await done.json()).toEqual({ removedPasskeys: [lost.credentialId], endedSessions: 1 });
+    await expectError(await send("/api/account", { session }), 401, "unauthorized");
+    await expectError(await signIn(lost, { fetch: send }), 401, "unknown_passkey");
+    expect((await signIn(found, { fetch: send })).status).toBe(200);
+    expect(await count("challenges", "json_extract(pending, '$.accountId') = ?1", account.id)).toBe(
+      0,
+    );
+    // No more asking, here or on any page.
+    expect(await card(mine)).toBeNull();
+    expect(await (await send("/keys", { session: mine })).text()).not.toContain("recovery-banner");
+  });
+
+  it("or keeps everything: the asking ends, nothing else changes", async () => {
+    const { session, recovered: mine, account } = await recovered();
+    expect((await addPasskey(mine, await SoftwareAuthenticator.create(ORIGIN), send)).status).toBe(
+      201,
+    );
+    const kept = await secure(mine, { removePasskeys: [], endOtherSessions: false });
+    expect(await kept.json()).toEqual({ removedPasskeys: [], endedSessions: 0 });
+    expect(await count("passkeys", "account_id = ?1", account.id)).toBe(2);
+    expect((await send("/api/account", { session })).status).toBe(200);
+    expect(await card(mine)).toBeNull();
+    // A session that never recovered has no card, and nothing asks it for a passkey first.
+    expect(await card(session)).toBeNull();
+    const plain = await secure(session, { removePasskeys: [], endOtherSessions: true });
+    expect(await plain.json()).toEqual({ removedPasskeys: [], endedSessions: 1 });
+    await expectError(await send("/api/account", { session: mine }), 401, "unauthorized");
+  });
+});
+
+/** What the account's sessions' open challenges count against (limits.ts), one a session. */
+async function sessionHolders(accountId: string): Promise<string[]> {
+  const { results } = await env.DB.prepare("SELECT id FROM sessions WHERE account_id = ?1")
+    .bind(accountId)
+    .all<{ id: string }>();
+  return results.map((r) => `session:${r.id}`);
+}
+
 describe("deleting an account", () => {
   async function confirmation(session: string, authenticator: SoftwareAuthenticator) {
     const begun = await send("/api/account/delete/options", { json: {}, session });
@@ -323,7 +450,7 @@ describe("deleting an account", () => {
     return { options, passkey: await authenticator.authenticate(options) };
   }
 
-  it("needs a passkey of the account: its keys are refused, its passkeys, sessions, codes, labels and name erased, its usage kept", async () => {
+  it("needs a passkey of the account: its keys are refused, its passkeys, sessions, open challenges, codes, labels and name erased, its usage kept", async () => {
     const { session, authenticator, account } = await signUp({ displayName: "Erase me" });
     const created = await send("/api/keys", {
       json: { label: "to be erased", scopes: ["pets:read"] },
@@ -336,8 +463,22 @@ describe("deleting an account", () => {
     )
       .bind(id)
       .run();
+    // Open challenges: this session's and a second session's (adding a passkey), one made for the
+    // account by a session that signed out since, and another account's, which stays.
+    const second = setSession(await signIn(authenticator)).token as string;
+    const signedOut = setSession(await signIn(authenticator)).token as string;
+    const stranger = await signUp();
+    for (const as of [session, second, signedOut, stranger.session]) {
+      expect((await send("/api/passkeys/options", { json: {}, session: as })).status).toBe(200);
+    }
+    expect((await send("/api/sign-out", { json: {}, session: signedOut })).status).toBe(204);
+    const held = await sessionHolders(account.id);
+    expect(held).toHaveLength(2);
     const { options, passkey } = await confirmation(session, authenticator);
     expect(options.allowCredentials.map((c) => c.id)).toEqual([authenticator.credentialId]);
+    const theirs = await sessionHolders(stranger.account.id);
+    const open = (where: string, ...params: unknown[]) => count("challenges", where, ...params);
+    expect(await open("json_extract(pending, '$.accountId') = ?1", account.id)).toBe(4);
     const deleted = await send("/api/account/delete", { json: { passkey }, session });
     expect(deleted.status, await deleted.clone().text()).toBe(204);
     expect(setSession(deleted).header).toMatch(/^__Host-session=;/);
@@ -350,6 +491,10 @@ describe("deleting an account", () => {
     for (const table of ["passkeys", "sessions", "recovery_codes"]) {
       expect(await count(table, "account_id = ?1", account.id), table).toBe(0);
     }
+    // Its open challenges went with it, not at the hourly purge; another account's stay.
+    expect(await open("json_extract(pending, '$.accountId') = ?1", account.id)).toBe(0);
+    for (const holder of held) expect(await open("holder = ?1", holder)).toBe(0);
+    expect(await open("holder = ?1", theirs[0])).toBe(1);
     const stored = await env.DB.prepare(
       "SELECT display_name, deleted_at, disabled_at FROM accounts WHERE id = ?1",
     )

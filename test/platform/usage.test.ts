@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { parse } from "node-html-parser";
 import { describe, expect, it } from "vitest";
 import { createKeyUseRecorder } from "../../src/auth/key-use.ts";
+import { USAGE_WRITE_INTERVAL_MS } from "../../src/config.ts";
 import { addUsageStatement } from "../../src/db/api-keys.ts";
 import { expectError, movableClock, platformWith, send, signUp } from "./helpers.ts";
 
@@ -49,6 +50,9 @@ async function keyWithUsage() {
   await addUsage(id, "2026-11-24T09:00:00Z", "listPets 429 rate_limited", 2);
   await addUsage(id, "2026-11-23T23:00:00Z", "createPet 503 service_unavailable", 1);
   await addUsage(id, "2026-11-23T14:00:00Z", "listPets 200", 7); // a day ago, not in the hours
+  await addUsage(id, "2026-11-20T10:00:00Z", "createPet 201", 3);
+  await addUsage(id, "2026-11-20T10:00:00Z", "createPet 200", 1); // an Idempotency-Key's replay
+  await addUsage(id, "2026-11-20T10:00:00Z", "deletePet 204", 2);
   await addUsage(id, "2026-10-26T00:00:00Z", "- 404 not_found", 5); // the days' first hour
   await addUsage(id, "2026-10-25T23:00:00Z", "listPets 200", 99); // a day too old
   await addUsage(other, "2026-11-24T14:00:00Z", "listPets 200", 1000); // another key
@@ -73,6 +77,7 @@ describe("a key's usage", () => {
       days: Array<{ date: string }>;
       hours: Array<{ hour: string }>;
       totals: Record<string, number>;
+      statuses: Record<string, unknown[]>;
       operations: unknown[];
     }>();
     expect(usage.keyId).toBe(id);
@@ -95,17 +100,35 @@ describe("a key's usage", () => {
     ]);
     expect(usage.hours.at(-1)).toEqual({ ...zero, hour: "2026-11-24T15:00:00.000Z" });
     expect(usage.totals).toEqual({
-      success: 157,
+      success: 163,
       client_error: 8,
       rate_limited: 2,
       server_error: 1,
+    });
+    // Each class's statuses, in order: a 201 apart from a 200, a 304 apart from both.
+    expect(usage.statuses).toEqual({
+      success: [
+        { status: 200, count: 128 },
+        { status: 201, count: 3 },
+        { status: 204, count: 2 },
+        { status: 304, count: 30 },
+      ],
+      client_error: [
+        { status: 400, count: 1 },
+        { status: 404, count: 7 },
+      ],
+      rate_limited: [{ status: 429, count: 2 }],
+      server_error: [{ status: 503, count: 1 }],
     });
     expect(usage.operations).toEqual([
       { operation: "listPets", status: 200, code: "", count: 127 },
       { operation: "listPets", status: 304, code: "", count: 30 },
       { operation: "", status: 404, code: "not_found", count: 5 },
+      { operation: "createPet", status: 201, code: "", count: 3 },
+      { operation: "deletePet", status: 204, code: "", count: 2 },
       { operation: "getPet", status: 404, code: "not_found", count: 2 },
       { operation: "listPets", status: 429, code: "rate_limited", count: 2 },
+      { operation: "createPet", status: 200, code: "", count: 1 },
       { operation: "createPet", status: 503, code: "service_unavailable", count: 1 },
       { operation: "listPets", status: 400, code: "invalid_parameter", count: 1 },
     ]);
@@ -119,15 +142,16 @@ describe("a key's usage", () => {
     const chart = page.querySelector("svg.chart");
     expect(chart?.getAttribute("role")).toBe("img");
     expect(chart?.querySelector("title")?.text).toBe("Calls per day, last 30 days (UTC)");
-    expect(chart?.querySelector("desc")?.text).toMatch(/^168 calls in all/);
+    expect(chart?.querySelector("desc")?.text).toMatch(/^174 calls in all/);
     // One stacked bar per day with calls, each segment an outcome class.
     const bars = chart?.querySelectorAll("g").filter((g) => g.querySelector("rect")) ?? [];
     expect(bars.map((g) => g.querySelector("title")?.text)).toEqual([
       "26 Oct: 5 calls (0 successful, 5 client errors, 0 rate-limited, 0 server errors)",
+      "20 Nov: 6 calls (6 successful, 0 client errors, 0 rate-limited, 0 server errors)",
       "23 Nov: 8 calls (7 successful, 0 client errors, 0 rate-limited, 1 server errors)",
       "24 Nov: 155 calls (150 successful, 3 client errors, 2 rate-limited, 0 server errors)",
     ]);
-    const today = bars[2]?.querySelectorAll("rect") ?? [];
+    const today = bars[3]?.querySelectorAll("rect") ?? [];
     expect(today.map((r) => r.classList.value.join(" "))).toEqual([
       "bar success",
       "bar client_error",
@@ -137,11 +161,12 @@ describe("a key's usage", () => {
     const height = (r: (typeof today)[number] | undefined) => Number(r?.getAttribute("height"));
     const first = bars[0]?.querySelector("rect") ?? undefined;
     expect(height(today[0]) / height(first)).toBeCloseTo(30, 1);
+    // Each class with its statuses: a 201 (created) apart from a 200 (replayed), a 204 apart from both.
     expect(page.querySelectorAll(".legend li").map((li) => li.text)).toEqual([
-      "Successful (2xx, 3xx): 157",
-      "Client errors (4xx other than 429): 8",
+      "Successful (2xx, 3xx): 163 (200: 128, 201: 3, 204: 2, 304: 30)",
+      "Client errors (4xx other than 429): 8 (400: 1, 404: 7)",
       "Rate-limited (429): 2",
-      "Server errors (5xx): 1",
+      "Server errors (5xx): 1 (503: 1)",
     ]);
     const hourly = page.querySelectorAll("svg.chart.wide")[1];
     expect(hourly?.querySelector("title")?.text).toBe("Calls per hour, last 24 hours (UTC)");
@@ -156,10 +181,11 @@ describe("a key's usage", () => {
       "24 Nov 14:00: 123 calls (120 successful, 3 client errors, 0 rate-limited, 0 server errors)",
     ]);
     expect(cells(page, "operations")).toEqual([
-      ["listPets", "157", "1", "2", "0", "160"],
-      ["Other paths and methods", "0", "5", "0", "0", "5"],
-      ["getPet", "0", "2", "0", "0", "2"],
-      ["createPet", "0", "0", "0", "1", "1"],
+      ["listPets", "157 (200: 127, 304: 30)", "1 (400: 1)", "2", "0", "160"],
+      ["Other paths and methods", "0", "5 (404: 5)", "0", "0", "5"],
+      ["createPet", "4 (200: 1, 201: 3)", "0", "0", "1 (503: 1)", "5"],
+      ["deletePet", "2 (204: 2)", "0", "0", "0", "2"],
+      ["getPet", "0", "2 (404: 2)", "0", "0", "2"],
     ]);
     expect(cells(page, "codes")).toEqual([
       ["not_found", "404", "7"],
@@ -176,6 +202,10 @@ describe("a key's usage", () => {
     const updated = page.querySelector("#usage-updated");
     expect(updated?.getAttribute("datetime")).toBe("2026-11-24T15:30:00.000Z");
     expect(updated?.text).toBe("15:30:00 UTC");
+    // How soon a call shows is the API's write interval (src/config.ts), not a figure of its own.
+    expect(page.querySelector("#usage p")?.text).toMatch(
+      new RegExp(`a call shows here within ${USAGE_WRITE_INTERVAL_MS / 1000} seconds of it\\.$`),
+    );
   });
 
   it("what the API's recorder writes after a burst of answers, the usage JSON and the page show: last use to the minute", async () => {

@@ -3,11 +3,18 @@
 // document (schema.ts, by openapi-typescript) and requests go through openapi-fetch; this
 // file adds what a document cannot say: pages by `Link`, every failure as a PetStoreError
 // (a success that is not the operation's too), creates retried under one `Idempotency-Key`,
-// a 304 as a value, read-your-writes.
+// changes retried only where a retry is safe, a 304 as a value, read-your-writes.
 import createClient, { type Client } from "openapi-fetch";
 import { PetStoreError } from "./errors.ts";
 import { isJson, linkTarget } from "./headers.ts";
-import { attemptsOf, type RetryEvent, type RetryOptions, send, type TimeLimits } from "./retry.ts";
+import {
+  afterLostAnswer,
+  attemptsOf,
+  type RetryEvent,
+  type RetryOptions,
+  send,
+  type TimeLimits,
+} from "./retry.ts";
 import type { components, operations, paths } from "./schema.ts";
 
 export {
@@ -29,6 +36,8 @@ export type { components, operations, paths } from "./schema.ts";
 
 export type Pet = components["schemas"]["Pet"];
 export type NewPet = components["schemas"]["NewPet"];
+/** updatePet's JSON Merge Patch: the fields to change, as createPet takes them. */
+export type PetPatch = components["schemas"]["PetPatch"];
 export type PetStatus = components["schemas"]["PetStatus"];
 /** listPets' query: `status`, `limit` (1..100, default 20), and a page's `cursor`. */
 export type ListPetsQuery = NonNullable<operations["listPets"]["parameters"]["query"]>;
@@ -48,7 +57,7 @@ export interface PetStoreClientOptions extends TimeLimits {
   apiKey: string;
   /** The fetch to send requests with (default: the global one). */
   fetch?: (request: Request) => Promise<Response>;
-  /** Retries of reads and keyed creates: network failures, timeouts, 429, 502, 503, 504. */
+  /** Retries (of what may be sent again): network failures, timeouts, 429, 502, 503, 504. */
   retry?: RetryOptions;
   /** Called before each retry's wait, e.g. to log it. */
   onRetry?: (event: RetryEvent) => void;
@@ -115,6 +124,37 @@ export interface Created {
   idempotencyKey: string;
   /** `x-d1-bookmark` of the write: pass it to a read (`bookmark`) to read it back. */
   bookmark: string | undefined;
+  /** The animal's `ETag` (as created, on a replay too): for `ifMatch`. */
+  etag: string;
+}
+
+/** What updatePet and deletePet take. */
+export interface ChangeOptions extends CallOptions {
+  /**
+   * The animal's `etag` as you saw it (getPet's, createPet's, updatePet's): the change
+   * happens only if it is still so, else 412 `precondition_failed` and nothing changes.
+   */
+  ifMatch?: string;
+}
+
+export interface Updated {
+  /** The whole animal as changed. */
+  pet: Pet;
+  /** Its new `ETag`: the `ifMatch` of its next change. */
+  etag: string;
+  /** `x-d1-bookmark` of the change: pass it to a read (`bookmark`) to read it back. */
+  bookmark: string | undefined;
+}
+
+export interface Removed {
+  removed: true;
+  /**
+   * True when a retry found no such animal (404) after an attempt whose answer was lost:
+   * that attempt removed it, or another caller did meanwhile. Either way it is gone.
+   */
+  alreadyGone: boolean;
+  /** `x-d1-bookmark` of the removal: a read given it no longer sees the animal. */
+  bookmark: string | undefined;
 }
 
 type NoCondition = Omit<ReadOptions, "ifNoneMatch"> & { ifNoneMatch?: undefined };
@@ -179,16 +219,16 @@ export class PetStoreClient {
 
   /**
    * What a call passes to openapi-fetch: its signal, its limits and its operation's
-   * `success`, the bookmark for a read.
+   * `success`, its conditions, the bookmark for a read.
    */
-  #call(options: ReadOptions, success: Success, read = false) {
-    const { signal, timeoutMs, attemptTimeoutMs, ifNoneMatch } = options;
+  #call(options: ReadOptions & ChangeOptions, success: Success, read = false) {
+    const { signal, timeoutMs, attemptTimeoutMs, ifNoneMatch, ifMatch } = options;
     const bookmark =
       options.bookmark ?? (read && this.#options.consistent ? this.#bookmark : undefined);
     return {
       signal,
       fetch: this.#sender({ timeoutMs, attemptTimeoutMs }, success),
-      header: { "If-None-Match": ifNoneMatch, [BOOKMARK]: bookmark },
+      header: { "If-None-Match": ifNoneMatch, "If-Match": ifMatch, [BOOKMARK]: bookmark },
     };
   }
 
@@ -246,8 +286,43 @@ export class PetStoreClient {
       location: header("Location") ?? "",
       replayed: header("Idempotent-Replayed") === "true",
       idempotencyKey,
-      bookmark: header(BOOKMARK),
+      ...etagAndBookmark(result.response),
     };
+  }
+
+  /**
+   * Changes the fields `patch` names (updatePet, a JSON Merge Patch); with `ifMatch`, only
+   * if the animal is still as that `etag` says, else 412 `precondition_failed`. A patch
+   * sent twice ends as once: it is retried like a read, but under `ifMatch` only after a
+   * 429 (a retry would meet its own first attempt as 412), so a failure without an answer
+   * may have applied it: read the animal again.
+   */
+  async updatePet(petId: number, patch: PetPatch, options: ChangeOptions = {}): Promise<Updated> {
+    const { header, ...call } = this.#call(options, { status: 200, body: isPet });
+    const result = await this.raw.PATCH("/pets/{petId}", {
+      params: { path: { petId }, header },
+      body: patch,
+      headers: { "Content-Type": "application/merge-patch+json" },
+      ...call,
+    });
+    return { pet: body(result), ...etagAndBookmark(result.response) };
+  }
+
+  /**
+   * Removes an animal (deletePet); with `ifMatch`, only if it is still as that `etag` says,
+   * else 412 `precondition_failed`. Retried like a read: a 404 after an attempt whose answer
+   * was lost resolves as removed (`alreadyGone`), while a first attempt's 404 is
+   * `not_found`.
+   */
+  async deletePet(petId: number, options: ChangeOptions = {}): Promise<Removed> {
+    const { header, ...call } = this.#call(options, { status: 204 });
+    const result = await this.raw.DELETE("/pets/{petId}", {
+      params: { path: { petId }, header },
+      ...call,
+    });
+    const alreadyGone = result.response.status === 404 && afterLostAnswer(result.response);
+    if (!alreadyGone) body(result);
+    return { removed: true, alreadyGone, bookmark: etagAndBookmark(result.response).bookmark };
   }
 
   /**
@@ -324,11 +399,16 @@ function body<T>({ data, error, response }: Result<T>, idempotencyKey?: string):
   throw new PetStoreError({ kind: "answer", response, body: error, attempts, idempotencyKey });
 }
 
+/** An answer's `ETag` and `x-d1-bookmark`. */
+const etagAndBookmark = ({ headers }: Response) => ({
+  etag: headers.get("ETag") ?? "",
+  bookmark: headers.get(BOOKMARK) ?? undefined,
+});
+
 /** A read's answer with its `etag`: a 304 as `NotModified`, a 2xx through `fields`. */
 function read<T, R>(result: Result<T>, fields: (data: T, response: Response) => R) {
-  const etag = result.response.headers.get("ETag") ?? "";
+  const { etag, bookmark } = etagAndBookmark(result.response);
   if (result.response.status === 304) return { notModified: true, etag } satisfies NotModified;
-  const bookmark = result.response.headers.get(BOOKMARK) ?? undefined;
   return { notModified: false as const, etag, bookmark, ...fields(body(result), result.response) };
 }
 

@@ -47,6 +47,13 @@ export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** The attempts made for each answer `send` returned. */
 const attemptsMade = new WeakMap<Response, number>();
 export const attemptsOf = (response: Response) => attemptsMade.get(response) ?? 1;
+/** Answers after an attempt that may have reached the API and acted, its answer lost. */
+const afterLost = new WeakSet<Response>();
+/**
+ * Whether an earlier attempt of the call that returned `response` may have reached the API
+ * and acted: no answer, a timeout, or a 502, 503 or 504 (not a 429: the API limits first).
+ */
+export const afterLostAnswer = (response: Response) => afterLost.has(response);
 
 /**
  * The wait in ms before retry number `retry` (1 for the first) after `response`, or after
@@ -66,17 +73,24 @@ export function retryDelay(
   return Math.min(maxDelayMs, baseDelayMs * 2 ** (retry - 1)) * (0.5 + Math.random() / 2);
 }
 
-/** Whether sending `request` twice does what sending it once does. */
-const repeatable = (request: Request) =>
-  ["GET", "HEAD"].includes(request.method) || request.headers.has("Idempotency-Key");
+/**
+ * Whether to send `request` again after `response` (undefined: none came). A read, a keyed
+ * create, a removal and a merge patch of values do, sent twice, what they do once. A change
+ * under `If-Match` would meet its own first attempt as 412: it is sent again only after a
+ * 429, which the API answers before it acts.
+ */
+function retryable({ method, headers }: Request, response: Response | undefined) {
+  if (method === "PATCH" && headers.has("If-Match")) return response?.status === 429;
+  return ["GET", "HEAD", "PATCH", "DELETE"].includes(method) || headers.has("Idempotency-Key");
+}
 
 /**
  * Sends `request` through `fetch`, each attempt within `attemptTimeoutMs` and all within
- * `timeoutMs`. Reads, and writes that carry an `Idempotency-Key` (each retry sends the same
- * key), are retried after a network failure (a body cut short included), an attempt's
- * timeout, 429, 502, 503 and 504, while `retryDelay` allows and the wait ends within the
- * time limit. Returns the answer with its body read; throws a PetStoreError when there is
- * none, and for a redirect, which is never followed.
+ * `timeoutMs`. What `retryable` allows (a keyed create sends the same key each time) is
+ * retried after a network failure (a body cut short included), an attempt's timeout, 429,
+ * 502, 503 and 504, while `retryDelay` allows and the wait ends within the time limit.
+ * Returns the answer with its body read; throws a PetStoreError when there is none, and
+ * for a redirect, which is never followed.
  */
 export async function send(
   fetch: (request: Request) => Promise<Response>,
@@ -86,6 +100,7 @@ export async function send(
   const { timeoutMs = DEFAULT_TIMEOUT_MS, attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS } = options;
   const deadline = Date.now() + timeoutMs;
   const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
+  let lost = false;
   for (let attempt = 1; ; attempt++) {
     const left = deadline - Date.now();
     const limit =
@@ -97,6 +112,7 @@ export async function send(
     if (outcome.kind === "abort") throw new PetStoreError({ ...outcome, ...failure });
     const { response } = outcome;
     if (response) attemptsMade.set(response, attempt);
+    if (response && lost) afterLost.add(response);
     const redirect = response && redirected(request, response);
     if (redirect) throw new PetStoreError({ ...redirect, ...failure, kind: "answer" });
     if (response && !TRANSIENT.includes(response.status)) return response;
@@ -110,11 +126,14 @@ export async function send(
           .json()
           .catch(() => undefined)),
     });
-    const wait = repeatable(request) ? retryDelay(attempt, response, options.retry) : undefined;
+    const wait = retryable(request, response)
+      ? retryDelay(attempt, response, options.retry)
+      : undefined;
     if (wait === undefined || Date.now() + wait >= deadline) {
       if (response) return response;
       throw error;
     }
+    lost ||= response?.status !== 429;
     options.onRetry?.({ request, attempt, error, delayMs: wait });
     if (!(await sleep(wait, request.signal))) {
       const reason = request.signal.reason;

@@ -144,11 +144,7 @@ export interface components {
     schemas: {
         /** @description Request body of createPet. Omitting `status` means `available`. */
         NewPet: {
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name: string;
+            name: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -158,17 +154,18 @@ export interface components {
             status?: components["schemas"]["PetStatus"] & unknown;
         };
         /**
+         * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
+         * @example Rex
+         */
+        PetName: string;
+        /**
          * @description Availability of the animal.
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
         /** @description Request body of updatePet (RFC 7396): the fields to change, as createPet takes them. No `null`: no field can be removed. */
         PetPatch: {
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name?: string;
+            name?: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -186,11 +183,7 @@ export interface components {
              * @description Unique identifier assigned by the service.
              */
             id: number;
-            /**
-             * @description The animal's name: 1 to 100 Unicode code points with at least one visible letter, number, punctuation mark or symbol (not only white space, format, other default-ignorable characters, combining marks, private-use characters or the blanks U+2800 and U+FFFC); no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), no unassigned code points or noncharacters, no lone surrogates. Stored and returned exactly as sent.
-             * @example Rex
-             */
-            name: string;
+            name: components["schemas"]["PetName"];
             /**
              * Format: int64
              * @description Identifier of the category (int64 on the wire, limited to 2^53 - 1 so JavaScript clients round-trip it). There is no category resource.
@@ -255,7 +248,7 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
@@ -301,7 +294,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -433,7 +426,7 @@ export interface operations {
             header?: {
                 /** @description Makes the create safe to retry: 1-255 printable ASCII characters (a structured-field string `"abc"` means `abc`), scoped to the key's account (all its keys, rotated ones included; a key without an account: it and the keys rotated from it) and kept 24 hours. Same key + same JSON body replays the first response, concurrent retries included; another body is 422. */
                 "Idempotency-Key"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -463,7 +456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -474,7 +467,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "invalid_json" | "validation_failed" | "invalid_idempotency_key";
+                        code?: "invalid_parameter" | "invalid_json" | "validation_failed" | "invalid_idempotency_key";
                         /**
                          * Format: int32
                          * @constant
@@ -662,7 +655,7 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
@@ -706,7 +699,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_cursor`: The `cursor` was not issued by the service, was altered, or belongs to another filter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -778,7 +771,7 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
@@ -835,7 +828,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1051,7 +1044,7 @@ export interface operations {
             header?: {
                 /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says. */
                 "If-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path: {
@@ -1073,7 +1066,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1245,7 +1238,7 @@ export interface operations {
             header?: {
                 /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
                 /** @description A bookmark from an earlier response: the read sees data at least that fresh, never a cached response older than it. Malformed: 400 `invalid_parameter`. Only reads take it; other operations ignore it. */
                 "x-d1-bookmark"?: string;
@@ -1300,7 +1293,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1436,7 +1429,7 @@ export interface operations {
             header?: {
                 /** @description Optimistic concurrency (RFC 9110 13.1.1): `*` or the animal's `ETag` (from getPet, createPet or an earlier updatePet; a comma-separated list may name several). When none is its current tag, 412 `precondition_failed` and nothing changes; compared strongly, so a weak tag never matches. A malformed field is 400. Without it the change applies to the animal as it is; an animal that does not exist is 404 whatever it says. */
                 "If-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path: {
@@ -1468,7 +1461,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. `invalid_json`: The request body is not valid JSON (or repeats a key, or nests too deeply). `validation_failed`: The request body is JSON but a field is missing or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1698,7 +1691,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1706,6 +1699,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
+                };
+            };
             /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
             401: {
                 headers: {
@@ -1836,7 +1849,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1844,6 +1857,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `unauthorized`: The API key is missing, invalid, revoked or expired. */
             401: {
                 headers: {
@@ -1916,7 +1939,7 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -1961,7 +1984,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2009,7 +2032,7 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
                 "If-None-Match"?: string;
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -2045,7 +2068,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_parameter`: A query, path or header parameter (`x-d1-bookmark`) is missing, repeated or invalid. */
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2071,7 +2094,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -2089,6 +2112,26 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_parameter";
+                        /**
+                         * Format: int32
+                         * @constant
+                         */
+                        status?: 400;
+                    };
                 };
             };
             /** @description `internal_error`: An unexpected error; the request id identifies it in the logs. */
@@ -2117,7 +2160,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional; at most 200 characters are kept. */
+                /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
             };
             path?: never;
@@ -2127,6 +2170,16 @@ export interface operations {
         responses: {
             /** @description The reference page. */
             200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: A query, path or header parameter (such as `X-Client-Name` or `x-d1-bookmark`) is missing, repeated or invalid. */
+            400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];

@@ -2,6 +2,7 @@
 // lookup by id, and deletion, which ends everything the account holds. Bound parameters only.
 import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
+import { endSessionChallenges } from "./challenges.ts";
 import { insertPasskey, type NewPasskey } from "./passkeys.ts";
 import { type NewSession, sessionStatements } from "./sessions.ts";
 
@@ -69,8 +70,9 @@ export async function findAccount(db: Queryable, id: string): Promise<Account | 
 
 /**
  * Deletes an account, in one transaction: its keys revoked (the API refuses them within
- * the revocation bound) and their labels erased, its passkeys, sessions and recovery codes
- * deleted, its display name replaced. The row stays, marked, for the keys' usage rows.
+ * the revocation bound) and their labels erased, its passkeys, sessions, open challenges and
+ * recovery codes deleted, its display name replaced. The row stays, marked, for the keys' usage
+ * rows.
  */
 export async function deleteAccount(db: Queryable, accountId: string, now: number): Promise<void> {
   await d1(() =>
@@ -81,6 +83,7 @@ export async function deleteAccount(db: Queryable, accountId: string, now: numbe
         )
         .bind(accountId, now),
       db.prepare("DELETE FROM passkeys WHERE account_id = ?1").bind(accountId),
+      endSessionChallenges(db, accountId),
       db.prepare("DELETE FROM sessions WHERE account_id = ?1").bind(accountId),
       db.prepare("DELETE FROM recovery_codes WHERE account_id = ?1").bind(accountId),
       db
@@ -90,4 +93,49 @@ export async function deleteAccount(db: Queryable, accountId: string, now: numbe
         .bind(accountId, DELETED_NAME, now),
     ]),
   );
+}
+
+/**
+ * Secures the account after a recovery, in one transaction: the passkeys `removePasskeys` names
+ * go (never the last one: then none does), the other sessions end with their open challenges if
+ * `endOtherSessions`, and the session `sessionId` stops asking. Answers the passkeys removed and
+ * how many sessions ended.
+ */
+export async function secureAccount(
+  db: Queryable,
+  change: {
+    accountId: string;
+    sessionId: string;
+    removePasskeys: readonly string[];
+    endOtherSessions: boolean;
+  },
+): Promise<{ removedPasskeys: string[]; endedSessions: number }> {
+  const { accountId, sessionId } = change;
+  const listed = "(SELECT value FROM json_each(?2))";
+  const results = await d1(() =>
+    db.batch<{ id: string }>([
+      db
+        .prepare(
+          `DELETE FROM passkeys WHERE account_id = ?1 AND credential_id IN ${listed}
+             AND EXISTS (SELECT 1 FROM passkeys WHERE account_id = ?1 AND credential_id NOT IN ${listed})
+           RETURNING credential_id AS id`,
+        )
+        .bind(accountId, JSON.stringify(change.removePasskeys)),
+      ...(change.endOtherSessions
+        ? [
+            endSessionChallenges(db, accountId, sessionId),
+            db
+              .prepare("DELETE FROM sessions WHERE account_id = ?1 AND id <> ?2 RETURNING id")
+              .bind(accountId, sessionId),
+          ]
+        : []),
+      db
+        .prepare("UPDATE sessions SET recovery = 0 WHERE account_id = ?1 AND id = ?2")
+        .bind(accountId, sessionId),
+    ]),
+  );
+  return {
+    removedPasskeys: (results[0]?.results ?? []).map((r) => r.id),
+    endedSessions: change.endOtherSessions ? (results[2]?.results.length ?? 0) : 0,
+  };
 }

@@ -63,3 +63,22 @@ export async function consumeChallenge(
   );
   return row ? { pending: JSON.parse(row.pending), expiresAt: row.expires_at } : null;
 }
+
+/**
+ * Ends the open challenges that end with the account's sessions: those its sessions (all but
+ * `keep`) hold; with no `keep` (the account's deletion), also every one made for the account.
+ */
+export function endSessionChallenges(
+  db: Queryable,
+  accountId: string,
+  keep?: string,
+): D1PreparedStatement {
+  const held = "holder IN (SELECT 'session:' || id FROM sessions WHERE account_id = ?1";
+  return keep === undefined
+    ? db
+        .prepare(
+          `DELETE FROM challenges WHERE ${held}) OR json_extract(pending, '$.accountId') = ?1`,
+        )
+        .bind(accountId)
+    : db.prepare(`DELETE FROM challenges WHERE ${held} AND id <> ?2)`).bind(accountId, keep);
+}

@@ -33,10 +33,15 @@ export function toAccountKey(row: Record<string, unknown>): ListedKey {
 export const LIVE = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)";
 /** The SQL condition "the account's (?1) key is active at ?2". */
 export const ACTIVE = `account_id = ?1 AND ${LIVE}`;
-/** The account's keys made (created or rotated) in the hour before ?2: the index's range. */
-const MADE_IN_HOUR = "FROM api_keys WHERE account_id = ?1 AND created_at > ?2 - 3600";
-/** The SQL condition "the account (?1) may make another key at ?2 this hour". */
-const HOURLY_ROOM = `(SELECT count(*) ${MADE_IN_HOUR}) < ${MAX_KEY_CHANGES_PER_HOUR}`;
+/**
+ * Keys made (created or rotated) in the hour before ?2 by the account ?1, or from the client
+ * address ?3 by any account (a deleted one too): each on its index's range.
+ */
+const madeInHour = (by: "account" | "address") =>
+  `FROM api_keys WHERE ${by === "account" ? "account_id = ?1" : "created_from = ?3"} AND created_at > ?2 - 3600`;
+/** The SQL condition "the account ?1 may make another key at ?2 this hour, and so may address ?3". */
+const HOURLY_ROOM = `(SELECT count(*) ${madeInHour("account")}) < ${MAX_KEY_CHANGES_PER_HOUR}
+   AND (SELECT count(*) ${madeInHour("address")}) < ${MAX_KEY_CHANGES_PER_HOUR}`;
 
 /** What is stored of a new key (new-key.ts): its hash, never the key, and its display prefix. */
 export interface IssuedKey {
@@ -55,9 +60,10 @@ async function rows(statement: D1PreparedStatement): Promise<ListedKey[]> {
 }
 
 /**
- * Stores a new key of the account, unless it already has MAX_ACTIVE_KEYS active ones or
- * made MAX_KEY_CHANGES_PER_HOUR in the last hour: the counts and the insert are one
- * statement, so concurrent creates cannot pass them. Null when the account is at a limit.
+ * Stores a new key of the account, unless it already has MAX_ACTIVE_KEYS active ones, or it or
+ * the client address `createdFrom` made MAX_KEY_CHANGES_PER_HOUR in the last hour: the counts
+ * and the insert are one statement, so concurrent creates cannot pass them. Null when the account
+ * is at a limit.
  */
 export async function createAccountKey(
   db: Queryable,
@@ -69,19 +75,22 @@ export async function createAccountKey(
     expiresAt: number | null;
     /** "/mcp" for a key granted to an MCP client (docs/keys.md, "Audience"). */
     audience?: KeyAudience;
+    /** The client address of the person making it (request.ts), kept an hour for the cap. */
+    createdFrom: string | null;
   },
 ): Promise<ListedKey | null> {
   const [created] = await rows(
     db
       .prepare(
-        `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, created_at, expires_at, audience)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?2, ?7, ?8
+        `INSERT INTO api_keys (account_id, created_from, key_hash, prefix, label, scopes, created_at, expires_at, audience)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?2, ?8, ?9
          WHERE (SELECT count(*) FROM api_keys WHERE ${ACTIVE}) < ${MAX_ACTIVE_KEYS} AND ${HOURLY_ROOM}
          RETURNING ${COLUMNS}`,
       )
       .bind(
         key.accountId,
         key.now,
+        key.createdFrom,
         key.keyHash,
         key.prefix,
         key.label,
@@ -108,17 +117,29 @@ export async function findAccountKey(
 }
 
 /**
- * When the account may make its next key, if the hourly limit holds it now (unix seconds):
- * an hour after the oldest of the last MAX_KEY_CHANGES_PER_HOUR keys it made; null when it may.
+ * When the account may make its next key from the client address `createdFrom`, if the hourly
+ * limit of either holds it now (unix seconds): an hour after the oldest of the last
+ * MAX_KEY_CHANGES_PER_HOUR keys each made, the later of the two; `by`: which one holds it then.
+ * Null when both may.
  */
-export async function nextKeyChangeAt(db: Queryable, accountId: string, now: number) {
-  const row = await d1(() =>
+export async function nextKeyChangeAt(
+  db: Queryable,
+  accountId: string,
+  createdFrom: string | null,
+  now: number,
+): Promise<{ at: number; by: "account" | "address" } | null> {
+  const count = (by: "account" | "address") =>
     db
-      .prepare(`SELECT count(*) AS n, min(created_at) AS oldest ${MADE_IN_HOUR}`)
-      .bind(accountId, now)
-      .first<{ n: number; oldest: number | null }>(),
+      .prepare(`SELECT count(*) AS n, min(created_at) AS oldest ${madeInHour(by)}`)
+      .bind(...(by === "account" ? [accountId, now] : [null, now, createdFrom]));
+  const results = await d1(() =>
+    db.batch<{ n: number; oldest: number | null }>([count("account"), count("address")]),
   );
-  return row && row.n >= MAX_KEY_CHANGES_PER_HOUR && row.oldest !== null ? row.oldest + 3600 : null;
+  const [account, address] = results.map(({ results: [row] }) =>
+    row && row.n >= MAX_KEY_CHANGES_PER_HOUR && row.oldest !== null ? row.oldest + 3600 : 0,
+  );
+  const at = Math.max(account ?? 0, address ?? 0);
+  return at === 0 ? null : { at, by: at === account ? "account" : "address" };
 }
 
 /** How many active keys the account holds at `now`. */
@@ -137,28 +158,43 @@ export async function countActiveKeys(db: Queryable, accountId: string, now: num
  * 1. a new key with the old key's label, scopes and audience (no expiry), only if the old key
  *    is the account's, active and not replaced already, and the account stays within
  *    MAX_ACTIVE_KEYS active keys (the old key does not count when its grace is 0: it ends
- *    at once) and within MAX_KEY_CHANGES_PER_HOUR keys made in the last hour;
+ *    at once), and it and the client address within MAX_KEY_CHANGES_PER_HOUR keys made in the
+ *    last hour;
  * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry, and
  *    names the new key as its successor.
  * Answers the new and the old key, or null when step 1 stored nothing.
  */
 export async function rotateAccountKey(
   db: Queryable,
-  rotation: IssuedKey & { accountId: string; oldId: number; now: number; graceSeconds: number },
+  rotation: IssuedKey & {
+    accountId: string;
+    oldId: number;
+    now: number;
+    graceSeconds: number;
+    createdFrom: string | null;
+  },
 ): Promise<{ created: ListedKey; previous: ListedKey } | null> {
   const { accountId, oldId, now, graceSeconds } = rotation;
   const results = await d1(() =>
     db.batch<Record<string, unknown>>([
       db
         .prepare(
-          `INSERT INTO api_keys (account_id, key_hash, prefix, label, scopes, audience, created_at, rotation_root_id)
-           SELECT account_id, ?3, ?4, label, scopes, audience, ?2, ${ROTATION_ROOT} FROM api_keys
-           WHERE id = ?5 AND ${ACTIVE} AND replaced_by IS NULL
-             AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?5 OR ?6 > 0)) < ${MAX_ACTIVE_KEYS}
+          `INSERT INTO api_keys (account_id, created_from, key_hash, prefix, label, scopes, audience, created_at, rotation_root_id)
+           SELECT account_id, ?3, ?4, ?5, label, scopes, audience, ?2, ${ROTATION_ROOT} FROM api_keys
+           WHERE id = ?6 AND ${ACTIVE} AND replaced_by IS NULL
+             AND (SELECT count(*) FROM api_keys WHERE ${ACTIVE} AND (id <> ?6 OR ?7 > 0)) < ${MAX_ACTIVE_KEYS}
              AND ${HOURLY_ROOM}
            RETURNING ${COLUMNS}`,
         )
-        .bind(accountId, now, rotation.keyHash, rotation.prefix, oldId, graceSeconds),
+        .bind(
+          accountId,
+          now,
+          rotation.createdFrom,
+          rotation.keyHash,
+          rotation.prefix,
+          oldId,
+          graceSeconds,
+        ),
       db
         .prepare(
           `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?2 + ?3), ?2 + ?3),

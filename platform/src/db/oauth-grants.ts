@@ -38,10 +38,15 @@ export interface Grant extends AskedGrant {
   expiresAt: number;
   /** When its code was redeemed: a second redemption is a replay. */
   usedAt: number | null;
+  /**
+   * The client address of the holder's Allow: its key counts there against the hourly cap of
+   * keys made (db/keys.ts); erased by the hourly purge.
+   */
+  allowedFrom: string | null;
 }
 
 const GRANT_COLUMNS =
-  "id, account_id, client_id, client_name, redirect_uri, state, code_challenge, resource, requested_scopes, scopes, key_lifetime, key_id, expires_at, used_at";
+  "id, account_id, client_id, client_name, redirect_uri, state, code_challenge, resource, requested_scopes, scopes, key_lifetime, key_id, expires_at, used_at, allowed_from";
 
 function toGrant(row: Record<string, unknown>): Grant {
   return {
@@ -59,6 +64,7 @@ function toGrant(row: Record<string, unknown>): Grant {
     keyId: row.key_id === null ? null : Number(row.key_id),
     expiresAt: Number(row.expires_at),
     usedAt: row.used_at === null ? null : Number(row.used_at),
+    allowedFrom: row.allowed_from == null ? null : String(row.allowed_from),
   };
 }
 
@@ -107,7 +113,10 @@ export function undecidedGrant(db: Queryable, accountId: string, id: string, now
   );
 }
 
-/** Allows an undecided grant: its code's hash, what was allowed, and the code's expiry. */
+/**
+ * Allows an undecided grant: its code's hash, what was allowed, the code's expiry, and the client
+ * address of the Allow.
+ */
 export function allowGrant(
   db: Queryable,
   decision: {
@@ -118,12 +127,13 @@ export function allowGrant(
     scopes: readonly Scope[];
     keyLifetime: number | null;
     codeExpiresAt: number;
+    allowedFrom: string;
   },
 ) {
   return oneGrant(
     db
       .prepare(
-        `UPDATE oauth_grants SET code_hash = ?4, scopes = ?5, key_lifetime = ?6, expires_at = ?7
+        `UPDATE oauth_grants SET code_hash = ?4, scopes = ?5, key_lifetime = ?6, expires_at = ?7, allowed_from = ?8
          WHERE id = ?1 AND account_id = ?2 AND scopes IS NULL AND expires_at > ?3
          RETURNING ${GRANT_COLUMNS}`,
       )
@@ -135,6 +145,7 @@ export function allowGrant(
         formatScopes(decision.scopes),
         decision.keyLifetime,
         decision.codeExpiresAt,
+        decision.allowedFrom,
       ),
   );
 }

@@ -3,7 +3,10 @@ import type { Queryable } from "../../../src/db/database.ts";
 import { d1 } from "../../../src/db/database.ts";
 import { CLIENT_UNGRANTED_DAYS, SESSION_IDLE_SECONDS } from "../config.ts";
 
-/** The hourly purge: challenges past their expiry, sessions past either of theirs. */
+/**
+ * The hourly purge: challenges past their expiry, sessions past either of theirs, and the client
+ * addresses keys were made from once their hour (the cap's, db/keys.ts) is past.
+ */
 export async function purgeExpired(db: Queryable, now: number): Promise<void> {
   await d1(() =>
     db.batch([
@@ -11,6 +14,16 @@ export async function purgeExpired(db: Queryable, now: number): Promise<void> {
       db
         .prepare("DELETE FROM sessions WHERE expires_at <= ?1 OR last_seen_at <= ?1 - ?2")
         .bind(now, SESSION_IDLE_SECONDS),
+      db
+        .prepare(
+          "UPDATE api_keys SET created_from = NULL WHERE created_from IS NOT NULL AND created_at <= ?1 - 3600",
+        )
+        .bind(now),
+      db
+        .prepare(
+          "UPDATE oauth_grants SET allowed_from = NULL WHERE allowed_from IS NOT NULL AND created_at <= ?1 - 3600",
+        )
+        .bind(now),
     ]),
   );
 }

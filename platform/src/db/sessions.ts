@@ -19,7 +19,7 @@ export interface NewSession {
   expiresAt: number;
   /** The browser it signed in from, as people name it ("Chrome on Linux"), if known. */
   browser: string | null;
-  /** Signed in with a recovery code: the pages ask for a new passkey. */
+  /** Signed in with a recovery code: the pages ask to secure the account (routes/account.ts). */
   recovery: boolean;
 }
 
@@ -58,7 +58,10 @@ export interface SessionRecord {
   /** Its last use, written at most every SESSION_TOUCH_SECONDS: idle expiry counts from it. */
   lastSeenAt: number;
   expiresAt: number;
-  /** Made by a recovery code: every page asks for a new passkey until one is added. */
+  /**
+   * Made by a recovery code: every page asks to secure the account (a passkey on this device, then
+   * the lost ones removed and the other sessions ended) until it is done or declined.
+   */
   recovery: boolean;
 }
 
@@ -180,14 +183,4 @@ export async function endSession(db: Queryable, tokenHash: string): Promise<void
 /** Ends every session of the account (sign-out everywhere). */
 export async function endAccountSessions(db: Queryable, accountId: string): Promise<void> {
   await d1(() => db.prepare("DELETE FROM sessions WHERE account_id = ?1").bind(accountId).run());
-}
-
-/** The account's sessions stop asking for a new passkey (one was just added). */
-export async function endRecovery(db: Queryable, accountId: string): Promise<void> {
-  await d1(() =>
-    db
-      .prepare("UPDATE sessions SET recovery = 0 WHERE account_id = ?1 AND recovery = 1")
-      .bind(accountId)
-      .run(),
-  );
 }

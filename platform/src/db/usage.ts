@@ -24,6 +24,14 @@ export interface OperationUsage {
   count: number;
 }
 
+/** Answers with one status. */
+export interface StatusCount {
+  status: number;
+  count: number;
+}
+/** Answers by status, grouped by outcome class (each class's statuses in order). */
+export type ClassStatuses = Record<Outcome, StatusCount[]>;
+
 /** A key's usage as its page and `GET /api/keys/{id}/usage` give it. */
 export interface KeyUsage {
   /** When these figures were read (ISO 8601). */
@@ -34,6 +42,8 @@ export interface KeyUsage {
   hours: HourlyUsage[];
   /** The days' answers by class. */
   totals: ClassCounts;
+  /** The days' answers by status, grouped by class as `totals` (201 apart from 200). */
+  statuses: ClassStatuses;
   /** The days' answers by operation, status and code, the most first. */
   operations: OperationUsage[];
 }
@@ -45,6 +55,22 @@ export const zeros = (): ClassCounts => ({
   rate_limited: 0,
   server_error: 0,
 });
+
+/** The answers of `rows` by status, grouped by outcome class, each class in status order. */
+export function statusesOf(rows: Iterable<StatusCount>): ClassStatuses {
+  const counts = new Map<number, number>();
+  for (const { status, count } of rows) counts.set(status, (counts.get(status) ?? 0) + count);
+  const grouped: ClassStatuses = {
+    success: [],
+    client_error: [],
+    rate_limited: [],
+    server_error: [],
+  };
+  for (const [status, count] of [...counts].sort(([a], [b]) => a - b)) {
+    grouped[outcomeOf(status)].push({ status, count });
+  }
+  return grouped;
+}
 
 /**
  * `length` periods of `seconds` from `from`, each with the answers `rows` give it (`i`: its index).
@@ -96,6 +122,12 @@ export async function keyUsage(db: Queryable, keyId: number, now: number): Promi
   }));
   const totals = zeros();
   for (const day of days) for (const o of OUTCOMES) totals[o] += day[o];
+  const operations = (byOperation?.results ?? []).map(({ operation, status, code, n }) => ({
+    operation,
+    status,
+    code,
+    count: n,
+  }));
   return {
     updatedAt: new Date(now * 1000).toISOString(),
     days,
@@ -103,11 +135,7 @@ export async function keyUsage(db: Queryable, keyId: number, now: number): Promi
       hour: new Date((fromHour + i * 3600) * 1000).toISOString(),
     })),
     totals,
-    operations: (byOperation?.results ?? []).map(({ operation, status, code, n }) => ({
-      operation,
-      status,
-      code,
-      count: n,
-    })),
+    statuses: statusesOf(operations),
+    operations,
   };
 }

@@ -1,29 +1,35 @@
-// The account page: its facts, passkeys (rename, remove, add), recovery codes, the sessions
-// signed in (each ended on its own, or all), and deletion, confirmed with a passkey.
+// The account page: after a recovery, the card that secures the account; its facts, passkeys
+// (rename, remove, add), recovery codes, the sessions signed in (each ended on its own, or all),
+// and deletion, confirmed with a passkey.
 import type { Context } from "hono";
 import { html } from "hono/html";
 import { isoTime } from "../../../src/clock.ts";
 import { RECOVERY_CODES } from "../config.ts";
 import type { Account } from "../db/accounts.ts";
 import type { Passkey } from "../db/passkeys.ts";
-import type { ListedSession } from "../db/sessions.ts";
+import type { ListedSession, SessionRecord } from "../db/sessions.ts";
 import { accountJson, passkeyJson, sessionJson } from "../responses.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import { userHandleOf } from "../webauthn.ts";
-import { RECOVERY_CODES_PANEL, renameForm } from "./forms.ts";
+import { fieldError, RECOVERY_CODES_PANEL, renameForm } from "./forms.ts";
 import type { Html } from "./layout.ts";
 import { page, time } from "./layout.ts";
 
-/** The account page: its passkeys, recovery codes and sessions as the database holds them now. */
+/**
+ * The account page: its passkeys, recovery codes and sessions as the database holds them now;
+ * first, in a recovery session, the card that secures the account.
+ */
 export function accountPage(
   c: Context<PlatformAppEnv>,
   view: { account: Account; passkeys: Passkey[]; codes: number; sessions: ListedSession[] },
 ) {
   const { account } = view;
+  const session = c.var.session;
   return page(c, {
     title: "Account",
     account,
     body: html`<h1>Account</h1>
+${session?.recovery ? secureSection(view.passkeys, view.sessions, session) : ""}
 <dl class="facts">
   <div><dt>Name</dt><dd>${account.displayName}</dd></div>
   <div><dt>Account id</dt><dd><code>${account.id}</code></dd></div>
@@ -56,6 +62,43 @@ function passkeysSection(account: Account, stored: Passkey[]) {
   )}</ul>
   ${only ? html`<p id="only-passkey" class="hint">Your only passkey cannot be removed: add another first.</p>` : ""}
   <button type="button" class="primary" data-action="add-passkey" data-needs-webauthn>Add a passkey</button>
+</section>` as Html;
+}
+
+/**
+ * After a recovery (GitHub and Google ask the same): a passkey on this device first, then in one
+ * step the passkeys made before the code (ticked: none of them signed in) removed and every other
+ * session ended; or everything kept.
+ */
+function secureSection(stored: Passkey[], sessions: ListedSession[], session: SessionRecord) {
+  const added = stored.filter((p) => p.createdAt >= session.createdAt).map(passkeyJson);
+  const before = stored.filter((p) => p.createdAt < session.createdAt).map(passkeyJson);
+  const others = sessions.filter((s) => s.id !== session.id);
+  const steps =
+    added.length === 0
+      ? html`<li><p><strong>Add a passkey on this device</strong>, so you can sign in again without a code.</p>
+      <button type="button" class="primary" data-action="add-passkey" data-needs-webauthn>Add a passkey</button></li>
+    <li><p class="muted">Then remove the passkey you lost and sign out everywhere else, in one step.</p></li>`
+      : html`<li><p><span class="done">Done:</span> you added ${added.map((p, i) => html`${i > 0 ? ", " : ""}“${p.name}”`)}.</p></li>
+    <li><form data-action="secure-account" class="stack" novalidate>
+      <fieldset id="lost-passkeys" aria-describedby="lost-passkeys-hint lost-passkeys-error">
+        <legend>Passkeys to remove</legend>
+        <p id="lost-passkeys-hint" class="hint">${before.length === 0 ? "None is left from before the code." : "Those made before you used the code. Untick any you still hold."}</p>
+        ${before.map((p) => html`<label class="check"><input type="checkbox" name="removePasskeys" value="${p.id}" checked><span>${p.name} <span class="muted">added ${time(p.createdAt)} · last sign-in ${time(p.lastUsedAt, "none yet")}</span></span></label>`)}
+        ${fieldError("lost-passkeys")}
+      </fieldset>
+      ${
+        others.length === 0
+          ? html`<p>No other browser is signed in.</p>`
+          : html`<p>And ${others.length === 1 ? "this session ends" : html`these ${others.length} sessions end`}:</p>
+      <ul class="others">${others.map((s) => html`<li>${s.browser ?? "Unknown browser"} <span class="muted">signed in ${time(isoTime(s.createdAt))} · last seen ${time(isoTime(s.lastSeenAt))}</span></li>`)}</ul>`
+      }
+      <div class="buttons"><button type="submit" class="primary">Remove the ticked passkeys and sign out everywhere else</button><button type="button" data-action="keep-account">Keep everything as it is</button></div>
+    </form></li>`;
+  return html`<section id="secure" class="card notice" aria-labelledby="secure-title">
+  <h2 id="secure-title" tabindex="-1">Secure your account</h2>
+  <p>You signed in with a recovery code. A passkey you lost, or a browser still signed in, can reach the account until you end it.</p>
+  <ol class="secure-steps">${steps}</ol>
 </section>` as Html;
 }
 

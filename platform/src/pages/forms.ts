@@ -1,6 +1,7 @@
 // The parts of pages that app.js fills or opens: a field's error slot, the rename card, and the
 // panels that show a new key or new recovery codes once.
 import { html } from "hono/html";
+import { SCOPES } from "../../../src/scopes.ts";
 import type { Html } from "./layout.ts";
 
 /** A field's error slot: filled by app.js next to the field it is about. */
@@ -27,14 +28,15 @@ export function renameForm(what: {
 }
 
 /**
- * The panel in which a new key is shown once (filled by app.js after create or rotate),
- * with how an AI agent uses it: the API's MCP server (docs/agents.md).
+ * The panel in which a new key is shown once (filled by app.js after create or rotate), with
+ * what its scopes let it do and not (`data-scopes`: all there are) and how an AI agent uses it: the API's MCP server (docs/agents.md).
  */
 export const newKeyPanel = (
   apiOrigin: string,
-) => html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title">
+) => html`<section id="new-key" class="reveal" hidden tabindex="-1" aria-labelledby="new-key-title" data-scopes="${SCOPES.join(" ")}">
   <h2 id="new-key-title">Your new key</h2>
   <p><strong>Copy it now.</strong> It is shown only this once; we keep only a hash of it.</p>
+  <p id="new-key-scopes"></p>
   <div class="copyable"><code id="new-key-value" class="secret"></code><button type="button" data-copy="new-key-value">Copy key</button></div>
   <h3>Try it</h3>
   <div class="copyable"><pre><code id="new-key-curl"></code></pre><button type="button" data-copy="new-key-curl">Copy command</button></div>

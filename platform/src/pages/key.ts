@@ -3,12 +3,14 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import { apiOrigins } from "../../../src/mcp-contract.ts";
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
+import { UNAVAILABLE_SCOPES } from "../config.ts";
 import type { Account } from "../db/accounts.ts";
 import type { ListedKey } from "../db/keys.ts";
 import type { KeyUsage } from "../db/usage.ts";
 import type { PlatformAppEnv } from "../types.ts";
 import { newKeyPanel, renameForm } from "./forms.ts";
-import { keyState, MCP_BADGE, scopeList } from "./keys.ts";
+import { keyState, MCP_BADGE } from "./keys.ts";
 import type { Html } from "./layout.ts";
 import { page, time } from "./layout.ts";
 import { usageSection } from "./usage.ts";
@@ -41,7 +43,6 @@ ${newKeyPanel(apiOrigins(c.env)[0])}
 <section id="facts" aria-label="Key details">
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
-    <div><dt>Scopes</dt><dd>${scopeList(key)}</dd></div>
     ${key.audience ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${apiOrigins(c.env)[0]}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
     <div><dt>Created</dt><dd>${time(key.createdAt)}</dd></div>
     <div><dt>${key.replacedBy !== null && state.tone !== "off" ? "Stops" : "Expires"}</dt><dd>${time(key.expiresAt)}</dd></div>
@@ -49,9 +50,34 @@ ${newKeyPanel(apiOrigins(c.env)[0])}
     ${key.revokedAt ? html`<div><dt>Revoked</dt><dd>${time(key.revokedAt)}</dd></div>` : ""}
   </dl>
 </section>
+${scopesSection(key, state.tone === "off")}
 ${usageSection(usage)}
 ${manageCard(key, state.tone)}` as Html,
   });
+}
+
+/**
+ * What the key may do and may not, scope by scope, and how to get a key that may do more: its
+ * scopes are fixed when it is made (a rotation keeps them).
+ */
+function scopesSection(key: ListedKey, ended: boolean) {
+  const lacks = SCOPES.filter((s) => !key.scopes.includes(s));
+  const more = lacks.filter((s) => !UNAVAILABLE_SCOPES[s]);
+  const line = (scope: (typeof SCOPES)[number], may: boolean) =>
+    html`<li class="${may ? "may" : "may-not"}"><strong>${may ? "May" : "May not"}</strong> <code>${scope}</code> ${SCOPE_DESCRIPTIONS[scope]}${UNAVAILABLE_SCOPES[scope] ? html` <span class="muted">(not yet available)</span>` : ""}</li>`;
+  return html`<section id="may" aria-labelledby="may-title">
+  <h2 id="may-title">What it may do</h2>
+  <ul class="may-list">${key.scopes.map((s) => line(s, true))}${lacks.map((s) => line(s, false))}</ul>
+  ${
+    lacks.length === 0
+      ? ""
+      : html`<p>A call that needs a scope it lacks is refused: 403 <code>insufficient_scope</code>, naming the scope.${
+          ended || more.length === 0
+            ? ""
+            : html` A key's scopes are fixed when it is made, and a rotation keeps them: for one that may do more, <a href="/keys#create">create a key</a> with ${more.map((s, i) => html`${i > 0 ? " and " : ""}<code>${s}</code>`)}.`
+        }</p>`
+  }
+</section>`;
 }
 
 /** Rotate and revoke an active key; a replaced one only stops (it was rotated already). */

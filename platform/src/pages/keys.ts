@@ -137,8 +137,9 @@ function createKeyCard(full: boolean) {
       <p id="label-hint" class="hint">What the key is for, such as "storefront web".</p>
       ${fieldError("label")}
     </div>
-    <fieldset id="scopes" data-noun="What it may do" aria-describedby="scopes-error">
+    <fieldset id="scopes" data-noun="What it may do" aria-describedby="scopes-hint scopes-error">
       <legend>What it may do</legend>
+      <p id="scopes-hint" class="hint">Only what you tick, for good: a key's scopes cannot change later, and a rotation keeps them.</p>
       ${SCOPES.map((scope) => {
         const unavailable = UNAVAILABLE_SCOPES[scope];
         return html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" ${scope === "pets:read" ? "checked" : ""} ${unavailable ? html`disabled aria-describedby="scope-${scope.replace(":", "-")}-note"` : ""}><span><code>${scope}</code> ${SCOPE_DESCRIPTIONS[scope]}${unavailable ? html` <span id="scope-${scope.replace(":", "-")}-note" class="hint">${unavailable}</span>` : ""}</span></label>`;

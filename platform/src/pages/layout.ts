@@ -37,7 +37,8 @@ export function localPath(value: string | undefined): string | undefined {
 }
 
 /**
- * A whole page: the frame (navigation, the recovery banner of a recovery session) around `body`.
+ * A whole page: the frame (navigation, the recovery banner of a recovery session, which the
+ * account page's own card replaces) around `body`.
  */
 export function page(
   c: Context<PlatformAppEnv>,
@@ -71,11 +72,11 @@ export function page(
 </header>
 <main id="main" tabindex="-1">
 ${
-  c.var.session?.recovery
+  c.var.session?.recovery && c.req.path !== "/account"
     ? html`<section id="recovery-banner" class="notice stack" aria-labelledby="recovery-banner-title">
-  <h2 id="recovery-banner-title" tabindex="-1">Add a new passkey</h2>
-  <p>You signed in with a recovery code. Add a passkey on this device now, so you can sign in again without a code.</p>
-  <button type="button" class="primary" data-action="add-passkey" data-needs-webauthn>Add a passkey</button>
+  <h2 id="recovery-banner-title">Secure your account</h2>
+  <p>You signed in with a recovery code: add a passkey on this device, then remove the passkey you lost and sign out everywhere else.</p>
+  <p><a class="button primary" href="/account#secure">Secure it on the account page</a></p>
 </section>`
     : ""
 }

@@ -1,11 +1,19 @@
 // A key's usage on its page: the last 30 days and the last 24 hours as charts and tables
-// by outcome class, the answers by operation, the 4xx by Error code, and when the
-// figures were read (docs/platform.md, "Usage").
+// by outcome class, each class's statuses, the answers by operation, the 4xx by Error code,
+// and when the figures were read (docs/platform.md, "Usage").
 import { html } from "hono/html";
+import { USAGE_WRITE_INTERVAL_MS } from "../../../src/config.ts";
 import { outcomeOf } from "../../../src/db/api-keys.ts";
 import { USAGE_DAYS, USAGE_HOURS } from "../config.ts";
-import type { ClassCounts, KeyUsage, OperationUsage } from "../db/usage.ts";
-import { OUTCOMES, zeros } from "../db/usage.ts";
+import type {
+  ClassCounts,
+  ClassStatuses,
+  KeyUsage,
+  OperationUsage,
+  Outcome,
+  StatusCount,
+} from "../db/usage.ts";
+import { OUTCOMES, statusesOf, zeros } from "../db/usage.ts";
 import { type Bar, calls, OUTCOME_NAMES, totalOf, usageChart } from "./chart.ts";
 import type { Html } from "./layout.ts";
 
@@ -15,20 +23,38 @@ const utc = (iso: string, options: Intl.DateTimeFormatOptions) =>
 const dayName = (iso: string) => utc(iso, { day: "numeric", month: "short" });
 const hourLabel = (iso: string) => utc(iso, { hour: "2-digit", minute: "2-digit" });
 
+/**
+ * A class's statuses, " (200: 127, 201: 5)"; nothing for a class without answers, nor for 429's
+ * (its one status).
+ */
+const statusList = (outcome: Outcome, statuses: readonly StatusCount[]) =>
+  statuses.length === 0 || outcome === "rate_limited"
+    ? ""
+    : html` <span class="statuses">(${statuses.map((s, i) => html`${i > 0 ? ", " : ""}${s.status}: ${n(s.count)}`)})</span>`;
+
 /** The cells of one period's row: each class, then all. */
 const classCells = (counts: ClassCounts) =>
   html`${OUTCOMES.map((o) => html`<td>${n(counts[o])}</td>`)}<td>${n(totalOf(counts))}</td>`;
 const classHeads = html`${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAMES[o].name}</th>`)}<th scope="col">All</th>`;
 
-/** Answers by operation (each class a column), the most first. */
-function byOperation(operations: readonly OperationUsage[]): Array<[string, ClassCounts]> {
-  const rows = new Map<string, ClassCounts>();
-  for (const { operation, status, count } of operations) {
-    const row = rows.get(operation) ?? zeros();
-    row[outcomeOf(status)] += count;
-    rows.set(operation, row);
+/** Answers by operation (each class a column, with its statuses), the most first. */
+function byOperation(
+  operations: readonly OperationUsage[],
+): Array<{ operation: string; counts: ClassCounts; statuses: ClassStatuses }> {
+  const rows = new Map<string, { counts: ClassCounts; answers: OperationUsage[] }>();
+  for (const answer of operations) {
+    const row = rows.get(answer.operation) ?? { counts: zeros(), answers: [] };
+    row.counts[outcomeOf(answer.status)] += answer.count;
+    row.answers.push(answer);
+    rows.set(answer.operation, row);
   }
-  return [...rows].sort(([, a], [, b]) => totalOf(b) - totalOf(a));
+  return [...rows]
+    .map(([operation, { counts, answers }]) => ({
+      operation,
+      counts,
+      statuses: statusesOf(answers),
+    }))
+    .sort((a, b) => totalOf(b.counts) - totalOf(a.counts));
 }
 
 /** The 4xx answers by Error code and status, the most first. */
@@ -64,18 +90,18 @@ export function usageSection(usage: KeyUsage): Html {
   const updated = utc(usage.updatedAt, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
   return html`<section id="usage" aria-labelledby="usage-title">
   <h2 id="usage-title">Calls in the last ${USAGE_DAYS} days</h2>
-  <p class="muted">${calls(totalOf(usage.totals))}, counted by the API per UTC day. Updated at <time id="usage-updated" datetime="${usage.updatedAt}">${updated} UTC</time>; a call shows here within a minute.</p>
+  <p class="muted">${calls(totalOf(usage.totals))}, counted by the API per UTC day. Updated at <time id="usage-updated" datetime="${usage.updatedAt}">${updated} UTC</time>; a call shows here within ${USAGE_WRITE_INTERVAL_MS / 1000} seconds of it.</p>
   ${usageChart(days, { id: "days", title: `Calls per day, last ${USAGE_DAYS} days (UTC)`, more: "the table below lists each day.", labelEvery: 7 })}
-  <ul class="legend">${OUTCOMES.map((o) => html`<li><span class="swatch ${o}" aria-hidden="true"></span>${OUTCOME_NAMES[o].name} (${OUTCOME_NAMES[o].statuses}): <strong>${n(usage.totals[o])}</strong></li>`)}</ul>
+  <ul class="legend">${OUTCOMES.map((o) => html`<li><span class="swatch ${o}" aria-hidden="true"></span>${OUTCOME_NAMES[o].name} (${OUTCOME_NAMES[o].statuses}): <strong>${n(usage.totals[o])}</strong>${statusList(o, usage.statuses[o])}</li>`)}</ul>
   <h3 id="hours-title">The last ${USAGE_HOURS} hours</h3>
   ${usageChart(hours, { id: "hours", title: `Calls per hour, last ${USAGE_HOURS} hours (UTC)`, more: "the table below lists each hour.", labelEvery: 6 })}
-  <h3 id="operations-title">By operation</h3>
+  <h3 id="operations-title">By operation and status</h3>
   ${
     operations.length === 0
       ? html`<p class="muted">No calls in these ${USAGE_DAYS} days.</p>`
       : html`<div class="scroll" tabindex="0" role="region" aria-labelledby="operations-title"><table class="usage operations" aria-labelledby="operations-title">
     <thead><tr><th scope="col">Operation</th>${classHeads}</tr></thead>
-    <tbody>${operations.map(([operation, counts]) => html`<tr><th scope="row">${operation === "" ? "Other paths and methods" : html`<code>${operation}</code>`}</th>${classCells(counts)}</tr>`)}</tbody>
+    <tbody>${operations.map((row) => html`<tr><th scope="row">${row.operation === "" ? "Other paths and methods" : html`<code>${row.operation}</code>`}</th>${OUTCOMES.map((o) => html`<td>${n(row.counts[o])}${statusList(o, row.statuses[o])}</td>`)}<td>${n(totalOf(row.counts))}</td></tr>`)}</tbody>
   </table></div>`
   }
   <h3 id="codes-title">4xx answers by Error code</h3>

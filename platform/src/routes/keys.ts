@@ -20,7 +20,7 @@ import { keyUsage } from "../db/usage.ts";
 import { PlatformError } from "../errors.ts";
 import { keyChangesLimited } from "../limits.ts";
 import { newApiKey, withSecret } from "../new-key.ts";
-import { bodyOf, stateChange } from "../request.ts";
+import { bodyOf, clientAddress, stateChange } from "../request.ts";
 import { CreateKeyBody, EmptyBody, LabelBody, RotateKeyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
 import { nowOf } from "../time.ts";
@@ -78,6 +78,7 @@ keyRoutes.post("/keys", stateChange, async (c) => {
     scopes: body.scopes,
     now,
     expiresAt: body.expiresInSeconds == null ? null : now + body.expiresInSeconds,
+    createdFrom: clientAddress(c),
   });
   if (!created) {
     throw (
@@ -105,6 +106,7 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
     oldId: old.id,
     now: nowOf(c),
     graceSeconds,
+    createdFrom: clientAddress(c),
   });
   if (!rotated) {
     if (old.replacedBy !== null) {

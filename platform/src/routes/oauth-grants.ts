@@ -6,8 +6,9 @@ import { CODE_SECONDS, MAX_ACTIVE_KEYS } from "../config.ts";
 import { countActiveKeys } from "../db/keys.ts";
 import { allowGrant, denyGrant, undecidedGrant } from "../db/oauth-grants.ts";
 import { PlatformError } from "../errors.ts";
+import { keyChangesLimited } from "../limits.ts";
 import { withParams } from "../oauth/responses.ts";
-import { bodyOf, stateChange } from "../request.ts";
+import { bodyOf, clientAddress, stateChange } from "../request.ts";
 import { AllowBody, EmptyBody } from "../schemas.ts";
 import { signedIn } from "../session.ts";
 import { nowOf } from "../time.ts";
@@ -41,6 +42,8 @@ oauthGrantRoutes.post("/oauth/grants/:id/allow", stateChange, async (c) => {
       `An account may have ${MAX_ACTIVE_KEYS} active keys; revoke one before allowing another client.`,
     );
   }
+  const limited = await keyChangesLimited(c, account.id);
+  if (limited) throw limited;
   const code = base64url(crypto.getRandomValues(new Uint8Array(32)));
   const allowed = await allowGrant(c.env.DB, {
     id: grant.id,
@@ -50,6 +53,7 @@ oauthGrantRoutes.post("/oauth/grants/:id/allow", stateChange, async (c) => {
     scopes: body.scopes,
     keyLifetime: body.expiresInSeconds,
     codeExpiresAt: now + CODE_SECONDS,
+    allowedFrom: clientAddress(c),
   });
   if (!allowed) throw noGrant();
   return c.json({

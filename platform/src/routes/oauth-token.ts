@@ -8,6 +8,7 @@ import { MCP_PATH } from "../../../src/mcp-contract.ts";
 import { MAX_ACTIVE_KEYS } from "../config.ts";
 import { createAccountKey, revokeAccountKey } from "../db/keys.ts";
 import { type Grant, grantOfCode, recordGrantKey, redeemCode } from "../db/oauth-grants.ts";
+import { keyChangesLimited } from "../limits.ts";
 import { newApiKey } from "../new-key.ts";
 import { OAUTH_PATHS } from "../oauth/metadata.ts";
 import { machineCors, oauthError } from "../oauth/responses.ts";
@@ -40,13 +41,17 @@ oauthTokenRoutes.post(OAUTH_PATHS.token, async (c) => {
     now,
     expiresAt: grant.keyLifetime === null ? null : now + grant.keyLifetime,
     audience: MCP_PATH,
+    createdFrom: grant.allowedFrom,
   });
   if (!key) {
+    const limited = await keyChangesLimited(c, grant.accountId, grant.allowedFrom);
     return oauthError(
       c,
       400,
       "invalid_grant",
-      `The account has ${MAX_ACTIVE_KEYS} active keys; its holder must revoke one first.`,
+      limited
+        ? `${limited.message} Ask again then.`
+        : `The account has ${MAX_ACTIVE_KEYS} active keys; its holder must revoke one first.`,
     );
   }
   await recordGrantKey(c.env.DB, grant, key.id, now);

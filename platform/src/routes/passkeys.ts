@@ -10,7 +10,6 @@ import {
   removePasskey,
   renamePasskey,
 } from "../db/passkeys.ts";
-import { endRecovery } from "../db/sessions.ts";
 import { newPasskeyName } from "../devices.ts";
 import { PlatformError } from "../errors.ts";
 import { bodyOf, stateChange } from "../request.ts";
@@ -70,7 +69,6 @@ passkeyRoutes.post("/passkeys", stateChange, async (c) => {
       `An account may have ${MAX_PASSKEYS} passkeys; remove one before adding another.`,
     );
   }
-  await endRecovery(c.env.DB, account.id);
   return c.json(passkeyJson({ ...passkey, lastUsedAt: null }), 201);
 });
 
