@@ -75,7 +75,14 @@ describe("the MCP conformance suite (server scenarios)", () => {
   /** `npx conformance server` against /mcp through a proxy that adds the key (it sends none). */
   async function conformance(...args: string[]) {
     const proxy = http.createServer((request, response) => {
-      const headers = { ...request.headers, authorization: `Bearer ${LOCAL_DEV_KEY}` };
+      // The proxy's own address becomes the API's (another Host is 421); any other Host, such
+      // as the DNS rebinding scenario's, goes through as sent.
+      const own = request.headers.host === `localhost:${(proxy.address() as AddressInfo).port}`;
+      const headers = {
+        ...request.headers,
+        ...(own ? { host: new URL(server.base).host } : {}),
+        authorization: `Bearer ${LOCAL_DEV_KEY}`,
+      };
       const upstream = http.request(
         new URL(request.url ?? "/", server.base),
         { method: request.method, headers },
@@ -295,15 +302,23 @@ describe("the API's addresses (docs/agents.md)", () => {
   }
   const metadataPath = "/.well-known/oauth-protected-resource/mcp";
 
-  it("the metadata names the address the client used, localhost or 127.0.0.1, and the platform grants both", async () => {
+  it("the metadata names the address the client used, localhost or 127.0.0.1, and the platform grants both (a client asking for a secret registered as public, unknown scopes left out)", async () => {
     const { port } = new URL(server.base);
     const register = await fetch(`${server.platform}/oauth/register`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ client_name: "Live", redirect_uris: ["http://127.0.0.1:9/cb"] }),
+      body: JSON.stringify({
+        client_name: "Live",
+        redirect_uris: ["http://127.0.0.1:9/cb"],
+        token_endpoint_auth_method: "client_secret_basic",
+      }),
     });
     expect(register.status).toBe(201);
-    const { client_id } = (await register.json()) as { client_id: string };
+    const { client_id, token_endpoint_auth_method } = (await register.json()) as {
+      client_id: string;
+      token_endpoint_auth_method: string;
+    };
+    expect(token_endpoint_auth_method).toBe("none");
     for (const host of ["localhost", "127.0.0.1"]) {
       const origin = `http://${host}:${port}`;
       const response = await fetch(`${origin}${metadataPath}`);
