@@ -23,6 +23,15 @@ const PLATFORM_TESTS = "test/platform/**/*.test.ts";
 /** Sign-ups and failed sign-ins per client address in that project (each test uses its own). */
 const TEST_PLATFORM_LIMIT = 3;
 
+/**
+ * The API's addresses in the workerd tests: the tests' own (BASE, test/helpers.ts), then
+ * wrangler.toml's local ones, which the tests of the address rule use too.
+ */
+function testApiOrigins() {
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
+  return `https://petstore.test ${(rawConfig.vars as { API_ORIGINS: string }).API_ORIGINS}`;
+}
+
 /** miniflare's `ratelimits` option: the [[ratelimits]] entries of wrangler.toml, by binding. */
 type RateLimits = Record<
   string,
@@ -74,7 +83,12 @@ export async function testConfig({ mcpInTests = false } = {}) {
       wrangler: { configPath: "./wrangler.toml" },
       ...(mcpInTests ? { main: mcp.main } : {}),
       miniflare: {
-        bindings: { TEST_MIGRATIONS: migrations, ...mcp.bindings, ...extra.bindings },
+        bindings: {
+          TEST_MIGRATIONS: migrations,
+          API_ORIGINS: testApiOrigins(),
+          ...mcp.bindings,
+          ...extra.bindings,
+        },
         ...(extra.ratelimits ? { ratelimits: extra.ratelimits } : {}),
         ...(mcp.workers ? { workers: mcp.workers } : { serviceBindings: mcp.serviceBindings }),
       },

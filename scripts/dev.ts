@@ -24,6 +24,11 @@ const MCP_CONFIG = path.join(ROOT, "mcp/wrangler.toml");
 export interface DevOptions {
   /** The API's address, as wrangler dev serves it. */
   url: string;
+  /**
+   * The API's addresses for this run (API_ORIGINS of both workers): its own, then the loopback
+   * names at its port, localhost and 127.0.0.1, under which a client on this machine reaches it.
+   */
+  apiOrigins: string;
   /** The developer platform's address: always `localhost` (WebAuthn refuses an IP as RP ID). */
   platformUrl: string;
   /** Where the platform's door listens, for this script to see it answer. */
@@ -74,6 +79,8 @@ export function devOptions(argv: string[]): DevOptions {
   );
   const doorFlags = ["--ip", ip, "--port", String(platformPort)];
   if (protocol !== "http") doorFlags.push("--local-protocol", protocol);
+  const url = `${protocol}://${host}:${port}`;
+  const loopback = ["localhost", "127.0.0.1"].map((name) => `${protocol}://${name}:${port}`);
   const bound = ip === "localhost" ? undefined : ip;
   const ports: NamedPort[] = [
     { port, host: bound, what: "the API", flag: "--port" },
@@ -89,7 +96,8 @@ export function devOptions(argv: string[]): DevOptions {
     });
   }
   return {
-    url: `${protocol}://${host}:${port}`,
+    url,
+    apiOrigins: [...new Set([url, ...loopback])].join(" "),
     platformUrl: `${protocol}://localhost:${platformPort}`,
     platformListen: `${protocol}://${ip === "0.0.0.0" || ip === "::" ? "localhost" : host}:${platformPort}`,
     persistTo: text(values["persist-to"]),
@@ -122,7 +130,7 @@ async function takenPort(ports: NamedPort[]): Promise<NamedPort | undefined> {
  */
 export function platformDevConfig(
   raw: object,
-  vars: { PLATFORM_ORIGIN: string; API_ORIGIN: string },
+  vars: { PLATFORM_ORIGIN: string; API_ORIGINS: string },
 ): Record<string, unknown> {
   const dir = path.dirname(PLATFORM_CONFIG);
   const at = (relative: unknown) => path.resolve(dir, String(relative));
@@ -245,7 +253,7 @@ if (import.meta.main) {
   const raw = (config: string) => experimental_readRawConfig({ config }).rawConfig;
   const platformRaw = raw(PLATFORM_CONFIG);
   const platformConfig = path.join(run, "platform.wrangler.json");
-  const vars = { PLATFORM_ORIGIN: platformUrl, API_ORIGIN: url };
+  const vars = { PLATFORM_ORIGIN: platformUrl, API_ORIGINS: options.apiOrigins };
   writeFileSync(platformConfig, JSON.stringify(platformDevConfig(platformRaw, vars)));
   await import("../platform/build-assets.ts"); // the platform's [build], run here (see above)
   const env = { ...wranglerEnv, WRANGLER_REGISTRY_PATH: path.join(run, "registry") };
@@ -253,8 +261,7 @@ if (import.meta.main) {
   const api = [
     "dev",
     ...configs.flatMap((c) => ["-c", c]),
-    "--var",
-    `PLATFORM_ORIGIN:${platformUrl}`,
+    ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
     ...options.apiFlags,
   ];
   // Inspector ports nobody asked for: any free ones, not wrangler's default 9229 and the

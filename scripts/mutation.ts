@@ -21,6 +21,12 @@ const TARGETS: Record<string, string> = {
   "platform/src/session.ts":
     "test/platform/sessions.test.ts,test/platform/session-checks.test.ts,test/platform/ceremonies.test.ts",
   "platform/src/request.ts": "test/platform/attacks.test.ts,test/platform/request-checks.test.ts",
+  ...Object.fromEntries(
+    ["clients", "authorization", "token", "metadata", "responses"].map((rules) => [
+      `platform/src/oauth/${rules}.ts`,
+      "test/platform/oauth-rules.test.ts,test/platform/oauth.test.ts",
+    ]),
+  ),
 };
 
 /** Stryker's score: mutants detected (killed, timed out) of those that ran or had no test. */

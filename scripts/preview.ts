@@ -78,8 +78,9 @@ if (import.meta.main) {
     console.log(
       `Preview "${alias}" of the staging API (${api}) and developer platform (${platform}), on staging data.`,
     );
-    wrangler(upload("wrangler.toml", { PLATFORM_ORIGIN: platform }, "dist/preview"));
-    const vars = { PLATFORM_ORIGIN: platform, API_ORIGIN: api };
+    // The preview's own address is the API's one address: its /mcp answers there alone.
+    const vars = { PLATFORM_ORIGIN: platform, API_ORIGINS: api };
+    wrangler(upload("wrangler.toml", vars, "dist/preview"));
     runWranglerForeground(upload(PLATFORM_CONFIG, vars, "dist/preview-platform"));
   }
 }

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
+  misdirected_request: 421,
   invalid_transition: 409,
   gone: 410,
   precondition_failed: 412,
@@ -44,6 +45,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     "The API key is valid but lacks the scope this operation needs; `WWW-Authenticate` names it.",
   not_found: "The path or the requested animal does not exist.",
   method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
+  misdirected_request:
+    "The request names a host that is not one of this API's addresses (`/mcp` and its metadata answer only under those).",
   invalid_transition:
     "The animal's status cannot change that way (`sold` is final); the message names both statuses.",
   gone: "The operation has passed its sunset date; use its successor.",

@@ -5,6 +5,16 @@
 /** Where the MCP server answers, and where its RFC 9728 metadata is (the API's origin). */
 export const MCP_PATH = "/mcp";
 export const MCP_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp";
+/**
+ * The API's public addresses (`API_ORIGINS` of the API's and the platform's wrangler.toml,
+ * space-separated, the canonical one first): `/mcp` answers under these alone, and the
+ * authorization server grants each followed by MCP_PATH (RFC 8707 resources).
+ */
+export function apiOrigins({ API_ORIGINS }: { API_ORIGINS: string }): [string, ...string[]] {
+  const [first = "", ...rest] = API_ORIGINS.split(/\s+/).filter(Boolean);
+  return [first, ...rest];
+}
+
 /** The header of `authenticate`'s 204: the key's scopes, space-separated. */
 export const KEY_SCOPES_HEADER = "X-Key-Scopes";
 

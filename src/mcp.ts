@@ -4,10 +4,11 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { mcpToolCallEnv } from "./auth/audience.ts";
-import { errorResponse, toApiError } from "./errors.ts";
+import { ApiError, errorResponse, toApiError } from "./errors.ts";
 import type { AppEnv } from "./http/types.ts";
 import {
   type ApiAccess,
+  apiOrigins,
   KEY_SCOPES_HEADER,
   MCP_METADATA_PATH,
   MCP_PATH,
@@ -49,12 +50,24 @@ class Access extends RpcTarget implements ApiAccess {
   }
 }
 
-/** Routes `/mcp` and its metadata to the MCP worker; `keyed`: the key check and rate limit. */
+/**
+ * Routes `/mcp` and its metadata to the MCP worker; `keyed`: the key check and rate limit. A
+ * request addressed to a host that is none of the API's addresses is 421 first: the metadata's
+ * resource is the address the request used, so it must be one the platform grants.
+ */
 export function mountMcp(app: Hono<AppEnv>, keyed: MiddlewareHandler<AppEnv>[]): void {
-  const serve = (c: Context<AppEnv>) =>
-    (c.env.MCP as unknown as McpService).serve(c.req.raw, new Access(app, c, keyed), {
+  const serve = (c: Context<AppEnv>) => {
+    const origins = apiOrigins(c.env);
+    if (!origins.includes(new URL(c.req.url).origin)) {
+      throw new ApiError(
+        "misdirected_request",
+        `This server answers ${MCP_PATH} at ${origins.join(", ")} alone, not at the host this request names.`,
+      );
+    }
+    return (c.env.MCP as unknown as McpService).serve(c.req.raw, new Access(app, c, keyed), {
       platformOrigin: c.env.PLATFORM_ORIGIN,
     });
+  };
   app.all(MCP_PATH, serve);
   app.all(MCP_METADATA_PATH, serve);
 }

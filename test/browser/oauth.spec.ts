@@ -1,11 +1,12 @@
 // An MCP client connects by OAuth, as docs/agents.md says: the official SDK client's flow
 // (@modelcontextprotocol/client) against the real `npm run dev`, its user in Chromium with a
-// virtual passkey: the first 401, the consent page (a new account, then Allow), the code on
-// the client's loopback redirect, the token (an ordinary key of the account, audience /mcp),
-// refused on /v1, and the first tool answer. It prints the clicks from the first 401 to the
-// first tool answer, a second client's with the session still open and a third's after signing
-// out, and keeps screenshots
-// of the consent page at 390 px and 1280 px wide (test-results/browser/<this test>/).
+// virtual passkey: the first 401, the consent page (a new account, then Allow, every scope the
+// client asked ticked), the code on the client's loopback redirect, the token (an ordinary key
+// of the account, audience /mcp), refused on /v1, and the first tool answers, a create among
+// them. It prints the clicks from the first 401 to the first tool answer, a second client's with
+// the session still open, a step-up's after a 403 and a third client's after signing out, and
+// keeps screenshots of the consent page at 390 px and 1280 px wide
+// (test-results/browser/<this test>/). mcp-remote's way: mcp-remote.spec.ts.
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import {
   auth,
@@ -19,7 +20,7 @@ import { authenticator, hand, passkeyBrowser } from "./person.ts";
 const PLATFORM = process.env.BROWSER_PLATFORM as string;
 /** The client's loopback redirect (RFC 8252): answered by a route of the page, on no real port. */
 const CALLBACK = `http://127.0.0.1:${Number(process.env.BROWSER_API_PORT ?? 8792) + 5}/callback`;
-/** Where the MCP server publishes its Protected Resource Metadata (RFC 9728, issue 28). */
+/** Where the MCP server publishes its Protected Resource Metadata (RFC 9728). */
 const PRM_PATH = "/.well-known/oauth-protected-resource/mcp";
 
 type ClientInformation = Parameters<NonNullable<OAuthClientProvider["saveClientInformation"]>>[0];
@@ -35,9 +36,8 @@ class Agent implements OAuthClientProvider {
   #verifier = "";
   #discovery: OAuthDiscoveryState | undefined;
 
-  constructor(name: string, discovery?: OAuthDiscoveryState) {
+  constructor(name: string) {
     this.clientMetadata = { client_name: name, redirect_uris: [CALLBACK] };
-    this.#discovery = discovery;
   }
   clientInformation() {
     return this.#client;
@@ -92,44 +92,24 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
   });
 
   const server = new URL("/mcp", baseURL);
-  // The MCP server names the platform in its metadata (RFC 9728). Until it is served here
-  // (issue 28), the client is given the same document out of band, as a host configured
-  // for this server would be; everything after that is the SDK's own discovery.
+  // The MCP server names the platform in its metadata (RFC 9728), at the address used.
   const prm = await request.get(new URL(PRM_PATH, baseURL).href);
-  const served = prm.status() === 200;
-  const mcpServed = (await request.post(server.href, { data: {} })).status() !== 404;
-  if (served) {
-    expect(await prm.json()).toMatchObject({
-      resource: server.href,
-      authorization_servers: [PLATFORM],
-    });
-  }
-  const discovery = served
-    ? undefined
-    : {
-        authorizationServerUrl: PLATFORM,
-        resourceMetadata: {
-          resource: server.href,
-          authorization_servers: [PLATFORM],
-          scopes_supported: ["pets:read", "pets:write", "orders:read"],
-        },
-      };
+  expect(await prm.json()).toMatchObject({
+    resource: server.href,
+    authorization_servers: [PLATFORM],
+  });
 
   /** The flow up to the consent page: the client's first 401 and its authorization URL. */
   async function firstContact(agent: Agent) {
-    if (mcpServed) {
-      const transport = new StreamableHTTPClientTransport(server, { authProvider: agent });
-      await expect(
-        new Client({ name: "agent", version: "1.0.0" }).connect(transport),
-      ).rejects.toBeInstanceOf(UnauthorizedError);
-      return transport;
-    }
-    expect(await auth(agent, { serverUrl: server })).toBe("REDIRECT");
-    return undefined;
+    const transport = new StreamableHTTPClientTransport(server, { authProvider: agent });
+    await expect(
+      new Client({ name: "agent", version: "1.0.0" }).connect(transport),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
+    return transport;
   }
 
-  /** The code's way back to the client, and the token it gets for it. */
-  async function finish(agent: Agent, transport: StreamableHTTPClientTransport | undefined) {
+  /** The code's way back to the client (through `transport`, or the SDK's `auth`), and its key. */
+  async function finish(agent: Agent, transport?: StreamableHTTPClientTransport) {
     await expect.poll(() => redirects.length).toBe(1);
     const back = redirects.pop() as URL;
     expect(back.searchParams.get("iss")).toBe(PLATFORM);
@@ -148,21 +128,36 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     return key;
   }
 
-  /** The first tool answer: what the key's scopes list, and one call. */
+  /** The first tool answers: every tool the asked scopes allow is listed, and a create works. */
   async function firstToolAnswer(agent: Agent) {
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(server, { authProvider: agent }));
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toContain("listPets");
-    expect(tools.map((t) => t.name)).not.toContain("createPet"); // pets:read alone was allowed
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["listPets", "createPet"]));
     const answer = await client.callTool({ name: "listPets", arguments: {} });
     expect(answer.isError).toBeFalsy();
+    const created = await client.callTool({
+      name: "createPet",
+      arguments: { name: `Made by ${agent.clientMetadata.client_name}`, categoryId: 3 },
+    });
+    expect(created.isError, JSON.stringify(created)).toBeFalsy();
     await client.close();
+  }
+
+  /** The consent page ticks exactly the scopes the client asked (docs/agents.md). */
+  async function expectAskedScopesTicked(agent: Agent) {
+    const asked = agent.authorizationUrl?.searchParams.get("scope")?.split(" ") ?? [];
+    expect(asked).toEqual(expect.arrayContaining(["pets:read", "pets:write"]));
+    for (const scope of ["pets:read", "pets:write", "orders:read"]) {
+      const box = page.getByRole("checkbox", { name: new RegExp(scope) });
+      if (asked.includes(scope)) await expect(box).toBeChecked();
+      else await expect(box).toHaveCount(0);
+    }
   }
 
   const person = hand(page);
   const started = Date.now();
-  const agent = new Agent("Playwright agent", discovery);
+  const agent = new Agent("Playwright agent");
   const transport = await firstContact(agent);
   expect(agent.authorizationUrl?.origin).toBe(PLATFORM);
   expect(agent.authorizationUrl?.searchParams.get("code_challenge_method")).toBe("S256");
@@ -184,9 +179,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
         name: "Allow Playwright agent to use the Pet Store API as you?",
       }),
     ).toBeVisible();
-    await expect(page.getByRole("checkbox", { name: /pets:read/ })).toBeChecked();
-    await expect(page.getByRole("checkbox", { name: /pets:write/ })).not.toBeChecked();
-    await expect(page.getByRole("checkbox", { name: /orders:read/ })).not.toBeChecked();
+    await expectAskedScopesTicked(agent);
     for (const [width, height] of [
       [390, 844],
       [1280, 800],
@@ -214,27 +207,59 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     ).toBeVisible();
   });
 
-  if (mcpServed) {
-    await firstToolAnswer(agent);
-    console.log(
-      `OAuth, new account: ${person.clicks} clicks and ${((Date.now() - started) / 1000).toFixed(1)} s from the first 401 to the first tool answer`,
-    );
-  } else {
-    console.log(
-      `OAuth, new account: ${person.clicks} clicks from the first 401 to the token (/mcp is not served on this branch: no tool call)`,
-    );
-  }
+  await firstToolAnswer(agent);
+  console.log(
+    `OAuth, new account: ${person.clicks} clicks and ${((Date.now() - started) / 1000).toFixed(1)} s from the first 401 to the first tool answer (a create)`,
+  );
   expect(person.clicks).toBe(5);
 
   await test.step("a second client, the session still open: one click", async () => {
     const second = hand(page);
-    const other = new Agent("Second agent", discovery);
+    const other = new Agent("Second agent");
     const secondTransport = await firstContact(other);
     await page.goto(other.authorizationUrl?.href ?? "");
     await second.click(page.getByRole("button", { name: "Allow" }));
     await finish(other, secondTransport);
-    if (mcpServed) await firstToolAnswer(other);
+    await firstToolAnswer(other);
     expect(second.clicks).toBe(1);
+  });
+
+  await test.step("a step-up: a client allowed to read meets a 403 on createPet; one click lets it write", async () => {
+    const reader = new Agent("Reading agent");
+    const readerTransport = await firstContact(reader);
+    await page.goto(reader.authorizationUrl?.href ?? "");
+    // The holder narrows this one to reading (the page would allow all it asked).
+    for (const scope of ["pets:write", "orders:read"]) {
+      await page.getByRole("checkbox", { name: new RegExp(scope) }).uncheck();
+    }
+    await page.getByRole("button", { name: "Allow" }).click();
+    await finish(reader, readerTransport);
+    expect(reader.tokens()?.scope).toBe("pets:read");
+    const client = new Client({ name: "agent", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(server, { authProvider: reader }));
+    // The 403 insufficient_scope names pets:write; the SDK asks for it (a new authorization).
+    const stepped = reader.authorizationUrl;
+    await expect(
+      client.callTool({ name: "createPet", arguments: { name: "Stepped up", categoryId: 3 } }),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(reader.authorizationUrl).not.toBe(stepped);
+    expect(reader.authorizationUrl?.searchParams.get("scope")?.split(" ")).toContain("pets:write");
+    const stepUp = hand(page);
+    await page.goto(reader.authorizationUrl?.href ?? "");
+    await expectAskedScopesTicked(reader);
+    await stepUp.click(page.getByRole("button", { name: "Allow" }));
+    await finish(reader);
+    expect(reader.tokens()?.scope?.split(" ")).toContain("pets:write");
+    const again = new Client({ name: "agent", version: "1.0.0" });
+    await again.connect(new StreamableHTTPClientTransport(server, { authProvider: reader }));
+    const created = await again.callTool({
+      name: "createPet",
+      arguments: { name: "Stepped up", categoryId: 3 },
+    });
+    expect(created.isError, JSON.stringify(created)).toBeFalsy();
+    await again.close();
+    await client.close().catch(() => {});
+    expect(stepUp.clicks).toBe(1);
   });
 
   await test.step("a third client after signing out: two clicks (sign in, Allow)", async () => {
@@ -245,7 +270,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await page.getByRole("button", { name: "Sign out" }).click();
     await expect(page).toHaveURL(`${PLATFORM}/`);
     const third = hand(page);
-    const other = new Agent("Third agent", discovery);
+    const other = new Agent("Third agent");
     const thirdTransport = await firstContact(other);
     await page.goto(other.authorizationUrl?.href ?? "");
     const signIn = page.getByRole("button", { name: "Sign in with a passkey" });
@@ -254,7 +279,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await third.click(signIn);
     await third.click(page.getByRole("button", { name: "Allow" }));
     await finish(other, thirdTransport);
-    if (mcpServed) await firstToolAnswer(other);
+    await firstToolAnswer(other);
     expect(third.clicks).toBe(2);
   });
   expect(problems).toEqual([]);

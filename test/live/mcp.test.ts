@@ -3,7 +3,8 @@
 // scenarios (the rest, and why, in mcp-conformance.yml), the official SDK client in both
 // protocol eras (2025-11-25 and the stateless 2026-07-28) and the MCP Inspector's CLI:
 // list, page, a create retried under one idempotency key (one pet), a read-only key
-// refused with 403, a revoked key refused within the revocation bound.
+// refused with 403, a revoked key refused within the revocation bound; the metadata at both of
+// the API's local addresses, which the platform grants, and any other Host refused.
 import { execFile } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -81,7 +82,14 @@ describe("the MCP conformance suite (server scenarios)", () => {
   /** `npx conformance server` against /mcp through a proxy that adds the key (it sends none). */
   async function conformance(...args: string[]) {
     const proxy = http.createServer((request, response) => {
-      const headers = { ...request.headers, authorization: `Bearer ${LOCAL_DEV_KEY}` };
+      // The proxy's own address becomes the API's (another Host is 421); any other Host, such
+      // as the DNS rebinding scenario's, goes through as sent.
+      const own = request.headers.host === `localhost:${(proxy.address() as AddressInfo).port}`;
+      const headers = {
+        ...request.headers,
+        ...(own ? { host: new URL(server.base).host } : {}),
+        authorization: `Bearer ${LOCAL_DEV_KEY}`,
+      };
       const upstream = http.request(
         new URL(request.url ?? "/", server.base),
         { method: request.method, headers },
@@ -433,5 +441,73 @@ describe("what an agent meets at /mcp (issue 33)", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("the API's addresses (docs/agents.md)", () => {
+  /** A GET of `path` at the server's port, under `host` as the Host header (fetch cannot set it). */
+  function getAs(host: string, path: string): Promise<{ status: number; body: string }> {
+    const { port } = new URL(server.base);
+    return new Promise((resolve, reject) => {
+      http
+        .get({ host: "127.0.0.1", port, path, headers: { Host: host } }, (response) => {
+          let body = "";
+          response.on("data", (chunk) => (body += chunk));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        })
+        .on("error", reject);
+    });
+  }
+  const metadataPath = "/.well-known/oauth-protected-resource/mcp";
+
+  it("the metadata names the address the client used, localhost or 127.0.0.1, and the platform grants both (a client asking for a secret registered as public, unknown scopes left out)", async () => {
+    const { port } = new URL(server.base);
+    const register = await fetch(`${server.platform}/oauth/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        client_name: "Live",
+        redirect_uris: ["http://127.0.0.1:9/cb"],
+        token_endpoint_auth_method: "client_secret_basic",
+      }),
+    });
+    expect(register.status).toBe(201);
+    const { client_id, token_endpoint_auth_method } = (await register.json()) as {
+      client_id: string;
+      token_endpoint_auth_method: string;
+    };
+    expect(token_endpoint_auth_method).toBe("none");
+    for (const host of ["localhost", "127.0.0.1"]) {
+      const origin = `http://${host}:${port}`;
+      const response = await fetch(`${origin}${metadataPath}`);
+      expect(response.status).toBe(200);
+      const { resource } = (await response.json()) as { resource: string };
+      expect(resource).toBe(`${origin}/mcp`);
+      const authorize = new URL("/oauth/authorize", server.platform);
+      authorize.search = new URLSearchParams({
+        response_type: "code",
+        client_id,
+        redirect_uri: "http://127.0.0.1:9/cb",
+        code_challenge: "a".repeat(43),
+        code_challenge_method: "S256",
+        scope: "openid pets:read pets:write",
+        resource,
+      }).toString();
+      // Signed out: the consent's sign-in page, not the refusal.
+      const page = await fetch(authorize);
+      expect(page.status, await page.clone().text()).toBe(200);
+      expect(await page.text()).toContain("Connect Live to the Pet Store API");
+    }
+  });
+
+  it("any other Host is 421 misdirected_request, its name echoed nowhere", async () => {
+    for (const path of [metadataPath, "/mcp"]) {
+      const { status, body } = await getAs("evil.example", path);
+      expect(status).toBe(421);
+      expect(JSON.parse(body)).toMatchObject({ code: "misdirected_request", status: 421 });
+      expect(body).not.toContain("evil");
+    }
+    // The addresses it serves answer the same request.
+    expect((await getAs(`localhost:${new URL(server.base).port}`, metadataPath)).status).toBe(200);
   });
 });

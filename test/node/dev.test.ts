@@ -20,6 +20,16 @@ describe("npm run dev -- <flags>", () => {
     expect(devOptions(["--ip", "::1", "--local-protocol=https"]).url).toBe("https://[::1]:8787");
   });
 
+  it("names the API by its own address first, then by localhost and 127.0.0.1 at its port (API_ORIGINS)", () => {
+    expect(devOptions([]).apiOrigins).toBe("http://localhost:8787 http://127.0.0.1:8787");
+    expect(devOptions(["--ip", "127.0.0.1", "--port=5000"]).apiOrigins).toBe(
+      "http://127.0.0.1:5000 http://localhost:5000",
+    );
+    expect(devOptions(["--ip", "::1", "--local-protocol=https"]).apiOrigins).toBe(
+      "https://[::1]:8787 https://localhost:8787 https://127.0.0.1:8787",
+    );
+  });
+
   it("serves the platform at localhost on the next port, or on --platform-port in either form", () => {
     expect(devOptions([]).platformUrl).toBe("http://localhost:8788");
     expect(devOptions(["--ip", "127.0.0.1", "--port", "34817"]).platformUrl).toBe(
@@ -113,7 +123,7 @@ describe("the platform's configuration for one run", () => {
   const { rawConfig } = experimental_readRawConfig({ config: "platform/wrangler.toml" });
   const config = platformDevConfig(rawConfig as Record<string, unknown>, {
     PLATFORM_ORIGIN: "http://localhost:6000",
-    API_ORIGIN: "http://127.0.0.1:5000",
+    API_ORIGINS: "http://127.0.0.1:5000 http://localhost:5000",
   }) as {
     name: string;
     main: string;
@@ -130,7 +140,7 @@ describe("the platform's configuration for one run", () => {
     expect(config.vars).toEqual({
       ...rawConfig.vars,
       PLATFORM_ORIGIN: "http://localhost:6000",
-      API_ORIGIN: "http://127.0.0.1:5000",
+      API_ORIGINS: "http://127.0.0.1:5000 http://localhost:5000",
     });
     expect(config.d1_databases.map((db) => [db.binding, db.database_id])).toEqual(
       (rawConfig.d1_databases ?? []).map((db: { binding: string; database_id?: string }) => [

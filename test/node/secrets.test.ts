@@ -15,7 +15,7 @@ it("wrangler.toml requires the key tag secret and the cursor secret in every dep
   expect(required(rawConfig)).toEqual([]);
 });
 
-it("the developer platform, in each environment, is where the API's reference page leads, on the API's database, and needs the API's key tag secret", () => {
+it("the developer platform, in each environment, is where the API's reference page leads, grants the API's addresses, on the API's database, and needs the API's key tag secret", () => {
   const api = experimental_readRawConfig({ config: "wrangler.toml" }).rawConfig;
   const platform = experimental_readRawConfig({ config: "platform/wrangler.toml" }).rawConfig;
   type Config = typeof api;
@@ -32,9 +32,24 @@ it("the developer platform, in each environment, is where the API's reference pa
     const platformEnv = (name === "local" ? platform : platform.env?.[name]) as Config;
     const vars = (config: Config) => (config.vars ?? {}) as Record<string, string>;
     expect(vars(apiEnv).PLATFORM_ORIGIN, name).toBe(vars(platformEnv).PLATFORM_ORIGIN);
+    // The API's addresses, the same list in both (what /mcp answers under, what the platform
+    // grants): its route's first, then its workers.dev address where it has one.
     const apiRoute = (apiEnv.routes as Array<{ pattern: string }> | undefined)?.[0]?.pattern;
-    expect(vars(platformEnv).API_ORIGIN, name).toBe(
-      apiRoute ? `https://${apiRoute}` : "http://localhost:8787",
+    const origins = vars(apiEnv).API_ORIGINS?.split(" ");
+    expect(vars(platformEnv).API_ORIGINS, name).toBe(vars(apiEnv).API_ORIGINS);
+    expect(origins, name).toEqual(
+      apiRoute
+        ? [
+            `https://${apiRoute}`,
+            ...(apiEnv.workers_dev
+              ? [
+                  expect.stringMatching(
+                    new RegExp(`^https://${apiEnv.name}\\.[a-z0-9-]+\\.workers\\.dev$`),
+                  ),
+                ]
+              : []),
+          ]
+        : ["http://localhost:8787", "http://127.0.0.1:8787"],
     );
     const database = (config: Config) =>
       config.d1_databases?.map(

@@ -1,7 +1,7 @@
 // An OAuth client for the platform's tests, step by step as an MCP client takes them (each
 // step can be bent to attack the server): PKCE, registration, the authorization request,
 // the consent's decision as the page's script sends it, and the token request.
-import { parse } from "node-html-parser";
+import { type HTMLElement, parse } from "node-html-parser";
 import { expect } from "vitest";
 import { base64url, sha256 } from "../../src/encoding.ts";
 import type { Call, Send } from "./helpers.ts";
@@ -81,6 +81,18 @@ export function allow(
   return send(`/api/oauth/grants/${grantId}/allow`, { json: body, session, ...call });
 }
 
+/** The Allow the consent page sends as it stands (app.js): its ticked scopes, its first lifetime. */
+export function allowAsShown(page: HTMLElement) {
+  const expires = page.querySelector("select#expires option")?.getAttribute("value");
+  return {
+    scopes: page
+      .querySelectorAll("input[name=scopes]")
+      .filter((box) => box.hasAttribute("checked"))
+      .map((box) => box.getAttribute("value")),
+    expiresInSeconds: expires ? Number(expires) : null,
+  };
+}
+
 /** The code and the rest of the redirect that an Allow answered. */
 export async function codeOf(response: Response) {
   const text = await response.text();
@@ -129,14 +141,18 @@ export async function codeFor(session: string, ask: Partial<Ask> = {}) {
 export function redeem(
   got: { clientId: string; verifier: string; code: string },
   extra: Record<string, string> = {},
+  send: Send = platformSend,
 ) {
-  return token({
-    grant_type: "authorization_code",
-    code: got.code,
-    client_id: got.clientId,
-    redirect_uri: REDIRECT,
-    code_verifier: got.verifier,
-    resource: RESOURCE,
-    ...extra,
-  });
+  return token(
+    {
+      grant_type: "authorization_code",
+      code: got.code,
+      client_id: got.clientId,
+      redirect_uri: REDIRECT,
+      code_verifier: got.verifier,
+      resource: RESOURCE,
+      ...extra,
+    },
+    send,
+  );
 }

@@ -21,6 +21,7 @@ import {
 } from "./helpers.ts";
 import {
   allow,
+  allowAsShown,
   authorizePath,
   codeFor,
   codeOf,
@@ -70,14 +71,16 @@ const documentOf =
     });
 
 /** An authorization request's refusal: a page of the platform, never a redirect. */
-async function expectRefusedPage(response: Response, text: RegExp) {
+async function expectRefusedPage(response: Response, text: RegExp | string) {
   const html = await response.text();
   expect(response.status, html).toBe(400);
   expect(response.headers.get("Location")).toBeNull();
   expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
   const page = parse(html);
   expect(page.querySelector("h1")?.text).toBe("This connection cannot go on");
-  expect(page.querySelector("main")?.text).toMatch(text);
+  const said = page.querySelector("main p")?.text;
+  if (typeof text === "string") expect(said).toBe(text);
+  else expect(page.querySelector("main")?.text).toMatch(text);
   return page;
 }
 
@@ -126,7 +129,7 @@ describe("a registered client's way to a key", () => {
     expect(ended.querySelector("form[data-action=allow]")).toBeNull();
   });
 
-  it("consent shows the client, its host and the scopes asked with the narrowest ticked; Allow gives a code with state and iss; the token is a key of the account with audience /mcp", async () => {
+  it("consent shows the client, its host and the scopes asked, all ticked; Allow gives a code with state and iss; the token is a key of the account with audience /mcp", async () => {
     const { session, account } = await signUp();
     const clientId = await register({ client_name: "Claude" });
     const { verifier, challenge } = await pkce();
@@ -144,7 +147,7 @@ describe("a registered client's way to a key", () => {
       .map((b) => [b.getAttribute("value"), b.hasAttribute("checked")]);
     expect(boxes).toEqual([
       ["pets:read", true],
-      ["pets:write", false],
+      ["pets:write", true],
     ]);
     expect(page.querySelector("select#expires option")?.getAttribute("value")).toBe("2592000");
     expect(page.querySelector("button[data-action=deny]")?.getAttribute("data-grant-id")).toBe(
@@ -193,6 +196,51 @@ describe("a registered client's way to a key", () => {
       Array<{ label: string; audience: string | null }>
     >();
     expect(listed.map((k) => [k.label, k.audience])).toEqual([["Claude", "/mcp"]]);
+  });
+
+  it("grants what the client asked in one click: every scope asked that it knows is ticked; a step-up after a 403 is one more Allow", async () => {
+    const { session } = await signUp();
+    const clientId = await register();
+    const connect = async (scope: string) => {
+      const { verifier, challenge } = await pkce();
+      const { page, grantId } = await openConsent(
+        { client_id: clientId, code_challenge: challenge, scope },
+        session,
+      );
+      const shown = allowAsShown(page);
+      const { code } = await codeOf(await allow(grantId, session, shown));
+      const tokens = await (await redeem({ clientId, verifier, code })).json<{
+        access_token: string;
+        scope: string;
+      }>();
+      return { shown, tokens };
+    };
+    // What mcp-remote and the SDK ask (the metadata's scopes_supported), with OpenID Connect's
+    // beside, which this server does not know and leaves out (RFC 6749 3.3).
+    const all = await connect("openid pets:read pets:write orders:read offline_access");
+    expect(all.shown).toEqual({
+      scopes: ["pets:read", "orders:read", "pets:write"],
+      expiresInSeconds: 2592000,
+    });
+    expect(all.tokens.scope).toBe("pets:read pets:write orders:read");
+    expect(await apiView(all.tokens.access_token)).toMatchObject({
+      scopes: ["pets:read", "pets:write", "orders:read"],
+    });
+    // A key that may only read meets a create: the API's 403 names the scope, and the client
+    // asks for it; the holder, still signed in, allows it as shown.
+    // Only scopes it does not know: as if it named none, all of them (the holder may narrow).
+    expect((await connect("openid offline_access")).shown.scopes).toEqual([
+      "pets:read",
+      "orders:read",
+      "pets:write",
+    ]);
+    const reader = await connect("pets:read");
+    expect(reader.tokens.scope).toBe("pets:read");
+    const stepUp = await connect("pets:read pets:write");
+    expect(stepUp.shown.scopes).toEqual(["pets:read", "pets:write"]);
+    expect(await apiView(stepUp.tokens.access_token)).toMatchObject({
+      scopes: ["pets:read", "pets:write"],
+    });
   });
 
   it("Deny sends the client back with access_denied, state and iss, and grants nothing", async () => {
@@ -412,12 +460,16 @@ describe("attacks", () => {
       "https://evil.example/mcp",
       "http://localhost:8787/v1",
       "http://localhost:8787/mcp/",
+      "http://localhost:8788/mcp",
+      "https://localhost:8787/mcp",
+      "http://[::1]:8787/mcp",
+      "",
     ]) {
       const page = await expectRefusedPage(
         await send(authorizePath({ client_id: clientId, code_challenge: challenge, resource }), {
           session,
         }),
-        /grants access to http:\/\/localhost:8787\/mcp alone/,
+        `This server grants access to http://localhost:8787/mcp and http://127.0.0.1:8787/mcp alone, not to ${JSON.stringify(resource)}.`,
       );
       const back = new URL(page.querySelector("main a")?.getAttribute("href") ?? "");
       expect(back.searchParams.get("error")).toBe("invalid_target");
@@ -430,6 +482,30 @@ describe("attacks", () => {
       "invalid_target",
     );
     expect(await count("oauth_grants", "id = ?1 AND key_id IS NOT NULL", got.grantId)).toBe(0);
+  });
+
+  it("grants the MCP server at each of the API's addresses: the grant's resource is the one asked (none: the first), and the token names no other", async () => {
+    const { session } = await signUp();
+    for (const [asked, granted] of [
+      ["http://127.0.0.1:8787/mcp", "http://127.0.0.1:8787/mcp"],
+      ["http://localhost:8787/mcp", "http://localhost:8787/mcp"],
+      [undefined, "http://localhost:8787/mcp"],
+    ] as const) {
+      const got = await codeFor(session, { resource: asked });
+      expect(await count("oauth_grants", "id = ?1 AND resource = ?2", got.grantId, granted)).toBe(
+        1,
+      );
+      const other = granted.includes("127.0.0.1")
+        ? "http://localhost:8787/mcp"
+        : "http://127.0.0.1:8787/mcp";
+      await expectOAuthError(
+        await redeem(got, { resource: other }),
+        400,
+        "invalid_target",
+        new RegExp(`grants access to ${granted.replaceAll(".", "\\.")} alone`),
+      );
+      expect((await redeem(got, { resource: granted })).status).toBe(200);
+    }
   });
 
   it("no PKCE, plain PKCE, or a wrong verifier: no code, or no token", async () => {
@@ -473,8 +549,9 @@ describe("attacks", () => {
       "invalid_grant",
       /does not match/,
     );
-    // The code was spent by that attempt: the right verifier now finds nothing.
-    await expectOAuthError(await redeem(got), 400, "invalid_grant", /already used/);
+    // A failed attempt spends nothing: the client's own request, with its verifier, gets the key.
+    expect(await count("oauth_grants", "id = ?1 AND used_at IS NULL", got.grantId)).toBe(1);
+    expect((await redeem(got)).status).toBe(200);
     const other = await codeFor(session, { client_id: clientId });
     const { code_verifier: _, ...withoutVerifier } = {
       code_verifier: "",
@@ -516,21 +593,48 @@ describe("attacks", () => {
     );
   });
 
-  it("a replayed code gets no second key and ends the first; another client's code gets none", async () => {
+  it("a code redeemed again by its own client gets no second key and ends the first (RFC 9700 4.2.4); anyone else holding the used code ends nothing; another client's code gets none", async () => {
     const { session } = await signUp();
     const got = await codeFor(session);
     const first = await (await redeem(got)).json<{ access_token: string }>();
     expect(await apiView(first.access_token)).toMatchObject({ audience: "/mcp" });
+    // Whoever holds the used code without the client's verifier: the check it fails, nothing more.
+    const thief = await register({ client_name: "Thief" });
+    for (const [extra, text] of [
+      [{ code_verifier: (await pkce()).verifier }, /does not match the code_challenge/],
+      [{ client_id: thief }, /issued to another client/],
+      [{ redirect_uri: "http://127.0.0.1:43117/other" }, /redirect_uri differs/],
+      [{ code_verifier: "short" }, /43 to 128 unreserved characters/],
+      [
+        { resource: "http://127.0.0.1:8787/mcp" },
+        /grants access to http:\/\/localhost:8787\/mcp alone/,
+      ],
+    ] as const) {
+      const refused = await redeem(got, extra);
+      await expectOAuthError(
+        refused,
+        400,
+        extra.resource ? "invalid_target" : "invalid_grant",
+        text,
+      );
+    }
+    expect(await apiView(first.access_token)).toMatchObject({ audience: "/mcp" });
+    // The client itself again (a retry after a lost answer, or a thief with its verifier too).
     await expectOAuthError(
       await redeem(got),
       400,
       "invalid_grant",
-      /already used; the key it made is now revoked/,
+      /^This code was already used; the key it made is now revoked\.$/,
     );
     expect(await apiView(first.access_token)).toBe("refused");
+    await expectOAuthError(
+      await redeem({ ...got, code: "nope" }),
+      400,
+      "invalid_grant",
+      /^The code is not valid\.$/,
+    );
 
     const stolen = await codeFor(session);
-    const thief = await register({ client_name: "Thief" });
     await expectOAuthError(
       await redeem({ ...stolen, clientId: thief }),
       400,
@@ -600,12 +704,16 @@ describe("attacks", () => {
     ]) {
       await expectError(await allow(grantId, session, bad), 400, "validation_failed");
     }
-    await expectRefusedPage(
-      await send(
-        authorizePath({ client_id: clientId, code_challenge: challenge, scope: "pets:read admin" }),
-        { session },
-      ),
-      /Unknown scope "admin"/,
+    // A scope this server does not know is no way in: it is left out of what may be ticked.
+    const widened = await openConsent(
+      { client_id: clientId, code_challenge: challenge, scope: "pets:read admin" },
+      session,
+    );
+    expect(allowAsShown(widened.page).scopes).toEqual(["pets:read"]);
+    await expectError(
+      await allow(widened.grantId, session, { scopes: ["admin"], expiresInSeconds: null }),
+      400,
+      "validation_failed",
     );
     const { code } = await codeOf(
       await allow(grantId, session, { scopes: ["pets:read"], expiresInSeconds: null }),
@@ -710,6 +818,49 @@ describe("attacks", () => {
     );
   });
 
+  it("registers a client that asks for a secret as a public one, and says so (RFC 7591 3.2.1); a metadata document may not ask", async () => {
+    const { session } = await signUp();
+    for (const method of ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]) {
+      const response = await send("/oauth/register", {
+        json: {
+          client_name: "Asks for a secret",
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: method,
+          grant_types: ["authorization_code", "refresh_token"],
+        },
+        origin: null,
+      });
+      expect(response.status).toBe(201);
+      const registered = await response.json<Record<string, unknown>>();
+      expect(registered).toEqual({
+        client_id: expect.stringMatching(/^mcpc_/),
+        client_id_issued_at: expect.any(Number),
+        client_name: "Asks for a secret",
+        redirect_uris: [REDIRECT],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      });
+      // It connects as any public client: PKCE, no secret.
+      const got = await codeFor(session, { client_id: registered.client_id as string });
+      expect((await redeem(got)).status).toBe(200);
+    }
+    const server = documents({
+      [DOCUMENT_ID]: documentOf({ token_endpoint_auth_method: "client_secret_basic" }),
+    });
+    await expectRefusedPage(
+      await server.send(
+        authorizePath({
+          client_id: DOCUMENT_ID,
+          code_challenge: (await pkce()).challenge,
+          redirect_uri: "https://agent.example/callback",
+        }),
+        { session },
+      ),
+      /token_endpoint_auth_method must be "none": clients here are public and use PKCE/,
+    );
+  });
+
   it("registration refuses unsafe redirect URIs and secrets, and a code expires after 60 s", async () => {
     for (const [metadata, error, text] of [
       [{ redirect_uris: ["javascript:alert(1)"] }, "invalid_redirect_uri", /private-use scheme/],
@@ -721,9 +872,9 @@ describe("attacks", () => {
       [{ redirect_uris: ["https://app.example/cb#frag"] }, "invalid_redirect_uri", /fragment/],
       [{ redirect_uris: [] }, "invalid_redirect_uri", /1 to 10 URIs/],
       [
-        { token_endpoint_auth_method: "client_secret_basic" },
+        { token_endpoint_auth_method: ["client_secret_basic"] },
         "invalid_client_metadata",
-        /must be "none"/,
+        /token_endpoint_auth_method must be a string/,
       ],
       [{ client_name: "<\u0007>" }, "invalid_client_metadata", /control characters/],
     ] as const) {
@@ -733,23 +884,41 @@ describe("attacks", () => {
       });
       await expectOAuthError(response, 400, error, text);
     }
-    const clock = { now: Date.now() };
+    const clock = { now: Date.now() + 121_000 };
     const later = platformWith({ clock: () => clock.now });
     const { session } = await signUp();
     const got = await codeFor(session);
-    clock.now += 61_000;
-    const expired = await later("/oauth/token", {
-      body: new URLSearchParams({
-        grant_type: "authorization_code",
-        code: got.code,
-        client_id: got.clientId,
-        redirect_uri: REDIRECT,
-        code_verifier: got.verifier,
-      }).toString(),
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      origin: null,
-    });
-    await expectOAuthError(expired, 400, "invalid_grant", /expired/);
+    await expectOAuthError(
+      await redeem(got, {}, later),
+      400,
+      "invalid_grant",
+      /^The code has expired\.$/,
+    );
+    // A used code is remembered past its minute: its client's replay still ends the key.
+    const used = await codeFor(session);
+    const { access_token: key } = await (await redeem(used)).json<{ access_token: string }>();
+    await expectOAuthError(await redeem(used, {}, later), 400, "invalid_grant", /now revoked/);
+    expect(await apiView(key)).toBe("refused");
+  });
+
+  it("a code whose redemption made no key (the account at its limit): its replay revokes nothing, and says so", async () => {
+    const { session, account } = await signUp();
+    const got = await codeFor(session);
+    for (let i = 0; i < 10; i++) {
+      const created = await send("/api/keys", {
+        json: { label: `k${i}`, scopes: ["pets:read"] },
+        session,
+      });
+      expect(created.status).toBe(201);
+    }
+    await expectOAuthError(await redeem(got), 400, "invalid_grant", /has 10 active keys/);
+    await expectOAuthError(
+      await redeem(got),
+      400,
+      "invalid_grant",
+      /^This code was already used\.$/,
+    );
+    expect(await count("api_keys", "account_id = ?1 AND revoked_at IS NULL", account.id)).toBe(10);
   });
 
   it("a hostile client name is text on the consent page; at the key limit Allow is disabled and refused", async () => {

@@ -176,7 +176,7 @@ describe("signed in", () => {
     ).toBeUndefined();
     expect(page.querySelector("#new-key")?.hasAttribute("hidden")).toBe(true);
     // The new key's panel says how an AI agent uses it: the API's MCP server.
-    expect(page.querySelector("#new-key-mcp code")?.text).toBe(`${env.API_ORIGIN}/mcp`);
+    expect(page.querySelector("#new-key-mcp code")?.text).toBe("http://localhost:8787/mcp");
     expect(page.querySelector("#new-key-mcp")?.text).toMatch(/docs\/agents\.md/);
   });
 

@@ -174,14 +174,10 @@ export function redeemCode(db: Queryable, codeHash: string, now: number) {
   );
 }
 
-/** The grant of a code that was already used (a replay), if any. */
-export function usedGrant(db: Queryable, codeHash: string) {
+/** The grant of the code of `codeHash`, used or not, if any. */
+export function grantOfCode(db: Queryable, codeHash: string) {
   return oneGrant(
-    db
-      .prepare(
-        `SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = ?1 AND used_at IS NOT NULL`,
-      )
-      .bind(codeHash),
+    db.prepare(`SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = ?1`).bind(codeHash),
   );
 }
 

@@ -1,7 +1,7 @@
 // The authorization request (RFC 6749 section 4.1.1): its client, its parameters each sent
 // once, PKCE with S256 only (RFC 7636), its scopes, and the one resource granted (RFC 8707).
 import type { Context } from "hono";
-import { MCP_PATH } from "../../../src/mcp-contract.ts";
+import { apiOrigins, MCP_PATH } from "../../../src/mcp-contract.ts";
 import { isScope, SCOPES, type Scope } from "../../../src/scopes.ts";
 import { findClientRow } from "../db/oauth-clients.ts";
 import { countAgainst } from "../request.ts";
@@ -9,8 +9,8 @@ import type { PlatformAppEnv } from "../types.ts";
 import { type Client, ClientError, clientFromDocument, registeredClient } from "./clients.ts";
 import type { OAuthProblem } from "./responses.ts";
 
-/** The one resource this server grants (RFC 8707): the API's MCP server. */
-const resourceOf = (env: Env) => `${env.API_ORIGIN}${MCP_PATH}`;
+/** The API's MCP server at one of the API's addresses: a resource this server grants (RFC 8707). */
+const resourceAt = (origin: string) => `${origin}${MCP_PATH}`;
 
 /**
  * Request parameters, each sent at most once (RFC 6749 section 3.1); the name of one sent twice.
@@ -31,8 +31,9 @@ const MAX_STATE_LENGTH = 1_000;
 
 /**
  * What an authorization request asks beyond its client and redirect, or its error: the code
- * flow, an S256 challenge (RFC 7636 section 4.2), a state of at most MAX_STATE_LENGTH, known
- * scopes (none: all of them) and no resource but the MCP server's (RFC 8707 section 2).
+ * flow, an S256 challenge (RFC 7636 section 4.2), a state of at most MAX_STATE_LENGTH, the
+ * scopes asked that this server knows (none: all of them), and no resource but the MCP
+ * server's at one of the API's addresses (RFC 8707 section 2; none named: the canonical one).
  */
 export function authorizationProblem(
   q: Record<string, string>,
@@ -65,22 +66,19 @@ export function authorizationProblem(
       description: `The state is longer than ${MAX_STATE_LENGTH} characters.`,
     };
   }
-  const words = (q.scope ?? "").split(" ").filter(Boolean);
-  const unknown = words.filter((w) => !isScope(w));
-  if (unknown.length > 0) {
-    return {
-      error: "invalid_scope",
-      description: `Unknown scope ${unknown.map((w) => JSON.stringify(w.slice(0, 40))).join(", ")}: the scopes are ${SCOPES.join(", ")}.`,
-    };
-  }
-  const resource = resourceOf(env);
-  if (q.resource !== undefined && q.resource !== resource) {
+  // A scope this server does not know (`openid`, `offline_access`) is left out (RFC 6749 3.3:
+  // the server may ignore part of the scope asked; the token response names what was granted).
+  const known = q.scope?.split(" ").filter(isScope) ?? [];
+  const origins = apiOrigins(env);
+  const resources = origins.map(resourceAt);
+  const resource = q.resource ?? resourceAt(origins[0]);
+  if (!resources.includes(resource)) {
     return {
       error: "invalid_target",
-      description: `This server grants access to ${resource} alone, not to ${JSON.stringify(q.resource.slice(0, 200))}.`,
+      description: `This server grants access to ${resources.join(" and ")} alone, not to ${JSON.stringify(resource.slice(0, 200))}.`,
     };
   }
-  return { scopes: words.length > 0 ? words.filter(isScope) : [...SCOPES], resource };
+  return { scopes: known.length > 0 ? known : [...SCOPES], resource };
 }
 
 /**

@@ -32,11 +32,13 @@ export class ClientError extends Error {}
 
 const LOOPBACK_IPS = new Set(["127.0.0.1", "[::1]"]);
 
-/** A host that names no public site: an IP literal, a single label, or a local-only name. */
+/**
+ * A host that names no public site: an IPv4 address, a single label (an IPv6 address too: a
+ * URL writes it in hex, without a dot), or a local-only name.
+ */
 function isPrivateHost(hostname: string): boolean {
   return (
     /^[\d.]+$/.test(hostname) ||
-    hostname.startsWith("[") ||
     !hostname.includes(".") ||
     /(^|\.)(localhost|local|internal|home\.arpa)$/.test(hostname)
   );
@@ -52,7 +54,8 @@ function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > MAX_URI_LENGTH) return `is longer than ${MAX_URI_LENGTH} characters`;
   const url = URL.parse(uri);
   if (!url) return "is not an absolute URI";
-  if (url.hash || uri.includes("#")) return "must not have a fragment";
+  // Even an empty one ("#"), which the parsed URL does not show.
+  if (uri.includes("#")) return "must not have a fragment";
   if (url.username || url.password) return "must not carry credentials";
   if (url.protocol === "https:") return undefined;
   if (url.protocol === "http:") {
@@ -60,8 +63,7 @@ function redirectUriProblem(uri: string): string | undefined {
       ? undefined
       : "may use http only on a loopback address (127.0.0.1, [::1], localhost)";
   }
-  const scheme = url.protocol.slice(0, -1);
-  if (!scheme.includes(".")) {
+  if (!url.protocol.includes(".")) {
     return "must be https, loopback http, or a private-use scheme named after a domain (RFC 8252 7.1)";
   }
   return undefined;
@@ -77,14 +79,7 @@ export function redirectMatches(registered: readonly string[], requested: string
     copy.port = "";
     return copy.href;
   };
-  return registered.some((uri) => {
-    const url = URL.parse(uri);
-    return (
-      url?.protocol === "http:" &&
-      url.hostname === asked.hostname &&
-      portless(url) === portless(asked)
-    );
-  });
+  return registered.some((uri) => portless(new URL(uri)) === portless(asked));
 }
 
 /** How a client is shown where it will be sent back: its host, or what a local one is. */
@@ -111,14 +106,26 @@ const ClientMetadata = z.looseObject({
   ),
   response_types: z.optional(z.array(z.literal("code"))),
 });
+/**
+ * What a client registering itself may say: any token_endpoint_auth_method, which it is
+ * registered without (RFC 7591 3.2.1: the server may replace a value, and its response says
+ * `none`): every client here is public and proves itself with PKCE.
+ */
+const Registration = z.extend(ClientMetadata, {
+  token_endpoint_auth_method: z.optional(z.string()),
+});
 /** What a client says of itself, as parsed (extra fields kept, unread). */
-export type ClientMetadata = z.infer<typeof ClientMetadata>;
+export type ClientMetadata = z.infer<typeof Registration>;
 
-/** The registration's metadata, or the problems with it as one sentence. */
+/**
+ * A client's metadata, in its document or its registration (which may name any authentication
+ * method, registered as none), or the problems with it as one sentence.
+ */
 export function parseClientMetadata(
   value: unknown,
+  from: "document" | "registration",
 ): { ok: true; metadata: ClientMetadata } | { ok: false; problem: string } {
-  const parsed = ClientMetadata.safeParse(value);
+  const parsed = (from === "document" ? ClientMetadata : Registration).safeParse(value);
   if (parsed.success) return { ok: true, metadata: parsed.data };
   const problems = parsed.error.issues.map((issue) => {
     const field = issue.path.join(".") || "the body";
@@ -130,7 +137,9 @@ export function parseClientMetadata(
       return `redirect_uris must list 1 to ${MAX_REDIRECT_URIS} URIs`;
     }
     if (issue.path[0] === "token_endpoint_auth_method") {
-      return 'token_endpoint_auth_method must be "none": clients here are public and use PKCE';
+      return from === "document"
+        ? 'token_endpoint_auth_method must be "none": clients here are public and use PKCE'
+        : "token_endpoint_auth_method must be a string";
     }
     if (issue.path[0] === "grant_types") return 'grant_types must include "authorization_code"';
     if (issue.path[0] === "response_types") return 'response_types may only be ["code"]';
@@ -187,14 +196,15 @@ export async function clientFromDocument(fetcher: typeof fetch, clientId: string
       `The client's metadata document is not JSON of at most ${CLIENT_DOCUMENT_MAX_BYTES} bytes.`,
     );
   }
+  // Whatever it is (an object, an array, a string, null), it must name itself.
   const fields = document as Record<string, unknown> | null;
-  if (typeof fields !== "object" || fields === null || fields.client_id !== clientId) {
+  if (fields?.client_id !== clientId) {
     throw new ClientError("The client's metadata document does not name itself as its client_id.");
   }
   if ("client_secret" in fields || "client_secret_expires_at" in fields) {
     throw new ClientError("The client's metadata document must not carry a client secret.");
   }
-  const parsed = parseClientMetadata(document);
+  const parsed = parseClientMetadata(document, "document");
   if (!parsed.ok) throw new ClientError(`The client's metadata document: ${parsed.problem}`);
   const origin = new URL(clientId).origin;
   const elsewhere = parsed.metadata.redirect_uris.find((uri) => {
@@ -226,11 +236,12 @@ export function registeredClient(row: {
   client_name: string;
   redirect_uris: string;
 }): Client {
-  const redirectUris = JSON.parse(row.redirect_uris) as string[];
+  // 1 to MAX_REDIRECT_URIS, as it registered them.
+  const redirectUris = JSON.parse(row.redirect_uris) as [string, ...string[]];
   return {
     id: row.client_id,
     name: row.client_name,
-    host: hostOf(redirectUris[0] ?? ""),
+    host: hostOf(redirectUris[0]),
     redirectUris,
     kind: "registered",
   };

@@ -1,5 +1,6 @@
 // The authorization server's metadata (RFC 8414): where its endpoints are and what they
 // support, for MCP clients to discover from the API's protected resource metadata.
+import { apiOrigins } from "../../../src/mcp-contract.ts";
 import { SCOPES } from "../../../src/scopes.ts";
 
 /**
@@ -32,6 +33,6 @@ export function authorizationServerMetadata(env: Env) {
     scopes_supported: SCOPES,
     client_id_metadata_document_supported: true,
     authorization_response_iss_parameter_supported: true,
-    service_documentation: `${env.API_ORIGIN}/v1/docs`,
+    service_documentation: `${apiOrigins(env)[0]}/v1/docs`,
   };
 }

@@ -54,14 +54,18 @@ export async function readTokenRequest(
 }
 
 /**
- * Why a redeemed, unexpired grant's code does not give a token to this request, or undefined:
- * another client, another redirect URI (RFC 6749 section 4.1.3), a verifier that is malformed
- * or does not hash to the challenge (RFC 7636 section 4.6), another resource (RFC 8707).
+ * What a token request may do with the grant of its code: redeem it, or why not. It must first
+ * prove it is the request of the code's own client: the same client and redirect URI (RFC 6749
+ * section 4.1.3), the verifier of the challenge (RFC 7636 section 4.6), the same resource (RFC
+ * 8707); a request that does not spends nothing and ends nothing. Then a used code is a replay
+ * (refused, and the key its first use made is revoked: RFC 6749 section 4.1.2, RFC 9700 section
+ * 4.2.4), and an unused one must not have expired.
  */
-export async function codeProblem(
+export async function codeVerdict(
   request: TokenRequest,
   grant: Grant,
-): Promise<OAuthProblem | undefined> {
+  now: number,
+): Promise<OAuthProblem | "redeem" | "replay"> {
   const refused = (description: string) => ({ error: "invalid_grant", description });
   if (request.client_id !== grant.clientId)
     return refused("The code was issued to another client.");
@@ -79,5 +83,7 @@ export async function codeProblem(
       description: `The code grants access to ${grant.resource} alone.`,
     };
   }
-  return undefined;
+  if (grant.usedAt !== null) return "replay";
+  if (grant.expiresAt <= now) return refused("The code has expired.");
+  return "redeem";
 }

@@ -12,8 +12,8 @@ import { page } from "./layout.ts";
 
 type C = Context<PlatformAppEnv>;
 
-/** Scopes from the narrowest: reading before writing. */
-const NARROWEST_FIRST: readonly Scope[] = ["pets:read", "orders:read", "pets:write"];
+/** The order the page lists scopes in: reading before writing. */
+const READS_FIRST: readonly Scope[] = ["pets:read", "orders:read", "pets:write"];
 
 /** What the consent and sign-in pages show of an authorization request. */
 export interface ConsentView {
@@ -63,13 +63,15 @@ export function signInToConsent(c: C, view: ConsentView): Response | Promise<Res
   });
 }
 
-/** Signed in: what the client asks, the narrowest scope ticked, Allow and Deny. */
+/**
+ * Signed in: what the client asks, every scope it asked ticked (the holder may untick any, so
+ * one click grants what the client needs: a step-up after a 403 is one Allow), Allow and Deny.
+ */
 export function consentPage(
   c: C,
   view: ConsentView & { grantId: string; requestedScopes: readonly Scope[]; atKeyLimit: boolean },
 ): Response | Promise<Response> {
-  const narrowest = NARROWEST_FIRST.find((s) => view.requestedScopes.includes(s));
-  const asked = NARROWEST_FIRST.filter((s) => view.requestedScopes.includes(s));
+  const asked = READS_FIRST.filter((s) => view.requestedScopes.includes(s));
   return page(c, {
     title: `Allow ${view.client.name}?`,
     account: c.var.account,
@@ -81,7 +83,7 @@ export function consentPage(
       <legend>What it may do</legend>
       ${asked.map(
         (scope) =>
-          html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" ${scope === narrowest ? "checked" : ""}><span><code>${scope}</code> ${SCOPE_DESCRIPTIONS[scope]}</span></label>`,
+          html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" checked><span><code>${scope}</code> ${SCOPE_DESCRIPTIONS[scope]}</span></label>`,
       )}
     </fieldset>
     <div class="field">

@@ -2,6 +2,7 @@
 // the cards that rename, rotate and revoke it.
 import type { Context } from "hono";
 import { html } from "hono/html";
+import { apiOrigins } from "../../../src/mcp-contract.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
 import { UNAVAILABLE_SCOPES } from "../config.ts";
 import type { Account } from "../db/accounts.ts";
@@ -38,11 +39,11 @@ ${
       ? html`<p id="replaced" class="muted">Replaced by <a href="/keys/${successor.id}">${successor.label} (<code>${successor.prefix}…</code>)</a>.</p>`
       : ""
 }
-${newKeyPanel(c.env.API_ORIGIN)}
+${newKeyPanel(apiOrigins(c.env)[0])}
 <section id="facts" aria-label="Key details">
   <dl class="facts">
     <div><dt>Key</dt><dd><code>${key.prefix}…</code></dd></div>
-    ${key.audience ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${c.env.API_ORIGIN}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
+    ${key.audience ? html`<div><dt>Works at</dt><dd>${MCP_BADGE} the MCP server alone (<code>${apiOrigins(c.env)[0]}/mcp</code>): granted to this client by OAuth</dd></div>` : ""}
     <div><dt>Created</dt><dd>${time(key.createdAt)}</dd></div>
     <div><dt>${key.replacedBy !== null && state.tone !== "off" ? "Stops" : "Expires"}</dt><dd>${time(key.expiresAt)}</dd></div>
     <div><dt>Last used</dt><dd>${time(key.lastUsedAt)}</dd></div>

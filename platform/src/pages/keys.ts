@@ -2,6 +2,7 @@
 // and the form that creates a key (shown once in the new key's panel).
 import type { Context } from "hono";
 import { html } from "hono/html";
+import { apiOrigins } from "../../../src/mcp-contract.ts";
 import { SCOPE_DESCRIPTIONS, SCOPES } from "../../../src/scopes.ts";
 import { MAX_ACTIVE_KEYS, UNAVAILABLE_SCOPES } from "../config.ts";
 import type { Account } from "../db/accounts.ts";
@@ -67,7 +68,7 @@ export function keyListPage(c: C, view: KeyListView) {
     ${total > 0 ? html`<a class="button" href="#create">Create a key</a>` : ""}
   </div>
 </div>
-${newKeyPanel(c.env.API_ORIGIN)}
+${newKeyPanel(apiOrigins(c.env)[0])}
 ${keyList(view, c.var.clock())}
 ${createKeyCard(list.active >= MAX_ACTIVE_KEYS)}` as Html,
   });

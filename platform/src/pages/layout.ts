@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { apiOrigins } from "../../../src/mcp-contract.ts";
 import type { Account } from "../db/accounts.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
@@ -47,10 +48,10 @@ export function page(
     ? html`<nav aria-label="Main">
         <a href="/keys" ${c.req.path.startsWith("/keys") ? html`aria-current="page"` : ""}>Keys</a>
         <a href="/account" ${c.req.path === "/account" ? html`aria-current="page"` : ""}>Account</a>
-        <a href="${c.env.API_ORIGIN}/v1/docs">API reference</a>
+        <a href="${apiOrigins(c.env)[0]}/v1/docs">API reference</a>
         <button type="button" class="link" data-action="sign-out">Sign out</button>
       </nav>`
-    : html`<nav aria-label="Main"><a href="${c.env.API_ORIGIN}/v1/docs">API reference</a></nav>`;
+    : html`<nav aria-label="Main"><a href="${apiOrigins(c.env)[0]}/v1/docs">API reference</a></nav>`;
   const document = html`<!doctype html>
 <html lang="en">
 <head>

@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { parseKeyId } from "../../../src/db/listed-keys.ts";
+import { apiOrigins } from "../../../src/mcp-contract.ts";
 import { DEFAULT_GRACE_SECONDS, KEYS_PAGE_SIZE, MAX_ACTIVE_KEYS } from "../config.ts";
 import { pageAccountKeys } from "../db/key-pages.ts";
 import type { ListedKey } from "../db/keys.ts";
@@ -89,7 +90,7 @@ keyRoutes.post("/keys", stateChange, async (c) => {
     );
   }
   c.header("Location", `/api/keys/${created.id}`);
-  return c.json(withSecret(c.env.API_ORIGIN, created, issued.key), 201);
+  return c.json(withSecret(apiOrigins(c.env)[0], created, issued.key), 201);
 });
 
 keyRoutes.get("/keys/:id", async (c) => c.json(await ownKey(c)));
@@ -128,7 +129,10 @@ keyRoutes.post("/keys/:id/rotate", stateChange, async (c) => {
   }
   c.header("Location", `/api/keys/${rotated.created.id}`);
   return c.json(
-    { ...withSecret(c.env.API_ORIGIN, rotated.created, issued.key), previous: rotated.previous },
+    {
+      ...withSecret(apiOrigins(c.env)[0], rotated.created, issued.key),
+      previous: rotated.previous,
+    },
     201,
   );
 });

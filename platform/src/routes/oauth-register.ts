@@ -28,7 +28,7 @@ oauthRegisterRoutes.post(OAUTH_PATHS.register, async (c) => {
       `Send the client's metadata as one JSON object of at most ${MAX_BODY_BYTES} bytes.`,
     );
   }
-  const parsed = parseClientMetadata(body);
+  const parsed = parseClientMetadata(body, "registration");
   if (!parsed.ok) {
     const error = parsed.problem.startsWith("redirect_uris")
       ? "invalid_redirect_uri"
@@ -49,6 +49,7 @@ oauthRegisterRoutes.post(OAUTH_PATHS.register, async (c) => {
       client_id_issued_at: now,
       client_name: client.name,
       redirect_uris: client.redirectUris,
+      // What is registered, whatever was asked (RFC 7591 3.2.1): a public client, no secret.
       grant_types: ["authorization_code"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",

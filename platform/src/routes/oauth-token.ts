@@ -1,17 +1,18 @@
-// The token endpoint (RFC 6749 section 3.2): a code, redeemed once, becomes a key of the account
-// with audience /mcp, the access token; a code redeemed twice revokes the key its first use made.
+// The token endpoint (RFC 6749 section 3.2): a code, redeemed once by its own client, becomes a
+// key of the account with audience /mcp, the access token; its client redeeming it again revokes
+// the key its first use made (a failed attempt spends nothing: oauth/token.ts).
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { sha256Hex } from "../../../src/encoding.ts";
 import { MCP_PATH } from "../../../src/mcp-contract.ts";
 import { MAX_ACTIVE_KEYS } from "../config.ts";
 import { createAccountKey, revokeAccountKey } from "../db/keys.ts";
-import { recordGrantKey, redeemCode, usedGrant } from "../db/oauth-grants.ts";
+import { type Grant, grantOfCode, recordGrantKey, redeemCode } from "../db/oauth-grants.ts";
 import { keyChangesLimited } from "../limits.ts";
 import { newApiKey } from "../new-key.ts";
 import { OAUTH_PATHS } from "../oauth/metadata.ts";
 import { machineCors, oauthError } from "../oauth/responses.ts";
-import { codeProblem, readTokenRequest } from "../oauth/token.ts";
+import { codeVerdict, readTokenRequest } from "../oauth/token.ts";
 import { nowOf } from "../time.ts";
 import type { PlatformAppEnv } from "../types.ts";
 
@@ -24,13 +25,13 @@ oauthTokenRoutes.post(OAUTH_PATHS.token, async (c) => {
   if ("error" in request) return oauthError(c, 400, request.error, request.description);
   const now = nowOf(c);
   const codeHash = await sha256Hex(request.code);
-  const grant = await redeemCode(c.env.DB, codeHash, now);
-  if (!grant) return refuseUnknownCode(c, codeHash, now);
-  if (grant.expiresAt <= now || grant.scopes === null) {
-    return oauthError(c, 400, "invalid_grant", "The code has expired.");
-  }
-  const problem = await codeProblem(request, grant);
-  if (problem) return oauthError(c, 400, problem.error, problem.description);
+  const grant = await grantOfCode(c.env.DB, codeHash);
+  if (!grant?.scopes) return oauthError(c, 400, "invalid_grant", "The code is not valid.");
+  const verdict = await codeVerdict(request, grant, now);
+  if (verdict === "replay") return refuseReplay(c, grant, now);
+  if (verdict !== "redeem") return oauthError(c, 400, verdict.error, verdict.description);
+  // Once: of two redemptions at the same moment, the second is a replay.
+  if (!(await redeemCode(c.env.DB, codeHash, now))) return refuseReplay(c, grant, now);
   const issued = await newApiKey(c.env);
   const key = await createAccountKey(c.env.DB, {
     ...issued,
@@ -64,20 +65,17 @@ oauthTokenRoutes.post(OAUTH_PATHS.token, async (c) => {
 });
 
 /**
- * invalid_grant for a code that is unknown or used; a code used twice revokes the key its first
- * use made (RFC 6749 section 4.1.2: the server "SHOULD revoke" what the code granted).
+ * invalid_grant for a code its own client redeems again: the key its first use made (if it made
+ * one) is revoked (RFC 6749 section 4.1.2: the server "SHOULD revoke" what the code granted).
  */
-async function refuseUnknownCode(c: Context<PlatformAppEnv>, codeHash: string, now: number) {
-  const replayed = await usedGrant(c.env.DB, codeHash);
-  if (replayed?.keyId != null) {
-    await revokeAccountKey(c.env.DB, replayed.accountId, replayed.keyId, now);
-  }
+async function refuseReplay(c: Context<PlatformAppEnv>, grant: Grant, now: number) {
+  if (grant.keyId === null)
+    return oauthError(c, 400, "invalid_grant", "This code was already used.");
+  await revokeAccountKey(c.env.DB, grant.accountId, grant.keyId, now);
   return oauthError(
     c,
     400,
     "invalid_grant",
-    replayed
-      ? "This code was already used; the key it made is now revoked."
-      : "The code is not valid.",
+    "This code was already used; the key it made is now revoked.",
   );
 }
