@@ -81,7 +81,7 @@ async function send(
     readAt.set(`${locationOf(isolate)} ${pathname}`, t0);
   return { ms, trips, list, body: text, status, header };
 }
-type Answer = Awaited<ReturnType<typeof send>>;
+type EdgeResponse = Awaited<ReturnType<typeof send>>;
 
 /** One MCP message to /mcp of isolate 1 (2025-11-25); throws on a protocol or tool error. */
 async function mcp(key: string, method: string, params: unknown) {
@@ -90,11 +90,11 @@ async function mcp(key: string, method: string, params: unknown) {
     "MCP-Protocol-Version": "2025-11-25",
   };
   const body = { jsonrpc: "2.0", id: 1, method, params };
-  const answer = await send(1, "/mcp", key, { method: "POST", body, headers });
+  const response = await send(1, "/mcp", key, { method: "POST", body, headers });
   type Message = { result?: { isError?: boolean }; error?: unknown };
-  const { result, error } = JSON.parse(answer.body) as Message;
-  if (error || !result || result.isError) throw new Error(`/mcp ${method}: ${answer.body}`);
-  return answer;
+  const { result, error } = JSON.parse(response.body) as Message;
+  if (error || !result || result.isError) throw new Error(`/mcp ${method}: ${response.body}`);
+  return response;
 }
 
 /**
@@ -133,7 +133,7 @@ function keysOf(newKey: () => Promise<string>) {
 }
 type Keys = ReturnType<typeof keysOf>;
 
-const fromD1 = (answer: Answer) => answer.list.some((t) => READS_PETS.test(t));
+const fromD1 = (response: EdgeResponse) => response.list.some((t) => READS_PETS.test(t));
 
 /**
  * Reads `path` at the first isolate of `isolate`'s location until the location's cached
@@ -164,16 +164,16 @@ async function cachedRead(isolate: number, path: string, key: string, keys: Keys
 /** A read a change makes wrong, and whether an answer to it shows the change. */
 interface Read {
   path: string;
-  right(answer: Answer): boolean;
+  right(response: EdgeResponse): boolean;
 }
 /** A change of a pet at A (isolate 1): what it is, and the reads it makes wrong. */
 interface Change {
   label: string;
   reads: string;
-  send(id: number, key: string): Promise<Answer>;
+  send(id: number, key: string): Promise<EdgeResponse>;
   wrong(id: number): Promise<Read[]>;
 }
-const idsOf = (answer: Answer) => (JSON.parse(answer.body) as Pet[]).map((p) => p.id);
+const idsOf = (response: EdgeResponse) => (JSON.parse(response.body) as Pet[]).map((p) => p.id);
 /** A full page (a next page follows, so it is cached) from pet `id`'s place on. */
 const pageFrom = async (id: number, status?: Pet["status"]) =>
   `/v1/pets?limit=5${status ? `&status=${status}` : ""}&cursor=${await encodeCursor(id - 1, status, LOCAL_CURSOR_SECRET)}`;
@@ -223,10 +223,10 @@ async function readWithBookmark(change: Change, id: number, i: number, reader: n
   const { reads, response } = await changeAfterCaching(change, id, reader, keys);
   const read = reads[i % reads.length] as Read;
   const init = { headers: { [BOOKMARK]: response.header(BOOKMARK) }, status: "any" as const };
-  const answer = await send(reader, read.path, await keys.known(reader), init);
-  if (!read.right(answer))
-    throw new Error(`${read.path} with the change's bookmark: ${answer.body}`);
-  return answer;
+  const bookmarked = await send(reader, read.path, await keys.known(reader), init);
+  if (!read.right(bookmarked))
+    throw new Error(`${read.path} with the change's bookmark: ${bookmarked.body}`);
+  return bookmarked;
 }
 
 /**
@@ -244,10 +244,10 @@ async function staleAtB(change: Change, id: number, keys: Keys) {
     right = true;
     for (const read of reads) {
       const turn = round % B.length;
-      const answer = await send(B[turn] as number, read.path, own[turn] as string, {
+      const response = await send(B[turn] as number, read.path, own[turn] as string, {
         status: "any",
       });
-      if (read.right(answer)) firstWrong &&= round > 0;
+      if (read.right(response)) firstWrong &&= round > 0;
       else [right, wrongFor] = [false, performance.now() - at];
     }
     if (performance.now() - at > 2 * STALE_BOUND_MS)
@@ -319,12 +319,12 @@ async function rows(keys: Keys, newKey: () => Promise<string>, pet: () => number
   const refused = { status: 401 };
   const call = async (name: string, args: Record<string, unknown>) =>
     mcp(await warmKey(), "tools/call", { name, arguments: args });
-  const changed = async (change: (id: number, key: string) => Promise<Answer>) =>
+  const changed = async (change: (id: number, key: string) => Promise<EdgeResponse>) =>
     change(pet(), await warmKey());
   /** The pet's ETag, as getPet says it. */
   const tagOf = async (id: number, key: string) =>
     (await send(1, `/v1/pets/${id}`, key)).header("etag");
-  const sends: Array<(i: number) => Promise<Answer>> = [
+  const sends: Array<(i: number) => Promise<EdgeResponse>> = [
     async (i) => cachedRead(1 + (i % 3), PET, await keys.verified(), keys),
     async (i) => cachedRead(1 + (i % 3), PAGE, await keys.verified(), keys),
     async () => cachedRead(1, PET, await warmKey(), keys),
@@ -400,8 +400,8 @@ const mf = await lib.serve(
   },
   false,
 );
-const measured: Array<{ row: Row; answers: Answer[] }> = [];
-let pairs: Array<[fresh: Answer, warm: Answer]> = [];
+const measured: Array<{ row: Row; responses: EdgeResponse[] }> = [];
+let pairs: Array<[fresh: EdgeResponse, warm: EdgeResponse]> = [];
 type Stale = Awaited<ReturnType<typeof staleAtB>>;
 const stale: Array<{ change: Change; samples: Stale[] }> = [];
 try {
@@ -434,9 +434,9 @@ try {
     }
   }
   for (const row of classes) {
-    const answers: Answer[] = [];
-    for (let i = 0; i < SAMPLES; i++) answers.push(await row.send(i));
-    measured.push({ row, answers });
+    const responses: EdgeResponse[] = [];
+    for (let i = 0; i < SAMPLES; i++) responses.push(await row.send(i));
+    measured.push({ row, responses });
   }
   // Issue 20's target, in ABBA pairs on one isolate: a cached getPet with a key the isolate
   // never saw (the location had verified it), and with one it knows.
@@ -459,8 +459,8 @@ try {
 }
 
 const ms = (n: number) => (n < 10 ? n.toFixed(1) : n.toFixed(0));
-const tripsOf = (answers: Answer[]) => {
-  const each = answers.map(
+const tripsOf = (responses: EdgeResponse[]) => {
+  const each = responses.map(
     ({ trips: t }) =>
       `${t.primary} primary, ${t.replica} replica, ${t.cache} cache; ${t.inSequence} in a row`,
   );
@@ -485,11 +485,11 @@ const section = [
   "",
   lib.table(
     "| request | must be | trips | ms | holds |",
-    measured.map(({ row: { label, must, holds }, answers }) => {
-      const times = answers.map((a) => a.ms);
+    measured.map(({ row: { label, must, holds }, responses }) => {
+      const times = responses.map((a) => a.ms);
       const time = lib.spread(times, ms).text;
-      const ok = answers.every((a) => holds(a.trips)) ? "yes" : "**no**";
-      return `| ${label} | ${must} | ${tripsOf(answers)} | ${time} | ${ok} |`;
+      const ok = responses.every((a) => holds(a.trips)) ? "yes" : "**no**";
+      return `| ${label} | ${must} | ${tripsOf(responses)} | ${time} | ${ok} |`;
     }),
   ),
   "",
@@ -520,8 +520,8 @@ if (!targetMet) {
   );
   process.exitCode = 1;
 }
-for (const { row, answers } of measured) {
-  const bad = answers.find((a) => !row.holds(a.trips));
+for (const { row, responses } of measured) {
+  const bad = responses.find((a) => !row.holds(a.trips));
   if (!bad) continue;
   console.error(`does not hold: ${row.label}; one answer waited for:\n  ${bad.list.join("\n  ")}`);
   process.exitCode = 1;

@@ -274,9 +274,9 @@ export async function sample(e: Endpoint) {
 }
 
 /** A slice whose answers were not all right; says what they were. */
-export class BadAnswers extends Error {}
+export class BadResponses extends Error {}
 
-/** `seconds` of closed-loop load on `e`: its rate, every latency; BadAnswers for a wrong answer. */
+/** `seconds` of closed-loop load on `e`: its rate, every latency; BadResponses for a wrong answer. */
 export async function slice(e: Endpoint, seconds: number, connections: number) {
   const latencies: number[] = [];
   const bad = new Map<string, number>();
@@ -306,7 +306,7 @@ export async function slice(e: Endpoint, seconds: number, connections: number) {
   const elapsed = (performance.now() - begun) / 1000;
   if (bad.size > 0 || result.errors > 0 || result.timeouts > 0) {
     const counts = [...bad].map(([what, n]) => `${n} x ${what}`).join(", ") || "no bad answer";
-    throw new BadAnswers(
+    throw new BadResponses(
       `${e.label}: ${counts}; connection errors ${result.errors}, timeouts ${result.timeouts} (slice ended ${new Date().toISOString()})${examples.map((x) => `\n    ${x}`).join("")}`,
     );
   }

@@ -259,10 +259,10 @@ m | m) listPets page 1 through /mcp (tools/call, 2025-11-25), from D1`;
 async function prime(eps: Record<string, Endpoint>): Promise<void> {
   const untilHit = async (id: string) => {
     for (let i = 1; ; i++) {
-      const answer = await sample(eps[id] as Endpoint).catch((err: Error) => {
+      const response = await sample(eps[id] as Endpoint).catch((err: Error) => {
         if (i === 50) throw new Error(`still not a cache hit after 50 requests: ${err.message}`);
       });
-      if (answer) return { body: answer.body, etag: answer.headers.get("ETag") ?? "" };
+      if (response) return { body: response.body, etag: response.headers.get("ETag") ?? "" };
       await lib.sleep(20);
     }
   };
@@ -332,7 +332,7 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
         all.push(...pair);
         break;
       } catch (err) {
-        if (!(err instanceof lib.BadAnswers)) throw err;
+        if (!(err instanceof lib.BadResponses)) throw err;
         log(`${t}/${b} pair ${i + 1}, attempt ${attempt}: ${err.message}`);
         const recheck = await Promise.allSettled([sample(target), sample(base)]);
         const still = recheck.flatMap((x) => (x.status === "rejected" ? [x.reason.message] : []));
@@ -409,7 +409,7 @@ ${workers.join("\n")}
     );
     return file;
   };
-  const firstAnswer = async (file: string, status: number) => {
+  const firstResponse = async (file: string, status: number) => {
     const started = performance.now();
     const [command = "", ...args] = lib.pinned(lib.SERVER_CPU, [lib.WORKERD, "serve", file]);
     const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
@@ -438,8 +438,8 @@ ${workers.join("\n")}
   const alone = config(kind, { "worker.js": copy }, [worker("worker", "worker.js", texts)]);
   /** Pairs of the raw worker's and `file`'s first answers (`status`), and their difference. */
   const against = async (file: string, status: number) => {
-    const rawFirst = () => firstAnswer(raw, 200);
-    const workerFirst = () => firstAnswer(file, status);
+    const rawFirst = () => firstResponse(raw, 200);
+    const workerFirst = () => firstResponse(file, status);
     await rawFirst(); // warms the page cache: workerd's binary, the bundle
     await workerFirst();
     const pairs = await lib.abba(STARTUP_PAIRS, rawFirst, workerFirst);

@@ -56,7 +56,7 @@ const EXPLORER = "/cdn-cgi/explorer/api/d1/database";
 const ExplorerDatabases = z.object({
   result: z.array(z.object({ name: z.string(), uuid: z.string() })),
 });
-const ExplorerAnswer = z.object({
+const ExplorerResponse = z.object({
   success: z.boolean(),
   errors: z.array(z.object({ message: z.string() })),
   result: z.nullable(
@@ -83,17 +83,17 @@ async function viaDevServer(url: string, statements: string[]): Promise<Row[][] 
   if (!database) throw new D1Error(`the dev server at ${url} has no D1 binding ${BINDING}`);
   const body = JSON.stringify({ batch: statements.map((sql) => ({ sql })) });
   const headers = { "Content-Type": "application/json" };
-  const answer = ExplorerAnswer.parse(
+  const response = ExplorerResponse.parse(
     await explorer(`/${database.uuid}/raw`, { method: "POST", headers, body }),
   );
-  if (!answer.success || !answer.result)
-    throw new D1Error(answer.errors.map((e) => e.message).join("; "));
-  return answer.result.map(({ results: { columns, rows } }) =>
+  if (!response.success || !response.result)
+    throw new D1Error(response.errors.map((e) => e.message).join("; "));
+  return response.result.map(({ results: { columns, rows } }) =>
     rows.map((row) => Object.fromEntries(columns.map((column, i) => [column, row[i]]))),
   );
 }
 
-const WranglerAnswer = z.array(z.object({ results: z.array(z.record(z.string(), z.unknown())) }));
+const WranglerOutput = z.array(z.object({ results: z.array(z.record(z.string(), z.unknown())) }));
 const WranglerFailure = z.object({ error: z.object({ text: z.string() }) });
 
 /** What `wrangler d1 execute --json` says went wrong, when it says it as JSON. */
@@ -115,7 +115,7 @@ function viaWrangler(target: D1Target, statements: string[]): Row[][] {
       failureText(stdout) ?? `wrangler d1 execute failed (exit ${status})\n${stdout}${stderr}`,
     );
   }
-  return WranglerAnswer.parse(JSON.parse(stdout)).map((r) => r.results);
+  return WranglerOutput.parse(JSON.parse(stdout)).map((r) => r.results);
 }
 
 /**
@@ -136,12 +136,12 @@ export async function d1ExecuteOrExit(target: D1Target, statements: string[]): P
 async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
   const server = target.env ? undefined : devServerOn(target.persistTo);
   try {
-    const answers =
+    const responses =
       (server ? await viaDevServer(server, statements) : undefined) ??
       viaWrangler(target, statements);
-    if (answers.length !== statements.length)
-      throw new D1Error(`${answers.length} answers for ${statements.length} statements`);
-    return answers;
+    if (responses.length !== statements.length)
+      throw new D1Error(`${responses.length} answers for ${statements.length} statements`);
+    return responses;
   } catch (err) {
     if (err instanceof D1Error && !target.env && /no such table/.test(err.message)) {
       const flags = target.persistTo ? ` --persist-to ${target.persistTo}` : "";

@@ -214,7 +214,7 @@ export function wranglerOutput(
 }
 
 /** Resolves once `url` answers at all (any status), polling while wrangler starts. */
-async function answers(url: string): Promise<void> {
+async function responds(url: string): Promise<void> {
   for (;;) {
     try {
       await fetch(url, { signal: AbortSignal.timeout(2_000) });
@@ -310,7 +310,7 @@ if (import.meta.main) {
       if (--running === 0) process.exit(exitCode);
     });
   }
-  await Promise.all([answers(`${url}/`), answers(`${options.platformListen}/`)]);
+  await Promise.all([responds(`${url}/`), responds(`${options.platformListen}/`)]);
   // The MCP worker answers its metadata itself: a 200 there is the worker served.
   const metadata = await fetch(`${url}${MCP_METADATA_PATH}`).catch(() => undefined);
   const mcp = metadata?.ok

@@ -101,8 +101,8 @@ export function createApp(options: AppOptions = {}) {
     const { status } = c.res;
     // What was thrown; else a 404 is the not-found answer, the one the app returns unthrown.
     const code = status < 400 ? "" : c.error ? toApiError(c.error).code : "not_found";
-    const answer = { operation: c.get("operationId") ?? "", status, code };
-    keyUse.record(c.get("apiKeyId"), answer, c.env, (work) => waitUntil(c, work));
+    const response = { operation: c.get("operationId") ?? "", status, code };
+    keyUse.record(c.get("apiKeyId"), response, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
   // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:

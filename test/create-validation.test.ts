@@ -166,16 +166,16 @@ describe("413: a body over 16,384 bytes, refused first", () => {
         controller.enqueue(new Uint8Array(1024).fill(0x20));
       },
     });
-    const answer = await checker.app.fetch("/v1/pets", postOptions(key, endless)());
-    await expectError(answer, 413, "payload_too_large", /16384 bytes/);
+    const response = await checker.app.fetch("/v1/pets", postOptions(key, endless)());
+    await expectError(response, 413, "payload_too_large", /16384 bytes/);
     expect(pulled).toBeLessThan(40);
   });
 
   it("reads a body a little over the cap to its end before the 413, so the sender reads the answer", async () => {
     const seen = { reads: 0, cancelled: false };
     const body = chunked(oversized, 1000, seen);
-    const answer = await checker.app.fetch("/v1/pets", postOptions(key, body)());
-    await expectError(answer, 413, "payload_too_large", /16384 bytes/);
+    const response = await checker.app.fetch("/v1/pets", postOptions(key, body)());
+    await expectError(response, 413, "payload_too_large", /16384 bytes/);
     expect(seen).toEqual({ reads: Math.ceil(oversized.length / 1000) + 1, cancelled: false });
   });
 });

@@ -46,7 +46,7 @@ const waitedFor = ({ counts, inSequence }: { counts: unknown; inSequence: number
 });
 
 /** The lookup of a cached response in the location's cache, among `list`. */
-const answerLookup = (list: Trip[]) =>
+const responseLookup = (list: Trip[]) =>
   list.find((t) => t.place === "cache" && /^match .*\/_cache\//.test(t.what));
 /** Whether any of `list` looked a key up in D1. */
 const keyLookups = (list: Trip[]) => list.filter((t) => /FROM api_keys/.test(t.what));
@@ -284,7 +284,7 @@ describe("a kept answer looked up beside the key's lookup is released only after
     const app = instrumentedApp();
     app.recorder.delays = { replica: 20, primary: 20 };
     const result = await app.exchange(path, { key: token, headers });
-    return { ...result, ahead: answerLookup(result.trips) };
+    return { ...result, ahead: responseLookup(result.trips) };
   }
 
   /** The refusal carries nothing of the kept answer: an Error, no ETag, no next page. */
@@ -349,7 +349,7 @@ describe("a kept answer looked up beside the key's lookup is released only after
     const app = instrumentedApp({ clock: () => GET_PET_SUNSET_AT * 1000 });
     const { response, trips: list } = await app.exchange(`/v1/pets/${pet.id}`, { key });
     await expectRefused(response, 410, "gone");
-    expect(answerLookup(list)).toBeUndefined();
+    expect(responseLookup(list)).toBeUndefined();
   });
 });
 

@@ -111,7 +111,7 @@ export function unknownKey(): Promise<string> {
 
 /**
  * What the auth middleware hands the verifier, for tests that call one directly; its
- * afterAnswer starts the work at once and keeps it in `pending` (await it).
+ * afterResponse starts the work at once and keeps it in `pending` (await it).
  */
 export function verifyContext(
   appEnv: Env = env,
@@ -122,7 +122,7 @@ export function verifyContext(
     env: appEnv,
     clientAddress,
     origin: BASE,
-    afterAnswer: (work) => {
+    afterResponse: (work) => {
       pending.push(work());
     },
     pending,

@@ -465,17 +465,17 @@ describe("concurrent retries with one key", () => {
     "create exactly one pet out of %i identical requests fired at once; every other one replays it",
     async (concurrency) => {
       const { idem, name, body } = fresh("Concurrent", { categoryId: 2, status: "available" });
-      const answers = await fire(concurrency, () => post(idem, body));
-      const statuses = JSON.stringify(answers.map((a) => [a.status, a.replayed]));
-      const originals = answers.filter((a) => a.status === 201 && a.replayed === null);
-      const replayed = answers.filter((a) => a.status === 201 && a.replayed === "true");
+      const responses = await fire(concurrency, () => post(idem, body));
+      const statuses = JSON.stringify(responses.map((a) => [a.status, a.replayed]));
+      const originals = responses.filter((a) => a.status === 201 && a.replayed === null);
+      const replayed = responses.filter((a) => a.status === 201 && a.replayed === "true");
       expect(originals, statuses).toHaveLength(1);
       // One transaction per request: nobody sees the key half-claimed.
       expect(replayed, statuses).toHaveLength(concurrency - 1);
       const pet = originals[0]?.body as unknown as Pet;
-      for (const answer of [...originals, ...replayed]) {
-        expect(answer.body).toEqual(pet);
-        expect(answer.location).toBe(`/v1/pets/${pet.id}`);
+      for (const response of [...originals, ...replayed]) {
+        expect(response.body).toEqual(pet);
+        expect(response.location).toBe(`/v1/pets/${pet.id}`);
       }
       expect(await petsNamed(name)).toEqual([pet]);
       expect(await idempotencyRecords(idem, `key:${keyId}`)).toHaveLength(1);
@@ -485,11 +485,11 @@ describe("concurrent retries with one key", () => {
 
   it("create one pet out of 25 requests with different bodies; every other one is 422", async () => {
     const { idem, name } = fresh("ConcurrentMixed");
-    const answers = await fire(25, (i) => post(idem, { name, categoryId: i + 1 }));
-    const created = answers.filter((a) => a.status === 201);
+    const responses = await fire(25, (i) => post(idem, { name, categoryId: i + 1 }));
+    const created = responses.filter((a) => a.status === 201);
     expect(created).toHaveLength(1);
     expect(created[0]?.replayed).toBeNull();
-    for (const other of answers.filter((a) => a.status !== 201)) {
+    for (const other of responses.filter((a) => a.status !== 201)) {
       expect(other.status).toBe(422);
       expect(other.body).toMatchObject({ code: "idempotency_key_reused", status: 422 });
     }
@@ -513,13 +513,13 @@ describe("concurrent retries with one key", () => {
       return batch();
     });
     const held = send(idem, body);
-    const retryAnswers = await fire(10, () => send(idem, body));
+    const retryResponses = await fire(10, () => send(idem, body));
     open();
     const first = await held;
     expect(batches).toBe(11);
-    const originals = retryAnswers.filter((a) => a.replayed === null);
+    const originals = retryResponses.filter((a) => a.replayed === null);
     expect(originals).toHaveLength(1);
-    expect(retryAnswers.every((a) => a.status === 201)).toBe(true);
+    expect(retryResponses.every((a) => a.status === 201)).toBe(true);
     const pet = originals[0]?.body as unknown as Pet;
     await expectReplay(first, { pet, text: JSON.stringify(pet) });
     expect(await petsNamed(name)).toEqual([pet]);

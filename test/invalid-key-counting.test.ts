@@ -12,12 +12,12 @@ import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } fro
 const ADDRESS = "203.0.113.7";
 
 /** A limiter binding answering `success` (or throwing), and every key it was asked about. */
-function limiter(answer: () => boolean) {
+function limiter(response: () => boolean) {
   const asked: string[] = [];
   const binding: RateLimit = {
     limit: async ({ key }) => {
       asked.push(key);
-      return { success: answer() };
+      return { success: response() };
     },
   };
   return { asked, env: { ...env, INVALID_KEY_LIMITER: binding } as Env };

@@ -154,14 +154,14 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
     const h = isolate();
     const { id: petId } = await insertPet({ status: "sold" });
     const path = `/v1/pets/${petId}`;
-    const answers = [
+    const responses = [
       await h.send(path, { key, method: "PATCH", json: { name: "Counted" } }),
       await h.send(path, { key, method: "PATCH", json: { status: "available" } }),
       await h.send(path, { key, method: "PATCH", json: {}, headers: { "If-Match": '"old"' } }),
       await h.send(path, { key, method: "DELETE" }),
       await h.send(path, { key, method: "DELETE" }),
     ];
-    expect(answers.map((r) => r.status)).toEqual([200, 409, 412, 204, 404]);
+    expect(responses.map((r) => r.status)).toEqual([200, 409, 412, 204, 404]);
     await h.advance(INTERVAL);
     expect(await usage(id)).toEqual([
       row("deletePet", 204),
@@ -183,7 +183,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
 
     await h.advance(2_000);
     const etag = list.headers.get("ETag") as string;
-    const answers = [
+    const responses = [
       await h.send("/v1/pets?limit=1", { key, headers: { "If-None-Match": etag } }),
       await h.send("/v1/pets/999999999", { key }),
       await h.send("/v1/pets?limit=0", { key }),
@@ -194,7 +194,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
       await h.send("/v1/cats", { key }),
       await h.send("/v1/pets", { key, method: methodNotOn("/pets") }),
     ];
-    expect(answers.map((r) => r.status)).toEqual([304, 404, 400, 403, 429, 500, 404, 405]);
+    expect(responses.map((r) => r.status)).toEqual([304, 404, 400, 403, 429, 500, 404, 405]);
     // Held by the isolate, one timer at the end of the interval, nothing more in D1 yet.
     expect(h.pending()).toEqual([NOW + INTERVAL]);
     await h.advance(INTERVAL - 2_001);

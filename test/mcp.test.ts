@@ -78,7 +78,7 @@ const client = (key: string) => ({
   Accept: "application/json, text/event-stream",
 });
 
-interface RpcAnswer {
+interface RpcResponse {
   jsonrpc: "2.0";
   id: number;
   result?: Record<string, unknown> & {
@@ -91,10 +91,10 @@ interface RpcAnswer {
 }
 
 /** A 200 JSON-RPC answer's body. */
-async function answered(response: Response): Promise<RpcAnswer> {
+async function rpcResponse(response: Response): Promise<RpcResponse> {
   expect(response.status).toBe(200);
   expect(response.headers.get("Content-Type")).toBe("application/json");
-  const body = (await response.json()) as RpcAnswer;
+  const body = (await response.json()) as RpcResponse;
   expect(body).toMatchObject({ jsonrpc: "2.0", id: 7 });
   return body;
 }
@@ -104,7 +104,7 @@ const callTool = (key: string, name: string, args: Record<string, unknown>) =>
 
 /** A tool's successful result: its structured content, which must match the output schema. */
 async function structured(response: Response, name: string) {
-  const { result, error } = await answered(response);
+  const { result, error } = await rpcResponse(response);
   expect(error).toBeUndefined();
   expect(result?.isError).toBeUndefined();
   const content = result?.structuredContent as Record<string, unknown>;
@@ -115,7 +115,7 @@ async function structured(response: Response, name: string) {
 }
 
 async function listedTools(key: string): Promise<string[]> {
-  const { result } = await answered(await mcp("tools/list", {}, { key }));
+  const { result } = await rpcResponse(await mcp("tools/list", {}, { key }));
   return (result?.tools ?? []).map((t) => t.name);
 }
 
@@ -237,7 +237,7 @@ describe("the tools, derived from the operation table", () => {
 
   it("says how large the OpenAPI document is and when it is worth calling for", async () => {
     const { description } = tool("getOpenApiDocument").listed;
-    const response = await answered(await callTool(key, "getOpenApiDocument", {}));
+    const response = await rpcResponse(await callTool(key, "getOpenApiDocument", {}));
     const text = response.result?.content?.[0]?.text ?? "";
     const kb = Math.round(new TextEncoder().encode(text).byteLength / 1000);
     expect(description).toContain(`about ${kb} KB of JSON`);
@@ -476,7 +476,7 @@ describe("Origin", () => {
   it("serves the allow-listed names (locally the loopback ones, at any port) and clients that send none", async () => {
     expect(await listedTools(key)).toEqual(TOOL_NAMES);
     for (const origin of ["http://localhost:6274", "http://127.0.0.1:8787"]) {
-      const { result } = await answered(
+      const { result } = await rpcResponse(
         await mcp("tools/list", {}, { key, headers: { Origin: origin } }),
       );
       expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
@@ -525,7 +525,7 @@ describe("browsers", () => {
     expect(keyless.status).toBe(401);
     expect(keyless.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(keyless.headers.get("Access-Control-Expose-Headers")).toContain("WWW-Authenticate");
-    const { result } = await answered(
+    const { result } = await rpcResponse(
       await mcp("tools/list", {}, { key, headers: { Origin: PAGE } }),
     );
     expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
@@ -572,7 +572,7 @@ describe("tool results", () => {
     expect(first).toMatchObject({ name: "Retried", categoryId: 4, status: "available" });
     expect(await petCount("Retried")).toBe(1);
 
-    const other = await answered(await callTool(key, "createPet", { ...args, categoryId: 5 }));
+    const other = await rpcResponse(await callTool(key, "createPet", { ...args, categoryId: 5 }));
     expect(other.result?.isError).toBe(true);
     expect(JSON.parse(other.result?.content?.[0]?.text ?? "")).toMatchObject({
       code: "idempotency_key_reused",
@@ -582,7 +582,7 @@ describe("tool results", () => {
   });
 
   it("answers a failure as an isError result carrying the Error object", async () => {
-    const { result } = await answered(await callTool(key, "getPet", { petId: 987654321 }));
+    const { result } = await rpcResponse(await callTool(key, "getPet", { petId: 987654321 }));
     expect(result).toEqual({
       isError: true,
       content: [
@@ -601,7 +601,7 @@ describe("tool results", () => {
   it("answers arguments the API refuses as an isError result the model reads: the Error naming the field; nothing is created", async () => {
     /** The Error object of a refused call, which must be a tool result, not a protocol error. */
     const refused = async (name: string, args: Record<string, unknown>) => {
-      const { result, error } = await answered(await callTool(key, name, args));
+      const { result, error } = await rpcResponse(await callTool(key, name, args));
       expect(error).toBeUndefined();
       expect(result?.isError).toBe(true);
       expect(result?.structuredContent).toBeUndefined();
@@ -652,7 +652,7 @@ describe("tool results", () => {
   });
 
   it("answers a tool that does not exist as a protocol error (-32602)", async () => {
-    const unknown = await answered(await callTool(key, "listOrders", {}));
+    const unknown = await rpcResponse(await callTool(key, "listOrders", {}));
     expect(unknown.error).toMatchObject({ code: -32602, message: 'No tool named "listOrders".' });
     expect(unknown.result).toBeUndefined();
   });
@@ -668,7 +668,7 @@ describe("tool results", () => {
     );
     expect(sold).toEqual({ ...pet, status: "sold", name: "Sold", etag: expect.any(String) });
     expect(sold.etag).not.toBe(pet.etag);
-    const again = await answered(
+    const again = await rpcResponse(
       await callTool(key, "updatePet", { petId: pet.id, status: "available" }),
     );
     expect(again.result?.isError).toBe(true);
@@ -676,11 +676,11 @@ describe("tool results", () => {
       code: "invalid_transition",
       status: 409,
     });
-    const removed = await answered(await callTool(key, "deletePet", { petId: pet.id }));
+    const removed = await rpcResponse(await callTool(key, "deletePet", { petId: pet.id }));
     expect(removed.result).toEqual({
       content: [{ type: "text", text: deletePet.success?.description }],
     });
-    const gone = await answered(await callTool(key, "deletePet", { petId: pet.id }));
+    const gone = await rpcResponse(await callTool(key, "deletePet", { petId: pet.id }));
     expect(JSON.parse(gone.result?.content?.[0]?.text ?? "")).toMatchObject({ status: 404 });
     expect(await petCount("Sold")).toBe(0);
   });
@@ -704,7 +704,7 @@ describe("tool results", () => {
     expect(renamed).toMatchObject({ id: pet.id, name: "Retagged" });
     /** The Error of a call refused because the animal changed since `etag`. */
     const stale = async (name: string, args: Record<string, unknown>) => {
-      const { result } = await answered(await callTool(key, name, { petId: pet.id, ...args }));
+      const { result } = await rpcResponse(await callTool(key, name, { petId: pet.id, ...args }));
       expect(result?.isError, name).toBe(true);
       expect(JSON.parse(result?.content?.[0]?.text ?? "")).toMatchObject({
         code: "precondition_failed",
@@ -716,14 +716,16 @@ describe("tool results", () => {
     expect(await petCount("Retagged")).toBe(1);
     // Only quotes around the whole tag are dropped: a tag with more around them is refused.
     for (const etag of [`x"${renamed.etag}"`, `"${renamed.etag}"x`]) {
-      const { result } = await answered(await callTool(key, "deletePet", { petId: pet.id, etag }));
+      const { result } = await rpcResponse(
+        await callTool(key, "deletePet", { petId: pet.id, etag }),
+      );
       expect(JSON.parse(result?.content?.[0]?.text ?? ""), etag).toMatchObject({
         code: "invalid_parameter",
         status: 400,
       });
     }
     // The tag as the API writes it, quotes and all, is taken too.
-    const removed = await answered(
+    const removed = await rpcResponse(
       await callTool(key, "deletePet", { petId: pet.id, etag: `"${renamed.etag}"` }),
     );
     expect(removed.result).toEqual({
@@ -770,7 +772,7 @@ describe("batches", () => {
       );
       expect(response.status).toBe(200);
       expect(response.headers.get("WWW-Authenticate")).toBeNull();
-      const [created, listed] = (await response.json()) as RpcAnswer[];
+      const [created, listed] = (await response.json()) as RpcResponse[];
       expect(created).toMatchObject({ jsonrpc: "2.0", id: 1 });
       expect(created?.result?.isError).toBeUndefined();
       const pet = created?.result?.structuredContent as { id: number; name: string };
@@ -813,7 +815,7 @@ describe("the transport", () => {
       { key },
     );
     expect(response.headers.get("Mcp-Session-Id")).toBeNull();
-    const { result } = await answered(response);
+    const { result } = await rpcResponse(response);
     expect(result).toMatchObject({
       protocolVersion: "2025-11-25",
       capabilities: { tools: {} },
@@ -832,7 +834,7 @@ describe("the transport", () => {
       });
     };
     for (const accept of ["*/*", "application/*", "application/json", undefined]) {
-      const { result } = await answered(await initialize(accept));
+      const { result } = await rpcResponse(await initialize(accept));
       expect(result, accept).toMatchObject({ protocolVersion: "2025-11-25" });
     }
     const html = await initialize("text/html");

@@ -165,10 +165,10 @@ describe("GET /v1/openapi.json", () => {
     expect(description).toMatch(/405 `method_not_allowed` with `Allow`/);
     // 421 is /mcp's alone (a host that is none of the API's addresses), and /mcp is no path of
     // the document (docs/agents.md).
-    const answeredByPaths = Object.keys(ERROR_STATUS).filter(
+    const respondedByPaths = Object.keys(ERROR_STATUS).filter(
       (c) => c !== "method_not_allowed" && c !== "misdirected_request",
     );
-    for (const code of answeredByPaths) expect(text).toContain(`"${code}"`);
+    for (const code of respondedByPaths) expect(text).toContain(`"${code}"`);
     // Each on the answers that carry it: a component where every use is described alike.
     const described = new Set(
       Object.values(doc.paths).flatMap((item) =>

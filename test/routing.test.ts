@@ -58,7 +58,7 @@ describe("paths and methods", () => {
 
   it("answers successes and errors with one media type, application/json", async () => {
     const { key } = await createKey();
-    const answers = [
+    const responses = [
       await call("/v1/pets?limit=1", { key }),
       await call("/v1/pets"),
       await call("/v1/cats", { key }),
@@ -66,8 +66,8 @@ describe("paths and methods", () => {
       await call("/v1/store/orders", { key }),
       await call("/"),
     ];
-    expect(answers.map((r) => r.status)).toEqual([200, 401, 404, 400, 501, 200]);
-    for (const response of answers) {
+    expect(responses.map((r) => r.status)).toEqual([200, 401, 404, 400, 501, 200]);
+    for (const response of responses) {
       expect(response.headers.get("Content-Type")).toBe("application/json");
       expect(await response.json()).toBeTypeOf("object");
     }

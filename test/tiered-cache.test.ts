@@ -10,7 +10,7 @@ import { type CacheContext, createTieredCache } from "../src/cache/tiered.ts";
 import { sha256Hex } from "../src/encoding.ts";
 import type { LogLine } from "../src/log.ts";
 
-const place: CacheContext = { origin: "https://tiers.test", afterAnswer: (work) => void work() };
+const place: CacheContext = { origin: "https://tiers.test", afterResponse: (work) => void work() };
 
 /** A cache over `location` with a clock the test moves, and what it logged. */
 function tiered(location: () => EdgeCache | Promise<EdgeCache>, start = 1_000_000) {
@@ -156,7 +156,7 @@ describe("isolate memory and the default location", () => {
       log: () => {},
     };
     const pending: Promise<unknown>[] = [];
-    const context: CacheContext = { ...place, afterAnswer: (work) => void pending.push(work()) };
+    const context: CacheContext = { ...place, afterResponse: (work) => void pending.push(work()) };
     await createTieredCache(options).load("a", context, async () => ({ n: 7 }));
     await Promise.all(pending);
     const url = `${place.origin}/_internal/${name}/${await sha256Hex(`${name}:a`)}`;
@@ -206,7 +206,7 @@ describe("what each tier calls", () => {
     const { location, calls } = await recorded();
     const first = tiered(() => location);
     const puts: Promise<unknown>[] = [];
-    const context: CacheContext = { ...place, afterAnswer: (work) => void puts.push(work()) };
+    const context: CacheContext = { ...place, afterResponse: (work) => void puts.push(work()) };
     expect(await first.cache.read("a", place)).toBeUndefined();
     expect(await first.cache.load("a", context, async () => ({ n: 1 }))).toEqual({ n: 1 });
     await Promise.all(puts);
@@ -228,7 +228,7 @@ describe("what each tier calls", () => {
     const { location, calls } = await recorded();
     const { cache, clock } = tiered(() => location);
     const later: Array<() => Promise<unknown>> = [];
-    const context: CacheContext = { ...place, afterAnswer: (work) => void later.push(work) };
+    const context: CacheContext = { ...place, afterResponse: (work) => void later.push(work) };
     await cache.load("value", context, async () => ({ n: 1 }));
     await cache.load("miss", context, async () => null);
     expect(calls).toEqual(["put max-age=10"]);

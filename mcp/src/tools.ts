@@ -127,21 +127,21 @@ function toolOf(op: Operation, words: ToolWords | undefined, facts: Facts): Tool
     inputs[arg] = { ...schema, description: said };
   }
 
-  const answer =
+  const response =
     "schema" in success ? (withoutProse(jsonSchema(success.schema, "output")) as Json) : undefined;
   const pages = "cursor" in properties(query);
-  const items = answer !== undefined && answer.type !== "object";
+  const items = response !== undefined && response.type !== "object";
   const etag = "schema" in success && success.schema === PetSchema;
   const outputSchema = items
     ? {
         type: "object",
-        properties: { items: answer, ...(pages ? { nextCursor: NEXT_CURSOR } : {}) },
+        properties: { items: response, ...(pages ? { nextCursor: NEXT_CURSOR } : {}) },
         required: ["items"],
         additionalProperties: false,
       }
-    : answer && etag
-      ? { ...answer, properties: { ...properties(answer), etag: ETAG } }
-      : answer;
+    : response && etag
+      ? { ...response, properties: { ...properties(response), etag: ETAG } }
+      : response;
 
   const { deprecation } = op;
   if (deprecation && !words.replacement) {

@@ -7,13 +7,13 @@ import { addUsageStatement, recordApiKeyUseStatement, type UsageCount } from "..
 import { errorText, type Logger } from "../log.ts";
 
 /** What is counted of an answer. */
-type Answer = Pick<UsageCount, "operation" | "status" | "code">;
+type ResponseKind = Pick<UsageCount, "operation" | "status" | "code">;
 
 export interface KeyUseRecorder {
   /** Counts an answer of key `keyId`; the write it may start goes to `waitUntil`. Never throws. */
   record(
     keyId: number,
-    answer: Answer,
+    response: ResponseKind,
     env: Env,
     waitUntil: (work: Promise<unknown>) => void,
   ): void;
@@ -95,7 +95,7 @@ export function createKeyUseRecorder(
   }
 
   return {
-    record(keyId, answer, env, waitUntil) {
+    record(keyId, response, env, waitUntil) {
       const now = clock();
       let use = keys.get(keyId);
       if (use === undefined) {
@@ -109,7 +109,7 @@ export function createKeyUseRecorder(
         };
         keys.set(keyId, use);
       }
-      hold(use, { keyId, hourStart: Math.floor(now / HOUR_MS) * 3600, ...answer, count: 1 });
+      hold(use, { keyId, hourStart: Math.floor(now / HOUR_MS) * 3600, ...response, count: 1 });
       use.usedAt = now;
       // One live timer per key; one that should have written long ago was lost with its request.
       if (use.timer === 0 || now > use.timerAt + interval) {

@@ -40,7 +40,7 @@ async function verifiedKey(
   c: Context<AppEnv>,
   verifier: ApiKeyVerifier,
   rule: AccessRule,
-  afterAnswer: (work: () => Promise<unknown>) => void,
+  afterResponse: (work: () => Promise<unknown>) => void,
 ): Promise<VerifiedKey> {
   const header = c.req.header("Authorization");
   if (header === undefined || header.trim() === "") {
@@ -59,7 +59,7 @@ async function verifiedKey(
     get origin() {
       return new URL(c.req.url).origin;
     },
-    afterAnswer,
+    afterResponse,
     lookingUp: rule.alongside && (() => rule.alongside?.(c)),
   });
   if (verification.ok) {
@@ -89,12 +89,12 @@ export function access(verifier: ApiKeyVerifier, rule: AccessRule = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     // The verifier's own work after the answer (cache puts), started once it is built.
     const later: Array<() => Promise<unknown>> = [];
-    const afterAnswer = () => {
+    const afterResponse = () => {
       for (const work of later.splice(0)) waitUntil(c, work());
     };
     const key = await verifiedKey(c, verifier, rule, (work) => later.push(work)).catch(
       (err: unknown) => {
-        afterAnswer(); // a refusal's answer needs nothing more
+        afterResponse(); // a refusal's answer needs nothing more
         throw err;
       },
     );
@@ -118,7 +118,7 @@ export function access(verifier: ApiKeyVerifier, rule: AccessRule = {}) {
       if (rule.deprecation) enforceSunset(rule.deprecation, c.get("clock")());
       await next();
     } finally {
-      afterAnswer();
+      afterResponse();
     }
   });
 }

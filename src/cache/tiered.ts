@@ -33,7 +33,7 @@ export interface TieredCacheOptions<V> {
 export interface CacheContext {
   origin: string;
   /** Runs work once the answer is built, so it never competes with the answer's own trips. */
-  afterAnswer(work: () => Promise<unknown>): void;
+  afterResponse(work: () => Promise<unknown>): void;
 }
 
 interface Entry<V> {
@@ -96,7 +96,7 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
         timeoutMs,
       ).catch((err: unknown) => warn(`${name} cache put failed`, err));
     if (entry.value === null) await put();
-    else context.afterAnswer(put);
+    else context.afterResponse(put);
   };
 
   return {

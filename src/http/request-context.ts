@@ -55,7 +55,7 @@ export function requestContext<E extends RequestEnv>(
   log: Logger,
   clock: Clock,
   isFault: (err: unknown) => boolean,
-  answered?: (c: Context<E>) => void,
+  onResponse?: (c: Context<E>) => void,
 ): MiddlewareHandler<E> {
   return async (c, next) => {
     const started = performance.now();
@@ -64,7 +64,7 @@ export function requestContext<E extends RequestEnv>(
     c.set("clock", clock);
     await next();
     c.res.headers.set(REQUEST_ID, requestId);
-    answered?.(c);
+    onResponse?.(c);
     log({
       level: isFault(c.error) ? "error" : "info",
       msg: "request",

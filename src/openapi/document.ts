@@ -96,34 +96,34 @@ const PARAMETERS = {
 } satisfies Record<string, HeaderParameter>;
 
 /** One answer of an operation: its error codes (none: a success) and headers. */
-interface Answer {
+interface DocumentedResponse {
   description?: string;
   codes: ErrorCode[];
   headers: Map<string, { doc: HeaderDoc; required: boolean }>;
 }
 
 /** The answers `op` can give, status by status: what each field of the table adds. */
-function answersOf(op: Operation): Map<number, Answer> {
-  const answers = new Map<number, Answer>();
-  const answer = (status: number) => {
-    const found: Answer = answers.get(status) ?? { codes: [], headers: new Map() };
-    answers.set(status, found);
+function responsesOf(op: Operation): Map<number, DocumentedResponse> {
+  const responses = new Map<number, DocumentedResponse>();
+  const response = (status: number) => {
+    const found: DocumentedResponse = responses.get(status) ?? { codes: [], headers: new Map() };
+    responses.set(status, found);
     return found;
   };
   const error = (code: ErrorCode) => {
-    const a = answer(ERROR_STATUS[code]);
+    const a = response(ERROR_STATUS[code]);
     if (!a.codes.includes(code)) a.codes.push(code);
   };
   const header = (status: number, name: string, doc: HeaderDoc, required = false) =>
-    answer(status).headers.set(name, { doc, required });
+    response(status).headers.set(name, { doc, required });
 
   const success = op.success?.status;
   const ownNotModified = op.success && "notModified" in op.success && op.success.notModified;
   const notModified = op.conditional || ownNotModified ? 304 : undefined;
   const successes = [success, notModified].filter((s) => s !== undefined);
-  if (success !== undefined && op.success) answer(success).description = op.success.description;
+  if (success !== undefined && op.success) response(success).description = op.success.description;
   if (notModified !== undefined) {
-    answer(notModified).description = ownNotModified || NOT_MODIFIED;
+    response(notModified).description = ownNotModified || NOT_MODIFIED;
   }
   if (op.scope) {
     error("unauthorized");
@@ -157,19 +157,19 @@ function answersOf(op: Operation): Map<number, Answer> {
       }
     }
   }
-  for (const [status, a] of answers) {
+  for (const [status, a] of responses) {
     a.headers = new Map([
       [REQUEST_ID, { doc: HEADERS.requestId, required: true }],
       ["Access-Control-Allow-Origin", { doc: HEADERS.allowOrigin, required: false }],
       ["Access-Control-Expose-Headers", { doc: EXPOSE_HEADERS, required: false }],
-      ...deprecationAnswerHeaders(op, status),
+      ...deprecationResponseHeaders(op, status),
       ...a.headers,
     ]);
     if (status === 401 || status === 403) header(status, WWW_AUTHENTICATE, HEADERS.challenge, true);
     if (status === 429 || status === 503) header(status, "Retry-After", HEADERS.retryAfter, true);
     if (status === 410) header(status, "Cache-Control", HEADERS.gone, true);
   }
-  return new Map([...answers].sort(([a], [b]) => a - b));
+  return new Map([...responses].sort(([a], [b]) => a - b));
 }
 
 const NOT_MODIFIED =
@@ -186,7 +186,7 @@ const EXPOSE_HEADERS: HeaderDoc = {
  * A deprecated operation's headers: on every answer past the key check (all but a 401);
  * a 429, 500 or 503 may come before it, so there they are not always present.
  */
-function deprecationAnswerHeaders(op: Operation, status: number) {
+function deprecationResponseHeaders(op: Operation, status: number) {
   const { deprecation } = op;
   if (!deprecation || status === 401) return [];
   const values = deprecationHeaders(deprecation);
@@ -257,10 +257,10 @@ function errorContent(status: number, codes: ErrorCode[]): Json {
  * Header components: a header whose every use shares one description is a component, marked
  * required when every use is; the rest, and a required use of an optional one, are inline.
  */
-function headerComponents(all: Array<Map<number, Answer>>) {
+function headerComponents(all: Array<Map<number, DocumentedResponse>>) {
   const uses = new Map<string, Array<{ doc: HeaderDoc; required: boolean }>>();
-  for (const answers of all) {
-    for (const a of answers.values()) {
+  for (const responses of all) {
+    for (const a of responses.values()) {
       for (const [name, use] of a.headers) uses.set(name, [...(uses.get(name) ?? []), use]);
     }
   }
@@ -291,7 +291,7 @@ function headerComponents(all: Array<Map<number, Answer>>) {
 
 function operationObject(
   op: Operation,
-  answers: Map<number, Answer>,
+  responses: Map<number, DocumentedResponse>,
   headerObject: (name: string, use: { doc: HeaderDoc; required: boolean }) => Json,
 ): ZodOpenApiOperationObject {
   const parameters = headerParameters(op);
@@ -324,7 +324,7 @@ function operationObject(
         }
       : {}),
     responses: Object.fromEntries(
-      [...answers].map(([status, a]) => {
+      [...responses].map(([status, a]) => {
         const headers = Object.fromEntries(
           [...a.headers].map(([name, use]) => [name, headerObject(name, use)]),
         );
@@ -403,13 +403,13 @@ export function corsHeaders(document: Json): CorsHeaders {
 }
 
 export function buildOpenApiDocument(): Json {
-  const table = OPERATIONS.map((op) => ({ op, answers: answersOf(op) }));
-  const headers = headerComponents(table.map((t) => t.answers));
+  const table = OPERATIONS.map((op) => ({ op, responses: responsesOf(op) }));
+  const headers = headerComponents(table.map((t) => t.responses));
   const paths: Record<string, Json> = {};
-  for (const { op, answers } of table) {
+  for (const { op, responses } of table) {
     paths[op.path] = {
       ...paths[op.path],
-      [op.method]: operationObject(op, answers, headers.objectOf),
+      [op.method]: operationObject(op, responses, headers.objectOf),
     };
   }
   const document = createDocument(

@@ -85,15 +85,15 @@ test("the docs page renders offline, and its try it lists pets from this origin"
       .click();
     const dialog = page.getByRole("dialog");
     await dialog.getByPlaceholder("Token").fill(LOCAL_DEV_KEY);
-    const [answer] = await Promise.all([
+    const [response] = await Promise.all([
       page.waitForResponse(
         (r) => r.url().startsWith(`${baseURL}/v1/pets`) && r.request().method() === "GET",
       ),
       dialog.getByRole("button", { name: /^Send/ }).first().click(),
     ]);
-    expect(answer.request().headers().authorization).toBe(`Bearer ${LOCAL_DEV_KEY}`);
-    expect(answer.status()).toBe(200);
-    expect(((await answer.json()) as unknown[]).length).toBeGreaterThan(0);
+    expect(response.request().headers().authorization).toBe(`Bearer ${LOCAL_DEV_KEY}`);
+    expect(response.status()).toBe(200);
+    expect(((await response.json()) as unknown[]).length).toBeGreaterThan(0);
     await expect(dialog.getByText("200 OK").first()).toBeVisible();
     await page.screenshot({ path: testInfo.outputPath("try-it.png") });
   });

@@ -103,8 +103,8 @@ test("mcp-remote connects by OAuth at localhost and at 127.0.0.1, and creates a 
 
       // Its first session may never answer (mcp-remote's issue 344): the host starts it again.
       let client = first.client;
-      const answered = await within(connected, INITIALIZE_MS);
-      if (!answered) {
+      const responded = await within(connected, INITIALIZE_MS);
+      if (!responded) {
         await first.transport.close();
         const again = mcpRemote(url, store);
         await again.client.connect(again.transport);
@@ -112,7 +112,7 @@ test("mcp-remote connects by OAuth at localhost and at 127.0.0.1, and creates a 
         client = again.client;
       }
       console.log(
-        `mcp-remote at ${host}: ${person.clicks} clicks, ${((Date.now() - started) / 1000).toFixed(1)} s to a session; the first session ${answered ? "answered" : "did not answer initialize in 15 s: started again"}`,
+        `mcp-remote at ${host}: ${person.clicks} clicks, ${((Date.now() - started) / 1000).toFixed(1)} s to a session; the first session ${responded ? "answered" : "did not answer initialize in 15 s: started again"}`,
       );
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["listPets", "createPet"]));

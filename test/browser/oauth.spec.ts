@@ -129,13 +129,13 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
   }
 
   /** The first tool answers: every tool the asked scopes allow is listed, and a create works. */
-  async function firstToolAnswer(agent: Agent) {
+  async function firstToolResponse(agent: Agent) {
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(server, { authProvider: agent }));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["listPets", "createPet"]));
-    const answer = await client.callTool({ name: "listPets", arguments: {} });
-    expect(answer.isError).toBeFalsy();
+    const response = await client.callTool({ name: "listPets", arguments: {} });
+    expect(response.isError).toBeFalsy();
     const created = await client.callTool({
       name: "createPet",
       arguments: { name: `Made by ${agent.clientMetadata.client_name}`, categoryId: 3 },
@@ -207,7 +207,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     ).toBeVisible();
   });
 
-  await firstToolAnswer(agent);
+  await firstToolResponse(agent);
   console.log(
     `OAuth, new account: ${person.clicks} clicks and ${((Date.now() - started) / 1000).toFixed(1)} s from the first 401 to the first tool answer (a create)`,
   );
@@ -220,7 +220,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await page.goto(other.authorizationUrl?.href ?? "");
     await second.click(page.getByRole("button", { name: "Allow" }));
     await finish(other, secondTransport);
-    await firstToolAnswer(other);
+    await firstToolResponse(other);
     expect(second.clicks).toBe(1);
   });
 
@@ -279,7 +279,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     await third.click(signIn);
     await third.click(page.getByRole("button", { name: "Allow" }));
     await finish(other, thirdTransport);
-    await firstToolAnswer(other);
+    await firstToolResponse(other);
     expect(third.clicks).toBe(2);
   });
   expect(problems).toEqual([]);

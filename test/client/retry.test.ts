@@ -10,7 +10,7 @@ import {
   retryAfterSeconds,
 } from "../../packages/client/src/headers.ts";
 import {
-  afterLostAnswer,
+  afterLostResponse,
   retryDelay,
   type SendOptions,
   send,
@@ -19,7 +19,7 @@ import {
 const NOW = Date.parse("2026-11-25T12:00:00Z");
 
 /** An answer of the API: an Error object for `status` with `headers`. */
-function answer(status: number, headers: Record<string, string> = {}): Response {
+function apiResponse(status: number, headers: Record<string, string> = {}): Response {
   const body = status < 300 ? {} : { code: "x", message: `status ${status}`, status };
   return Response.json(body, { status, headers });
 }
@@ -58,14 +58,14 @@ describe("headers", () => {
 });
 
 describe("PetStoreError", () => {
-  const answered = (response: Response) =>
+  const responded = (response: Response) =>
     new PetStoreError({ kind: "answer", response, body: {}, attempts: 1 });
 
   it("reads Retry-After of the answers a retry can cure only", () => {
-    expect(answered(answer(429, { "Retry-After": "60" })).retryAfter).toBe(60);
-    expect(answered(answer(503, { "Retry-After": "5" })).retryAfter).toBe(5);
-    expect(answered(answer(502, { "Retry-After": "1" })).retryAfter).toBe(1);
-    expect(answered(answer(400, { "Retry-After": "5" })).retryAfter).toBeUndefined();
+    expect(responded(apiResponse(429, { "Retry-After": "60" })).retryAfter).toBe(60);
+    expect(responded(apiResponse(503, { "Retry-After": "5" })).retryAfter).toBe(5);
+    expect(responded(apiResponse(502, { "Retry-After": "1" })).retryAfter).toBe(1);
+    expect(responded(apiResponse(400, { "Retry-After": "5" })).retryAfter).toBeUndefined();
   });
 
   it("an answer that is not an Error object (a proxy's page): unexpected_response, the status, the headers", () => {
@@ -109,11 +109,11 @@ describe("PetStoreError", () => {
 
 describe("retryDelay", () => {
   it("waits what Retry-After asks, up to maxDelayMs; past it, not at all", () => {
-    expect(retryDelay(1, answer(503, { "Retry-After": "5" }), {}, NOW)).toBe(5_000);
-    expect(retryDelay(1, answer(429, { "Retry-After": "60" }), {}, NOW)).toBe(60_000);
-    expect(retryDelay(1, answer(429, { "Retry-After": "61" }), {}, NOW)).toBeUndefined();
+    expect(retryDelay(1, apiResponse(503, { "Retry-After": "5" }), {}, NOW)).toBe(5_000);
+    expect(retryDelay(1, apiResponse(429, { "Retry-After": "60" }), {}, NOW)).toBe(60_000);
+    expect(retryDelay(1, apiResponse(429, { "Retry-After": "61" }), {}, NOW)).toBeUndefined();
     const short = { maxDelayMs: 4_000 };
-    expect(retryDelay(1, answer(503, { "Retry-After": "5" }), short, NOW)).toBeUndefined();
+    expect(retryDelay(1, apiResponse(503, { "Retry-After": "5" }), short, NOW)).toBeUndefined();
   });
 
   it("backs off exponentially with jitter, capped, when nothing says how long", () => {
@@ -124,7 +124,7 @@ describe("retryDelay", () => {
       [3, 300],
       [4, 300],
     ] as const) {
-      for (const response of [undefined, answer(503)]) {
+      for (const response of [undefined, apiResponse(503)]) {
         const wait = retryDelay(retry, response, options, NOW);
         expect(wait).toBeGreaterThanOrEqual(full / 2);
         expect(wait).toBeLessThanOrEqual(full);
@@ -134,10 +134,10 @@ describe("retryDelay", () => {
 
   it("retries 429, 502, 503 and 504; never another status, nor more than `retries` times", () => {
     for (const status of [429, 502, 503, 504]) {
-      expect(retryDelay(1, answer(status, { "Retry-After": "1" }), {}, NOW)).toBe(1_000);
+      expect(retryDelay(1, apiResponse(status, { "Retry-After": "1" }), {}, NOW)).toBe(1_000);
     }
     for (const status of [400, 401, 403, 404, 409, 422, 500, 501, 200, 201]) {
-      expect(retryDelay(1, answer(status, { "Retry-After": "1" }), {}, NOW)).toBeUndefined();
+      expect(retryDelay(1, apiResponse(status, { "Retry-After": "1" }), {}, NOW)).toBeUndefined();
     }
     expect(retryDelay(2, undefined, { retries: 2 }, NOW)).toBeGreaterThan(0);
     expect(retryDelay(3, undefined, { retries: 2 }, NOW)).toBeUndefined();
@@ -184,11 +184,11 @@ describe("send", () => {
     const { sent, fetch } = scripted(
       new TypeError("fetch failed"),
       "never",
-      answer(429, { "Retry-After": "0" }),
-      answer(502),
-      answer(503),
-      answer(504),
-      answer(201),
+      apiResponse(429, { "Retry-After": "0" }),
+      apiResponse(502),
+      apiResponse(503),
+      apiResponse(504),
+      apiResponse(201),
     );
     const retry = { baseDelayMs: 1, retries: 6 };
     const response = await send(fetch, create(), { retry, attemptTimeoutMs: 50 });
@@ -201,8 +201,8 @@ describe("send", () => {
   it("tells onRetry each retry: the attempt, the failure of the family, the wait", async () => {
     const { fetch } = scripted(
       new TypeError("reset"),
-      answer(503, { "Retry-After": "0" }),
-      answer(200),
+      apiResponse(503, { "Retry-After": "0" }),
+      apiResponse(200),
     );
     const events: Array<[number, string, number | undefined, number]> = [];
     await send(fetch, new Request(READ), {
@@ -219,7 +219,7 @@ describe("send", () => {
   });
 
   it("returns the last transient answer once the retries are spent, with the attempts made", async () => {
-    const { sent, fetch } = scripted(answer(503), answer(503), answer(503));
+    const { sent, fetch } = scripted(apiResponse(503), apiResponse(503), apiResponse(503));
     const response = await send(fetch, create(), FAST);
     expect(response.status).toBe(503);
     expect(sent).toHaveLength(3);
@@ -235,15 +235,15 @@ describe("send", () => {
   });
 
   it("never repeats a write without an Idempotency-Key, nor a 4xx or a 500", async () => {
-    const lost = scripted(new TypeError("fetch failed"), answer(201));
+    const lost = scripted(new TypeError("fetch failed"), apiResponse(201));
     const error = await failure(send(lost.fetch, create({}), FAST));
     expect(error).toMatchObject({ kind: "network", attempts: 1, idempotencyKey: undefined });
     expect(lost.sent).toHaveLength(1);
-    const gateway = scripted(answer(502), answer(201));
+    const gateway = scripted(apiResponse(502), apiResponse(201));
     expect((await send(gateway.fetch, create({}), FAST)).status).toBe(502);
     expect(gateway.sent).toHaveLength(1);
     for (const status of [409, 500]) {
-      const refused = scripted(answer(status, { "Retry-After": "1" }), answer(201));
+      const refused = scripted(apiResponse(status, { "Retry-After": "1" }), apiResponse(201));
       expect((await send(refused.fetch, create(), FAST)).status).toBe(status);
       expect(refused.sent).toHaveLength(1);
     }
@@ -260,52 +260,60 @@ describe("send", () => {
 
   it("retries a removal (under If-Match too) and a merge patch after any transient failure; a patch under If-Match only after a 429", async () => {
     for (const request of [change("DELETE"), change("DELETE", ifMatch), change("PATCH")]) {
-      const { sent, fetch } = scripted(new TypeError("reset"), "never", answer(502), answer(200));
+      const { sent, fetch } = scripted(
+        new TypeError("reset"),
+        "never",
+        apiResponse(502),
+        apiResponse(200),
+      );
       const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 50 };
       expect((await send(fetch, request, options)).status).toBe(200);
       expect(sent).toHaveLength(4);
     }
     const patch = () => change("PATCH", ifMatch);
-    const limited = scripted(answer(429, { "Retry-After": "0" }), answer(200));
+    const limited = scripted(apiResponse(429, { "Retry-After": "0" }), apiResponse(200));
     expect((await send(limited.fetch, patch(), FAST)).status).toBe(200);
     expect(limited.sent.map((request) => request.headers.get("If-Match"))).toEqual([
       '"t1"',
       '"t1"',
     ]);
-    const lost = scripted(new TypeError("reset"), answer(412));
+    const lost = scripted(new TypeError("reset"), apiResponse(412));
     const error = await failure(send(lost.fetch, patch(), FAST));
     expect(error).toMatchObject({ kind: "network", attempts: 1 });
     expect(lost.sent).toHaveLength(1);
-    const slow = scripted("never", answer(412));
+    const slow = scripted("never", apiResponse(412));
     const timedOut = await failure(send(slow.fetch, patch(), { ...FAST, attemptTimeoutMs: 30 }));
     expect(timedOut).toMatchObject({ kind: "timeout", attempts: 1 });
     for (const status of [502, 503, 504]) {
-      const gateway = scripted(answer(status, { "Retry-After": "0" }), answer(412));
+      const gateway = scripted(apiResponse(status, { "Retry-After": "0" }), apiResponse(412));
       expect((await send(gateway.fetch, patch(), FAST)).status).toBe(status);
       expect(gateway.sent).toHaveLength(1);
     }
   });
 
-  it("afterLostAnswer: an earlier attempt may have acted (no answer, a timeout, a 502, 503, 504), not after a 429 alone", async () => {
+  it("afterLostResponse: an earlier attempt may have acted (no answer, a timeout, a 502, 503, 504), not after a 429 alone", async () => {
     const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 30 };
     const lostBefore = async (...script: Array<Response | Error | "never">) => {
       const response = await send(
-        scripted(...script, answer(404)).fetch,
+        scripted(...script, apiResponse(404)).fetch,
         change("DELETE"),
         options,
       );
       expect(response.status).toBe(404);
-      return afterLostAnswer(response);
+      return afterLostResponse(response);
     };
     expect(await lostBefore()).toBe(false);
-    expect(await lostBefore(answer(429, { "Retry-After": "0" }))).toBe(false);
+    expect(await lostBefore(apiResponse(429, { "Retry-After": "0" }))).toBe(false);
     expect(
-      await lostBefore(answer(429, { "Retry-After": "0" }), answer(429, { "Retry-After": "0" })),
+      await lostBefore(
+        apiResponse(429, { "Retry-After": "0" }),
+        apiResponse(429, { "Retry-After": "0" }),
+      ),
     ).toBe(false);
     expect(await lostBefore(new TypeError("reset"))).toBe(true);
     expect(await lostBefore("never")).toBe(true);
-    for (const status of [502, 503, 504]) expect(await lostBefore(answer(status))).toBe(true);
-    expect(await lostBefore(answer(503), answer(429, { "Retry-After": "0" }))).toBe(true);
+    for (const status of [502, 503, 504]) expect(await lostBefore(apiResponse(status))).toBe(true);
+    expect(await lostBefore(apiResponse(503), apiResponse(429, { "Retry-After": "0" }))).toBe(true);
   });
 
   it("an attempt past attemptTimeoutMs is a timeout, retried; the last one is thrown", async () => {
@@ -341,11 +349,11 @@ describe("send", () => {
     expect(cut).toMatchObject({ kind: "timeout", attempts: 2 });
     expect(cut.message).toBe("The call's time limit ran out (timeoutMs: 100 ms)");
 
-    const limited = scripted(answer(429, { "Retry-After": "60" }), answer(200));
+    const limited = scripted(apiResponse(429, { "Retry-After": "60" }), apiResponse(200));
     const response = await send(limited.fetch, new Request(READ), { timeoutMs: 30_000 });
     expect(response.status).toBe(429);
     expect(limited.sent).toHaveLength(1);
-    const unavailable = scripted(answer(503, { "Retry-After": "5" }), answer(200));
+    const unavailable = scripted(apiResponse(503, { "Retry-After": "5" }), apiResponse(200));
     const shorter = await send(unavailable.fetch, new Request(READ), { timeoutMs: 4_000 });
     expect(shorter.status).toBe(503);
   });
@@ -355,7 +363,7 @@ describe("send", () => {
       const location = "https://elsewhere.example/v1/pets";
       const { sent, fetch } = scripted(
         new Response(null, { status, headers: { Location: location } }),
-        answer(201),
+        apiResponse(201),
       );
       const error = await failure(send(fetch, create(), FAST));
       expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status });
@@ -374,8 +382,8 @@ describe("send", () => {
 
   it("a 304 is an answer to If-None-Match only", async () => {
     const conditional = new Request(READ, { headers: { "If-None-Match": '"a"' } });
-    const answered = scripted(new Response(null, { status: 304 }));
-    expect((await send(answered.fetch, conditional, FAST)).status).toBe(304);
+    const responded = scripted(new Response(null, { status: 304 }));
+    expect((await send(responded.fetch, conditional, FAST)).status).toBe(304);
     const unasked = scripted(new Response(null, { status: 304 }));
     const error = await failure(send(unasked.fetch, new Request(READ), FAST));
     expect(error).toMatchObject({ code: "unexpected_response", status: 304, attempts: 1 });
@@ -393,7 +401,11 @@ describe("send", () => {
     });
     // Without Content-Length, the connection's close ends the body: fetch sees it whole.
     const closed = new Response(bytes, { headers: json });
-    const { sent, fetch } = scripted(new Response(short, { headers: json }), closed, answer(201));
+    const { sent, fetch } = scripted(
+      new Response(short, { headers: json }),
+      closed,
+      apiResponse(201),
+    );
     const events: string[] = [];
     const onRetry = ({ error }: { error: PetStoreError }) =>
       events.push(`${error.kind} ${error.code}: ${error.message}`);
@@ -423,7 +435,7 @@ describe("send", () => {
     expect((error.cause as Error).message).toBe("the caller gave up");
 
     const controller = new AbortController();
-    const waiting = scripted(answer(429, { "Retry-After": "5" }), answer(200));
+    const waiting = scripted(apiResponse(429, { "Retry-After": "5" }), apiResponse(200));
     const request = new Request(READ, { signal: controller.signal });
     const waited = send(waiting.fetch, request);
     setTimeout(() => controller.abort(new Error("no more waiting")), 10);

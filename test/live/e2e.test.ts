@@ -387,7 +387,7 @@ it("the server answers every request while keys commands change its database", a
   let running = true;
   const client = async (n: number) => {
     for (let i = 0; running; i++) {
-      const answer =
+      const response =
         i % 2 === 0
           ? await call(
               "GET",
@@ -398,7 +398,7 @@ it("the server answers every request while keys commands change its database", a
               name: `busy-${n}-${i}`,
               categoryId: 3,
             });
-      statuses.push(answer.status);
+      statuses.push(response.status);
     }
   };
   const clients = [0, 1, 2, 3].map(client);

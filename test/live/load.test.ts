@@ -132,13 +132,19 @@ async function run(op: Op): Promise<void> {
     });
     // Half the creates carry an Idempotency-Key; every 10th is sent again with it.
     const headers = op.seq % 2 === 0 ? { "Idempotency-Key": `${RUN}-${op.seq}` } : undefined;
-    const answer = await send("create", "/v1/pets", { method: "POST", body, headers });
-    if (answer.status !== 201) return void unexpected.push(`create ${op.seq}: ${answer.status}`);
-    created.push(answer.json as Pet);
+    const response = await send("create", "/v1/pets", { method: "POST", body, headers });
+    if (response.status !== 201)
+      return void unexpected.push(`create ${op.seq}: ${response.status}`);
+    created.push(response.json as Pet);
     if (headers && op.seq % 10 === 0) {
       const again = await send("replay", "/v1/pets", { method: "POST", body, headers });
       const replayed = again.headers.get("Idempotent-Replayed");
-      replays.push({ pet: answer.json as Pet, replay: again.json, status: again.status, replayed });
+      replays.push({
+        pet: response.json as Pet,
+        replay: again.json,
+        status: again.status,
+        replayed,
+      });
     }
   } else if (op.kind === "list") {
     const status = op.status ? `&status=${op.status}` : "";
@@ -151,9 +157,9 @@ async function run(op: Op): Promise<void> {
     const pool = created.length > 0 ? created : before;
     const pet = pool[op.pick % Math.max(1, pool.length)];
     if (!pet) return;
-    const answer = await send("get", `/v1/pets/${pet.id}`);
-    if (answer.status !== 200) unexpected.push(`get ${pet.id}: ${answer.status}`);
-    else expect(answer.json).toEqual(pet);
+    const response = await send("get", `/v1/pets/${pet.id}`);
+    if (response.status !== 200) unexpected.push(`get ${pet.id}: ${response.status}`);
+    else expect(response.json).toEqual(pet);
   }
 }
 
@@ -202,9 +208,9 @@ describe(`concurrent changes on ${ORIGIN}`, () => {
   /** A pet of this describe's own, and the bookmark of its create. */
   async function newPet(name: string) {
     const body = JSON.stringify({ name, categoryId: 1 });
-    const answer = await send("create", "/v1/pets", { method: "POST", body });
-    expect(answer.status).toBe(201);
-    return { pet: answer.json as Pet, bookmark: answer.headers.get("x-d1-bookmark") };
+    const response = await send("create", "/v1/pets", { method: "POST", body });
+    expect(response.status).toBe(201);
+    return { pet: response.json as Pet, bookmark: response.headers.get("x-d1-bookmark") };
   }
   /** How many answers had each status, e.g. `{ 200: 1, 412: 19 }`. */
   function tally(statuses: number[]) {
@@ -243,18 +249,18 @@ describe(`concurrent changes on ${ORIGIN}`, () => {
             method: "PATCH",
             headers,
             body: JSON.stringify(patch),
-          }).then((answer) => ({ patch, answer }));
+          }).then((response) => ({ patch, response }));
         }),
       );
-      const statuses = changes.map((c) => c.answer.status);
+      const statuses = changes.map((c) => c.response.status);
       expect(tally(statuses), `round ${round}`).toEqual({ 200: 1, 412: clients.length - 1 });
-      for (const { answer } of changes.filter((c) => c.answer.status === 412)) {
-        expect(answer.json).toMatchObject({ code: "precondition_failed", status: 412 });
+      for (const { response } of changes.filter((c) => c.response.status === 412)) {
+        expect(response.json).toMatchObject({ code: "precondition_failed", status: 412 });
       }
-      const won = changes.find((c) => c.answer.status === 200);
-      expect(won?.answer.json).toEqual({ ...last, ...won?.patch });
-      last = won?.answer.json as Pet;
-      bookmark = won?.answer.headers.get("x-d1-bookmark") ?? null;
+      const won = changes.find((c) => c.response.status === 200);
+      expect(won?.response.json).toEqual({ ...last, ...won?.patch });
+      last = won?.response.json as Pet;
+      bookmark = won?.response.headers.get("x-d1-bookmark") ?? null;
     }
     // Nothing lost: the counter went up once per round, and the pet is the last winner's.
     expect(last.categoryId).toBe(first.categoryId + settings.LOAD_CHANGE_ROUNDS);

@@ -93,9 +93,9 @@ describe("the MCP conformance suite (server scenarios)", () => {
       const upstream = http.request(
         new URL(request.url ?? "/", server.base),
         { method: request.method, headers },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
+        (upstream) => {
+          response.writeHead(upstream.statusCode ?? 502, upstream.headers);
+          upstream.pipe(response);
         },
       );
       request.pipe(upstream);

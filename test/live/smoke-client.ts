@@ -5,7 +5,7 @@
 import { expect } from "vitest";
 import type { SmokeOptions } from "../../scripts/smoke.ts";
 
-export interface Answer {
+export interface SmokeResponse {
   status: number;
   headers: Headers;
   /** The body, with the key replaced should the deployment echo it. */
@@ -17,7 +17,7 @@ export function smokeClient(options: SmokeOptions, apiKey: string, fetchImpl = f
     method: string,
     target: string,
     init: { key?: boolean; headers?: Record<string, string>; body?: string } = {},
-  ): Promise<Answer> {
+  ): Promise<SmokeResponse> {
     const url = new URL(target, options.base);
     expect(url.origin, `refused to send a request to ${url.href}`).toBe(options.base);
     const headers = new Headers(init.headers);

@@ -9,29 +9,29 @@ import { parse as parseHtml } from "node-html-parser";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_AT } from "../../src/config.ts";
 import { type Pet, PetSchema, PetsSchema } from "../../src/pets/schemas.ts";
-import { type Answer, smokeClient } from "./smoke-client.ts";
+import { type SmokeResponse, smokeClient } from "./smoke-client.ts";
 
 const options = inject("smoke");
 
 const send = smokeClient(options, process.env.SMOKE_API_KEY ?? "");
 
 /** The answer's JSON body; it must have this status and be application/json. */
-function json(answer: Answer, status: number): unknown {
-  expect(answer.status, answer.text.slice(0, 300)).toBe(status);
-  expect(answer.headers.get("Content-Type")).toMatch(/^application\/json\b/);
-  return JSON.parse(answer.text);
+function json(response: SmokeResponse, status: number): unknown {
+  expect(response.status, response.text.slice(0, 300)).toBe(status);
+  expect(response.headers.get("Content-Type")).toMatch(/^application\/json\b/);
+  return JSON.parse(response.text);
 }
 
-const links = (answer: Answer) => LinkHeader.parse(answer.headers.get("Link") ?? "");
+const links = (response: SmokeResponse) => LinkHeader.parse(response.headers.get("Link") ?? "");
 
 /** The answer's `x-d1-bookmark`, to send back: a read after it sees at least what it did. */
-function bookmark(answer: Answer): Record<string, string> {
-  const sent = answer.headers.get("x-d1-bookmark");
+function bookmark(response: SmokeResponse): Record<string, string> {
+  const sent = response.headers.get("x-d1-bookmark");
   expect(sent, "no x-d1-bookmark").toBeTruthy();
   return { "x-d1-bookmark": sent as string };
 }
 
-let root: Answer;
+let root: SmokeResponse;
 beforeAll(async () => {
   // Nothing answering ends the run here, with one line instead of a failure per check.
   root = await send("GET", "/").catch(
@@ -86,24 +86,26 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
   });
 
   it("GET /v1/pets without a key: 401 with a Bearer challenge", async () => {
-    const answer = await send("GET", "/v1/pets");
-    expect(json(answer, 401)).toMatchObject({ code: "unauthorized", status: 401 });
-    expect(answer.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
+    const response = await send("GET", "/v1/pets");
+    expect(json(response, 401)).toMatchObject({ code: "unauthorized", status: 401 });
+    expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="petstore"/);
   });
 
   it("a CORS preflight of a create is granted", async () => {
-    const answer = await send("OPTIONS", "/v1/pets", {
+    const response = await send("OPTIONS", "/v1/pets", {
       headers: {
         Origin: options.corsOrigin,
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
       },
     });
-    expect(answer.status).toBeGreaterThanOrEqual(200);
-    expect(answer.status).toBeLessThan(300);
-    expect(["*", options.corsOrigin]).toContain(answer.headers.get("Access-Control-Allow-Origin"));
-    expect(answer.headers.get("Access-Control-Allow-Methods")).toMatch(/\bPOST\b/i);
-    const allowed = (answer.headers.get("Access-Control-Allow-Headers") ?? "").toLowerCase();
+    expect(response.status).toBeGreaterThanOrEqual(200);
+    expect(response.status).toBeLessThan(300);
+    expect(["*", options.corsOrigin]).toContain(
+      response.headers.get("Access-Control-Allow-Origin"),
+    );
+    expect(response.headers.get("Access-Control-Allow-Methods")).toMatch(/\bPOST\b/i);
+    const allowed = (response.headers.get("Access-Control-Allow-Headers") ?? "").toLowerCase();
     expect(allowed.split(/\s*,\s*/)).toEqual(
       expect.arrayContaining(["authorization", "content-type", "idempotency-key"]),
     );
@@ -120,32 +122,32 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
     const idempotencyKey = `smoke-${crypto.randomUUID()}`;
 
     it("POST /v1/pets with an Idempotency-Key creates the pet (the key needs pets:write)", async () => {
-      const answer = await post(idempotencyKey);
-      const pet = PetSchema.parse(json(answer, 201));
+      const response = await post(idempotencyKey);
+      const pet = PetSchema.parse(json(response, 201));
       expect(pet).toMatchObject({ ...newPet, status: "available" });
-      expect(answer.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
-      expect(answer.headers.get("Idempotent-Replayed")).not.toBe("true");
-      expect(answer.headers.get("ETag")).toMatch(/^"[^"]+"$/);
+      expect(response.headers.get("Location")).toBe(`/v1/pets/${pet.id}`);
+      expect(response.headers.get("Idempotent-Replayed")).not.toBe("true");
+      expect(response.headers.get("ETag")).toMatch(/^"[^"]+"$/);
       Object.assign(created, {
         pet,
-        location: answer.headers.get("Location"),
-        etag: answer.headers.get("ETag"),
+        location: response.headers.get("Location"),
+        etag: response.headers.get("ETag"),
       });
     });
 
     it("the same POST again is replayed: same pet, Idempotent-Replayed: true", async () => {
       expect(created.pet, "the create failed: nothing to replay").toBeDefined();
-      const answer = await post(idempotencyKey);
-      expect(json(answer, 201)).toEqual(created.pet);
-      expect(answer.headers.get("Idempotent-Replayed")).toBe("true");
-      expect(answer.headers.get("Location")).toBe(created.location);
+      const response = await post(idempotencyKey);
+      expect(json(response, 201)).toEqual(created.pet);
+      expect(response.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(response.headers.get("Location")).toBe(created.location);
     });
 
     it("PATCH /v1/pets/{petId} with If-Match from the create's ETag changes it, and its bookmark reads the change", async () => {
       expect(created.pet, "the create failed: nothing to change").toBeDefined();
       const pet = created.pet as Pet;
       const change = { name: `${newPet.name} (changed)`, status: "pending" as const };
-      const answer = await send("PATCH", `/v1/pets/${pet.id}`, {
+      const response = await send("PATCH", `/v1/pets/${pet.id}`, {
         key: true,
         headers: {
           "Content-Type": "application/merge-patch+json",
@@ -153,13 +155,13 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
         },
         body: JSON.stringify(change),
       });
-      expect(PetSchema.parse(json(answer, 200))).toEqual({ ...pet, ...change });
-      const etag = answer.headers.get("ETag");
+      expect(PetSchema.parse(json(response, 200))).toEqual({ ...pet, ...change });
+      const etag = response.headers.get("ETag");
       expect(etag).toMatch(/^"[^"]+"$/);
       expect(etag).not.toBe(created.etag);
       const read = await send("GET", `/v1/pets/${pet.id}`, {
         key: true,
-        headers: bookmark(answer),
+        headers: bookmark(response),
       });
       expect(json(read, 200)).toEqual({ ...pet, ...change });
       expect(read.headers.get("ETag")).toBe(etag);
@@ -195,9 +197,11 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
     });
 
   it("MCP: /mcp without a key is 401 pointing at its Protected Resource Metadata", async () => {
-    const answer = await mcp({ method: "tools/list" });
-    expect(json(answer, 401)).toMatchObject({ code: "unauthorized", status: 401 });
-    expect(answer.headers.get("WWW-Authenticate")).toContain(`resource_metadata="${metadataUrl}"`);
+    const response = await mcp({ method: "tools/list" });
+    expect(json(response, 401)).toMatchObject({ code: "unauthorized", status: 401 });
+    expect(response.headers.get("WWW-Authenticate")).toContain(
+      `resource_metadata="${metadataUrl}"`,
+    );
     const metadata = json(await send("GET", metadataUrl), 200) as Record<string, unknown>;
     expect(metadata.resource).toBe(`${options.base}/mcp`);
     expect(metadata.authorization_servers).toEqual(
@@ -206,11 +210,11 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
   });
 
   it("MCP: a web page's Origin is refused with 403", async () => {
-    const answer = await mcp(
+    const response = await mcp(
       { method: "tools/list" },
       { headers: { Origin: "https://attacker.example" } },
     );
-    expect(answer.status).toBe(403);
+    expect(response.status).toBe(403);
   });
 
   it("MCP: the key lists listPets and calls it", async () => {
@@ -232,24 +236,24 @@ describe(`smoke test of ${options.base}${options.write ? " (--write)" : ""}`, ()
   it("GET /v1/pets/{petId} carries its deprecation headers", async (context) => {
     const pet = created.pet ?? listed;
     if (!pet) return context.skip("no pet to fetch: the deployment holds none");
-    const answer = await send("GET", `/v1/pets/${pet.id}`, { key: true });
-    expect(PetSchema.parse(json(answer, 200)).id).toBe(pet.id);
-    expect(answer.headers.get("Deprecation")).toBe(`@${GET_PET_DEPRECATED_AT}`);
-    expect(answer.headers.get("Sunset")).toBe(new Date(GET_PET_SUNSET_AT * 1000).toUTCString());
-    expect(links(answer).rel("successor-version")[0]?.uri).toBe("/v1/pets");
-    expect(links(answer).rel("deprecation")).toHaveLength(1);
+    const response = await send("GET", `/v1/pets/${pet.id}`, { key: true });
+    expect(PetSchema.parse(json(response, 200)).id).toBe(pet.id);
+    expect(response.headers.get("Deprecation")).toBe(`@${GET_PET_DEPRECATED_AT}`);
+    expect(response.headers.get("Sunset")).toBe(new Date(GET_PET_SUNSET_AT * 1000).toUTCString());
+    expect(links(response).rel("successor-version")[0]?.uri).toBe("/v1/pets");
+    expect(links(response).rel("deprecation")).toHaveLength(1);
   });
 
   if (options.write) {
     it("DELETE /v1/pets/{petId} removes the created pet: 204, then 404 with its bookmark", async () => {
       expect(created.pet, "the create failed: nothing to remove").toBeDefined();
       const pet = created.pet as Pet;
-      const answer = await send("DELETE", `/v1/pets/${pet.id}`, { key: true });
-      expect(answer.status, answer.text.slice(0, 300)).toBe(204);
-      expect(answer.text).toBe("");
+      const response = await send("DELETE", `/v1/pets/${pet.id}`, { key: true });
+      expect(response.status, response.text.slice(0, 300)).toBe(204);
+      expect(response.text).toBe("");
       const read = await send("GET", `/v1/pets/${pet.id}`, {
         key: true,
-        headers: bookmark(answer),
+        headers: bookmark(response),
       });
       expect(json(read, 404)).toMatchObject({ code: "not_found", status: 404 });
     });

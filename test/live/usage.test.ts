@@ -100,7 +100,7 @@ async function untilCounted(id: number, n: number, since: number): Promise<numbe
  * gone: the instant each 200 arrived (filled as they come), and the end of the loops.
  */
 function load(key: string, connections: number, stop: AbortSignal, pauseMs = 0) {
-  const answered: number[] = [];
+  const arrivals: number[] = [];
   const loop = async () => {
     while (!stop.aborted) {
       let status: number;
@@ -110,11 +110,11 @@ function load(key: string, connections: number, stop: AbortSignal, pauseMs = 0) 
         return; // the server was killed
       }
       expect(status).toBe(200);
-      answered.push(Date.now());
+      arrivals.push(Date.now());
       if (pauseMs > 0) await sleep(pauseMs);
     }
   };
-  return { answered, done: Promise.all(Array.from({ length: connections }, loop)) };
+  return { arrivals, done: Promise.all(Array.from({ length: connections }, loop)) };
 }
 
 const report = (what: string, figure: string) => console.log(`usage:live: ${what}: ${figure}`);
@@ -144,13 +144,13 @@ it("an answer reaches its key's page within 60 s with no further traffic, idle a
   const beside = untilCounted(other.id, 2, at);
   // The busy key's answers that had arrived by an instant: when does its page count them all?
   const instant = Date.now();
-  const n = busyLoad.answered.length;
+  const n = busyLoad.arrivals.length;
   const lagMs = await untilCounted(busy.id, n, instant);
   const besideMs = await beside;
   await sleep(Math.max(0, instant + 12_000 - Date.now())); // the load goes on meanwhile
   stop.abort();
   await busyLoad.done;
-  const all = busyLoad.answered;
+  const all = busyLoad.arrivals;
   const rate = all.length / (((all.at(-1) ?? 0) - (all[0] ?? 0)) / 1000);
   report("under load: another key's answer on its page after", `${besideMs} ms`);
   report(
@@ -175,22 +175,22 @@ it("kill -9 loses nothing of an idle key and at most the last 10 s of a busy one
   await server.kill();
   stop.abort();
   await steadyLoad.done;
-  const answered = steadyLoad.answered.filter((t) => t <= killedAt).sort((a, b) => a - b);
+  const arrivals = steadyLoad.arrivals.filter((t) => t <= killedAt).sort((a, b) => a - b);
 
   server = await startDevServer(PORT, false, PLATFORM_PORT, server.persistTo);
   const idleCounted = await counted(quiet.id);
   const busyCounted = await counted(steady.id);
-  const lost = answered.length - busyCounted;
+  const lost = arrivals.length - busyCounted;
   // Lost ones are the newest: how long before the kill the oldest of them came.
-  const oldestLost = lost > 0 ? killedAt - (answered[busyCounted] ?? killedAt) : 0;
+  const oldestLost = lost > 0 ? killedAt - (arrivals[busyCounted] ?? killedAt) : 0;
   report("kill -9: the idle key's answers counted", `${idleCounted} of 31`);
   report(
     "kill -9: the busy key's answers counted",
-    `${busyCounted} of ${answered.length} (${lost} lost, the oldest ${oldestLost} ms before the kill)`,
+    `${busyCounted} of ${arrivals.length} (${lost} lost, the oldest ${oldestLost} ms before the kill)`,
   );
   expect(idleCounted).toBe(31);
   // Every answer older than the interval (and a write's time) was written before the kill.
-  const old = answered.filter((t) => t < killedAt - USAGE_WRITE_INTERVAL_MS - WRITE_MS).length;
+  const old = arrivals.filter((t) => t < killedAt - USAGE_WRITE_INTERVAL_MS - WRITE_MS).length;
   expect(busyCounted).toBeGreaterThanOrEqual(old);
-  expect(busyCounted).toBeLessThanOrEqual(answered.length);
+  expect(busyCounted).toBeLessThanOrEqual(arrivals.length);
 }, 240_000);

@@ -66,11 +66,11 @@ describe("the smoke test's requests", () => {
     pin: `petstore-api-production="${VERSION}"`,
     corsOrigin: "https://example.com",
   };
-  function deployment(answer: () => Response) {
+  function deployment(response: () => Response) {
     const sent: Request[] = [];
     const fetchImpl = (async (input: URL, init?: RequestInit) => {
       sent.push(new Request(input, init));
-      return answer();
+      return response();
     }) as typeof fetch;
     return { sent, send: smokeClient(options, "psk_secret", fetchImpl) };
   }

@@ -68,21 +68,21 @@ export async function startFaultProxy(target: string) {
         const location = fault === "away" ? `${other}/${tag}${rest}` : `/pass/0/${tag}${rest}`;
         return void res.writeHead(fault === "away" ? 307 : 308, { Location: location }).end();
       }
-      const answer = await forward(req, new URL(rest, target));
-      let payload = Buffer.from(await answer.arrayBuffer());
+      const upstream = await forward(req, new URL(rest, target));
+      let payload = Buffer.from(await upstream.arrayBuffer());
       if (active && fault === "drop") return void req.socket.destroy();
       if (active && fault === "delay") await sleep(DELAY_MS);
       if (active && fault === "shape") payload = Buffer.from(NOT_THE_OPERATIONS);
-      const headers = [...answer.headers].filter(([name]) => !HOP.includes(name));
-      const answered = active && fault === "status200" ? 200 : answer.status;
+      const headers = [...upstream.headers].filter(([name]) => !HOP.includes(name));
+      const sentStatus = active && fault === "status200" ? 200 : upstream.status;
       if (active && (fault === "cut" || fault === "cutclose")) {
         const length = fault === "cut" ? [["Content-Length", `${payload.length}`]] : [];
         const lines = [...headers, ...length, ["Connection", "close"]].map((h) => h.join(": "));
-        const head = `HTTP/1.1 ${answered} ${STATUS_CODES[answered]}\r\n${lines.join("\r\n")}`;
+        const head = `HTTP/1.1 ${sentStatus} ${STATUS_CODES[sentStatus]}\r\n${lines.join("\r\n")}`;
         const half = payload.subarray(0, payload.length >> 1);
         return void req.socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`), half]));
       }
-      res.writeHead(answered, Object.fromEntries(headers)).end(payload);
+      res.writeHead(sentStatus, Object.fromEntries(headers)).end(payload);
     } catch {
       req.socket.destroy(); // the client gave up, or the API is gone
     }

@@ -269,8 +269,8 @@ describe("enumeration and API1: another account's ids are 404 exactly like ids t
       );
       expect(reference.status).toBe(404);
       for (const id of [owner.keyId, operator?.id, "abc", "01", "-1", "1e3", "99999999999999999"]) {
-        const answer = await seen(await probe(method, template.replace("ID", String(id)), json));
-        expect(answer, `${method} ${template} ${id}`).toEqual(reference);
+        const response = await seen(await probe(method, template.replace("ID", String(id)), json));
+        expect(response, `${method} ${template} ${id}`).toEqual(reference);
       }
     }
     expect(await snapshotOf(owner)).toEqual(before);

@@ -314,9 +314,9 @@ describe("passkeys of an account", () => {
 
     const mine = await send("/api/passkeys/options", { json: {}, session: first.session });
     const fresh = await SoftwareAuthenticator.create(ORIGIN);
-    const answer = await fresh.register(await mine.json());
+    const response = await fresh.register(await mine.json());
     await expectError(
-      await send("/api/passkeys", { json: answer, session: second.session }),
+      await send("/api/passkeys", { json: response, session: second.session }),
       400,
       "invalid_challenge",
       /another session/,

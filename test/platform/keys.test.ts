@@ -242,12 +242,12 @@ describe("the limit of 10 active keys", () => {
 
   it("holds under concurrent creates: exactly 10 of 16 succeed", async () => {
     const { session, account } = await signUp();
-    const answers = await Promise.all(
+    const responses = await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
         send("/api/keys", { json: { label: `k${i}`, scopes: ["pets:read"] }, session }),
       ),
     );
-    const statuses = answers.map((a) => a.status).sort();
+    const statuses = responses.map((a) => a.status).sort();
     expect(statuses).toEqual([...Array(10).fill(201), ...Array(6).fill(409)]);
     expect(await count("api_keys", "account_id = ?1", account.id)).toBe(10);
   });

@@ -164,7 +164,7 @@ describe("a client's metadata document (CIMD)", () => {
 
   it("is refused when it cannot be fetched, does not answer 200, or is not JSON within 5 KiB", async () => {
     const id = "https://agent.example/client.json";
-    const answering = (response: () => Response) =>
+    const responseing = (response: () => Response) =>
       clientFromDocument((async () => response()) as typeof fetch, id).catch(
         (err: Error) => err.message,
       );
@@ -173,13 +173,13 @@ describe("a client's metadata document (CIMD)", () => {
         (err: Error) => err.message,
       ),
     ).toBe("The client's metadata document could not be fetched.");
-    expect(await answering(() => new Response("{}", { status: 301 }))).toBe(
+    expect(await responseing(() => new Response("{}", { status: 301 }))).toBe(
       "The client's metadata document answered 301, not 200 (redirects are not followed).",
     );
-    expect(await answering(() => new Response("{}", { status: 201 }))).toContain("answered 201");
+    expect(await responseing(() => new Response("{}", { status: 201 }))).toContain("answered 201");
     const tooLarge = JSON.stringify(validDocument(id, { pad: "x".repeat(5 * 1024) }));
     for (const body of [tooLarge, "{", new Uint8Array([0x7b, 0xff, 0x7d])]) {
-      expect(await answering(() => new Response(body))).toBe(
+      expect(await responseing(() => new Response(body))).toBe(
         "The client's metadata document is not JSON of at most 5120 bytes.",
       );
     }
@@ -187,17 +187,17 @@ describe("a client's metadata document (CIMD)", () => {
     const utf8 = (text: string) => new TextEncoder().encode(text);
     const [before, after] = JSON.stringify(validDocument(id)).split('"Agent"');
     const stray = new Uint8Array([...utf8(`${before}"Age`), 0xff, ...utf8(`nt"${after}`)]);
-    expect(await answering(() => new Response(stray))).toBe(
+    expect(await responseing(() => new Response(stray))).toBe(
       "The client's metadata document is not JSON of at most 5120 bytes.",
     );
     // A byte order mark before it is no part of the JSON.
     const marked = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(JSON.stringify(validDocument(id)))]);
-    expect(await answering(() => new Response(marked))).toMatchObject({ id });
+    expect(await responseing(() => new Response(marked))).toMatchObject({ id });
     // Exactly 5 KiB is within the bound.
     const fits = JSON.stringify(validDocument(id));
     const padded = `${fits.slice(0, -1)},"pad":"${"x".repeat(5 * 1024 - fits.length - 9)}"}`;
     expect(new TextEncoder().encode(padded).length).toBe(5 * 1024);
-    expect(await answering(() => new Response(padded))).toMatchObject({ id });
+    expect(await responseing(() => new Response(padded))).toMatchObject({ id });
   });
 });
 

@@ -526,9 +526,9 @@ describe("deleting an account", () => {
     );
     // A plain sign-in challenge answered by the victim's passkey.
     const plain = await send("/api/sign-in/options", { json: {} });
-    const answer = await victim.authenticator.authenticate(await plain.json());
+    const response = await victim.authenticator.authenticate(await plain.json());
     await expectError(
-      await send("/api/account/delete", { json: { passkey: answer }, session: victim.session }),
+      await send("/api/account/delete", { json: { passkey: response }, session: victim.session }),
       400,
       "invalid_challenge",
     );

@@ -219,7 +219,7 @@ describe("a key's usage", () => {
     const recorder = createKeyUseRecorder(clock, () => {}, {
       sleep: async (ms) => clock.advance(ms / 1000),
     });
-    const answer = async (status: number, code = "") => {
+    const response = async (status: number, code = "") => {
       const ctx = createExecutionContext();
       recorder.record(id, { operation: "listPets", status, code }, env, (work) =>
         ctx.waitUntil(work),
@@ -235,9 +235,9 @@ describe("a key's usage", () => {
       500: "internal_error",
       503: "service_unavailable",
     };
-    for (const status of statuses) await answer(status, codes[status]);
+    for (const status of statuses) await response(status, codes[status]);
     clock.advance(29);
-    await answer(201);
+    await response(201);
     const usage = await (await fetch(`/api/keys/${id}/usage`, { session })).json<{
       totals: object;
       operations: Array<{ count: number }>;

@@ -8,7 +8,7 @@ import createClient, { type Client } from "openapi-fetch";
 import { PetStoreError } from "./errors.ts";
 import { isJson, linkTarget } from "./headers.ts";
 import {
-  afterLostAnswer,
+  afterLostResponse,
   attemptsOf,
   type RetryEvent,
   type RetryOptions,
@@ -320,7 +320,7 @@ export class PetStoreClient {
       params: { path: { petId }, header },
       ...call,
     });
-    const alreadyGone = result.response.status === 404 && afterLostAnswer(result.response);
+    const alreadyGone = result.response.status === 404 && afterLostResponse(result.response);
     if (!alreadyGone) body(result);
     return { removed: true, alreadyGone, bookmark: etagAndBookmark(result.response).bookmark };
   }

@@ -53,7 +53,7 @@ const afterLost = new WeakSet<Response>();
  * Whether an earlier attempt of the call that returned `response` may have reached the API
  * and acted: no answer, a timeout, or a 502, 503 or 504 (not a 429: the API limits first).
  */
-export const afterLostAnswer = (response: Response) => afterLost.has(response);
+export const afterLostResponse = (response: Response) => afterLost.has(response);
 
 /**
  * The wait in ms before retry number `retry` (1 for the first) after `response`, or after
@@ -186,17 +186,17 @@ async function attemptOnce(
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
   });
   stopped.catch(() => {});
-  let answered = false;
+  let responded = false;
   try {
     const init = { signal: controller.signal, redirect: "manual" } as const;
     const sent = fetch(new Request(request.clone(), init));
     sent.catch(() => {});
-    const answer = await Promise.race([sent, stopped]);
-    if (answer.status === 0) return { kind: "answer", response: answer }; // has no body
-    answered = true;
-    const body = answer.body && (await Promise.race([answer.arrayBuffer(), stopped]));
-    const empty = request.method === "HEAD" || [204, 205, 304].includes(answer.status);
-    const { status, statusText, headers } = answer;
+    const fetched = await Promise.race([sent, stopped]);
+    if (fetched.status === 0) return { kind: "answer", response: fetched }; // has no body
+    responded = true;
+    const body = fetched.body && (await Promise.race([fetched.arrayBuffer(), stopped]));
+    const empty = request.method === "HEAD" || [204, 205, 304].includes(fetched.status);
+    const { status, statusText, headers } = fetched;
     if (!empty && isJson(headers)) JSON.parse(new TextDecoder().decode(body ?? undefined));
     return {
       kind: "answer",
@@ -205,7 +205,7 @@ async function attemptOnce(
   } catch (cause) {
     if (caller.aborted) return { kind: "abort", cause: caller.reason, message: "Aborted" };
     if (controller.signal.aborted) return { kind: "timeout", cause, message: limit };
-    const why = `${answered ? "The answer was cut short" : "No answer"}: ${(cause as Error)?.message ?? cause}`;
+    const why = `${responded ? "The answer was cut short" : "No answer"}: ${(cause as Error)?.message ?? cause}`;
     return { kind: "network", cause, message: why };
   } finally {
     clearTimeout(timer);

@@ -41,18 +41,18 @@ const classHeads = html`${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAM
 function byOperation(
   operations: readonly OperationUsage[],
 ): Array<{ operation: string; counts: ClassCounts; statuses: ClassStatuses }> {
-  const rows = new Map<string, { counts: ClassCounts; answers: OperationUsage[] }>();
-  for (const answer of operations) {
-    const row = rows.get(answer.operation) ?? { counts: zeros(), answers: [] };
-    row.counts[outcomeOf(answer.status)] += answer.count;
-    row.answers.push(answer);
-    rows.set(answer.operation, row);
+  const rows = new Map<string, { counts: ClassCounts; responses: OperationUsage[] }>();
+  for (const response of operations) {
+    const row = rows.get(response.operation) ?? { counts: zeros(), responses: [] };
+    row.counts[outcomeOf(response.status)] += response.count;
+    row.responses.push(response);
+    rows.set(response.operation, row);
   }
   return [...rows]
-    .map(([operation, { counts, answers }]) => ({
+    .map(([operation, { counts, responses }]) => ({
       operation,
       counts,
-      statuses: statusesOf(answers),
+      statuses: statusesOf(responses),
     }))
     .sort((a, b) => totalOf(b.counts) - totalOf(a.counts));
 }
