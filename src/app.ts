@@ -1,5 +1,5 @@
 // The app factory, for the worker and the tests: every operation of the table with its
-// stages, 404 / 405 / OPTIONS around them, and the one error handler.
+// middleware, 404 / 405 / OPTIONS around them, and the one error handler.
 import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
 import { Hono } from "hono/tiny";
 import type { KeyUseRecorder } from "./auth/key-use.ts";
@@ -22,9 +22,9 @@ import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
 import { consoleLogger, faultLine } from "./log.ts";
 import { mountMcp } from "./mcp.ts";
+import { type Deps, middlewareOf } from "./middleware.ts";
 import built from "./openapi/worker.json" with { type: "json" };
 import { OPERATIONS, type Operation, routePath } from "./operations/index.ts";
-import { type Deps, stagesOf } from "./stages.ts";
 
 export interface AppOptions {
   clock?: Clock;
@@ -45,7 +45,7 @@ export interface AppOptions {
 /**
  * The handlers of one route as one handler, run as Hono runs them: an error thrown in one
  * becomes `onError`'s answer right there, so the handlers around it still see an answer.
- * The router (hono/tiny's) tests every route's pattern on every request; a route per stage
+ * The router (hono/tiny's) tests every route's pattern on every request; a route per middleware
  * made that a few dozen patterns a request.
  */
 function oneRoute(
@@ -139,9 +139,9 @@ export function createApp(options: AppOptions = {}) {
   /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of operations) {
-    const chain = stagesOf(op, deps);
+    const chain = middlewareOf(op, deps);
     app.on(op.method.toUpperCase(), [routePath(op)], route(...chain));
-    // The files beside the operation pass the same stages but its handler.
+    // The files beside the operation pass the same middleware but its handler.
     if (op.files) {
       app.on("GET", [`/v1${op.files.path}/*`], route(...chain.slice(0, -1), op.files.handler));
     }

@@ -64,7 +64,7 @@ describe("a key whose audience is /mcp", () => {
     expect((await app.fetch(makeRequest("/v1/pets", { key: ordinary.key }))).status).toBe(200);
   });
 
-  it("passes /v1's stages when the MCP server calls an operation for a tool", async () => {
+  it("passes /v1's middleware when the MCP server calls an operation for a tool", async () => {
     const { key } = await mcpKey();
     const app = createCheckedApp();
     const listed = await app.fetch(makeRequest("/v1/pets", { key }), mcpToolCallEnv(env));
@@ -85,7 +85,7 @@ describe("a key whose audience is /mcp", () => {
     await expectRefused(await call("/v1/pets", { key }));
   });
 
-  it("is accepted by the access stage at /mcp, where an unknown key is still 401", async () => {
+  it("is accepted by the access middleware at /mcp, where an unknown key is still 401", async () => {
     const verifier = createApiKeyVerifier(systemClock);
     const app = new Hono<AppEnv>()
       .use(requestContext(() => {}, systemClock, isFault))

@@ -9,7 +9,7 @@ const MCP_TOOL_CALL = Symbol("the MCP server's call of an operation for a tool")
 
 /**
  * The env under which the MCP server has the API answer a tool's call (the request goes
- * through /v1's stages, but on /mcp's behalf): nothing a client sends can set it.
+ * through /v1's middleware, but on /mcp's behalf): nothing a client sends can set it.
  */
 export function mcpToolCallEnv(env: Env): Env {
   // Defined, not assigned: an assignment would reach a proxied env's own set trap.

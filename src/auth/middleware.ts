@@ -1,4 +1,4 @@
-// The access stage of every keyed answer, in the contract's order: 401 (the key), 429 (its
+// The access middleware of every keyed answer, in the contract's order: 401 (the key), 429 (its
 // rate), 403 (its scope), then a deprecated operation's 410.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -26,7 +26,7 @@ function unauthorized(message: string, invalidToken: boolean): ApiError {
   });
 }
 
-/** What an operation asks of the access stage. */
+/** What an operation asks of the access middleware. */
 export interface AccessRule {
   /** The scope the key must carry, and the operation the 403 names. */
   scope?: { scope: Scope; operation: string };
@@ -84,7 +84,7 @@ async function verifiedKey(
   );
 }
 
-/** The access stage: the key, its rate, its scope and the sunset. */
+/** The access middleware: the key, its rate, its scope and the sunset. */
 export function access(verifier: ApiKeyVerifier, rule: AccessRule = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     // The verifier's own work after the answer (cache puts), started once it is built.

@@ -1,4 +1,4 @@
-// The outermost stage of the API and the platform: the request id, the clock, one structured
+// The outermost middleware of the API and the platform: the request id, the clock, one structured
 // JSON log line per request, and work a request hands on past its answer.
 import type { Context, Env, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -21,7 +21,7 @@ export const CLIENT_NAME = "X-Client-Name";
 export const CLIENT_NAME_CHARACTERS = /^[ -~]*$/;
 
 /**
- * An operation's stage: an X-Client-Name the document refuses is 400 naming the header, so
+ * An operation's middleware: an X-Client-Name the document refuses is 400 naming the header, so
  * the log holds every name as the client sent it, never one cut short or garbled.
  */
 export const clientName = createMiddleware(async (c, next) => {
@@ -42,7 +42,7 @@ export const clientName = createMiddleware(async (c, next) => {
   await next();
 });
 
-/** What the stage sets for every request. */
+/** What the middleware sets for every request. */
 export interface RequestEnv extends Env {
   Variables: { requestId: string; clock: Clock };
 }

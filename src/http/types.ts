@@ -1,4 +1,4 @@
-// The Hono env of the API: its bindings and what its stages set on each request.
+// The Hono env of the API: its bindings and what its middleware sets on each request.
 import type { Clock } from "../clock.ts";
 import type { PetStore } from "../db/pet-store.ts";
 import type { Scope } from "../scopes.ts";
@@ -6,7 +6,7 @@ import type { Scope } from "../scopes.ts";
 /** Per-request values set by middleware; handlers read them with `c.get` (`c.var` copies them all at each read). */
 interface AppVariables {
   requestId: string;
-  /** The operation answering (its operationId), set by its first stage. */
+  /** The operation answering (its operationId), set by its first middleware. */
   operationId?: string;
   /** Set by the auth middleware on every authenticated request. */
   apiKeyId: number;

@@ -27,7 +27,7 @@ import { SCOPE_DESCRIPTIONS, SCOPES } from "../scopes.ts";
 
 type Json = Record<string, unknown>;
 
-/** The headers the stages set, described once. */
+/** The headers the middleware sets, described once. */
 const HEADERS = {
   requestId: {
     description:
@@ -64,7 +64,7 @@ const HEADERS = {
   },
 } satisfies Record<string, HeaderDoc>;
 
-/** The header parameters the stages read. */
+/** The header parameters the middleware reads. */
 const PARAMETERS = {
   bookmark: {
     name: BOOKMARK_HEADER,

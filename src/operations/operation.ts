@@ -1,5 +1,5 @@
 // What an operation is: one object per file of this folder, its route, schemas, answers and
-// handler together; src/stages.ts makes its middleware, src/openapi/document.ts its document.
+// handler together; src/middleware.ts makes its middleware, src/openapi/document.ts its document.
 import type { Handler, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import type * as z from "zod/mini";
@@ -79,7 +79,7 @@ export interface Route {
   success?: JsonSuccess | EmptySuccess | AssetSuccess;
   /** Whether agents get it as an MCP tool (mcp/src/tools.ts), and if not, why. */
   mcp: { tool: true } | { tool: false; reason: string };
-  /** Errors the handler itself answers; the stages' errors follow from the fields. */
+  /** Errors the handler itself answers; the middleware's errors follow from the fields. */
   errors?: ErrorCode[];
   /** Request headers the handler reads. */
   headers?: HeaderParameter[];
@@ -102,7 +102,7 @@ export interface Route {
 /** Answered without a key (`security: []`) or only to a key with `scope`. */
 export type Access = { public: true; scope?: undefined } | { public?: undefined; scope: Scope };
 
-/** An operation: its route and the handler that answers it (the last stage). */
+/** An operation: its route and the handler that answers it (last in its chain). */
 export type Operation = Route & Access & { handler: Handler<AppEnv> };
 
 /** An OpenAPI path template as Hono routes it: `/pets/{petId}` is `/pets/:petId`. */

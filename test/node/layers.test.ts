@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 const LAYERS: Record<string, string[][]> = {
   "src/": [
     ["index.ts"],
-    ["app.ts", "stages.ts", "mcp.ts", "openapi/"],
+    ["app.ts", "middleware.ts", "mcp.ts", "openapi/"],
     ["operations/"],
     ["auth/"],
     ["http/"],

@@ -18,7 +18,7 @@ import type { Logger } from "./log.ts";
 import built from "./openapi/worker.json" with { type: "json" };
 import type { Operation } from "./operations/index.ts";
 
-/** What the stages are made of: the app factory's parts. */
+/** What the middleware is made of: the app factory's parts. */
 export interface Deps {
   log: Logger;
   verifier: ApiKeyVerifier;
@@ -27,7 +27,7 @@ export interface Deps {
 }
 
 /**
- * The operation's own first stage: it names the operation for what follows (usage counts)
+ * The operation's own first middleware: it names the operation for what follows (usage counts)
  * and, for a deprecated one, adds its headers to every answer past the key check.
  */
 function operation(op: Operation) {
@@ -42,7 +42,7 @@ function operation(op: Operation) {
 }
 
 /** Everything a request to `op` meets, in order; the handler last. */
-export function stagesOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[] {
+export function middlewareOf(op: Operation, deps: Deps): MiddlewareHandler<AppEnv>[] {
   const input = [
     ...(op.params ? [validator("param", op.params)] : []),
     ...(op.query ? [validator("query", op.query)] : []),
