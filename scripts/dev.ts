@@ -1,6 +1,6 @@
 // npm run dev [-- <wrangler dev flags>] [--platform-port N]: migrates and seeds the local D1,
 // then one `wrangler dev` serves the API with the platform and MCP workers, a second the
-// platform's door (docs/design.md, "npm run dev"); `npm run keys` finds it (scripts/d1.ts).
+// platform's proxy (docs/design.md, "npm run dev"); `npm run keys` finds it (scripts/d1.ts).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +18,7 @@ import { WRANGLER, wrangler, wranglerEnv } from "./wrangler.ts";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const API_CONFIG = path.join(ROOT, "wrangler.toml");
 const PLATFORM_CONFIG = path.join(ROOT, "platform/wrangler.toml");
-const DOOR_CONFIG = path.join(ROOT, "platform/dev/wrangler.toml");
+const PROXY_CONFIG = path.join(ROOT, "platform/dev/wrangler.toml");
 const MCP_CONFIG = path.join(ROOT, "mcp/wrangler.toml");
 
 export interface DevOptions {
@@ -31,13 +31,13 @@ export interface DevOptions {
   apiOrigins: string;
   /** The developer platform's address: always `localhost` (WebAuthn refuses an IP as RP ID). */
   platformUrl: string;
-  /** Where the platform's door listens, for this script to see it answer. */
+  /** Where the platform's proxy listens, for this script to see it answer. */
   platformListen: string;
   persistTo: string | undefined;
   /** The flags for the API's wrangler dev: as given, without this script's own. */
   apiFlags: string[];
-  /** The flags for the door's wrangler dev. */
-  doorFlags: string[];
+  /** The flags for the proxy's wrangler dev. */
+  proxyFlags: string[];
   /** The ports the user asked for (or the defaults they stand for): free, or this run stops first. */
   ports: NamedPort[];
 }
@@ -77,8 +77,8 @@ export function devOptions(argv: string[]): DevOptions {
   const apiFlags = argv.filter(
     (arg, i) => !ownFlag.test(arg) && !(argv[i - 1] === "--platform-port" && !arg.includes("=")),
   );
-  const doorFlags = ["--ip", ip, "--port", String(platformPort)];
-  if (protocol !== "http") doorFlags.push("--local-protocol", protocol);
+  const proxyFlags = ["--ip", ip, "--port", String(platformPort)];
+  if (protocol !== "http") proxyFlags.push("--local-protocol", protocol);
   const url = `${protocol}://${host}:${port}`;
   const loopback = ["localhost", "127.0.0.1"].map((name) => `${protocol}://${name}:${port}`);
   const bound = ip === "localhost" ? undefined : ip;
@@ -102,7 +102,7 @@ export function devOptions(argv: string[]): DevOptions {
     platformListen: `${protocol}://${ip === "0.0.0.0" || ip === "::" ? "localhost" : host}:${platformPort}`,
     persistTo: text(values["persist-to"]),
     apiFlags,
-    doorFlags,
+    proxyFlags,
     ports,
   };
 }
@@ -246,7 +246,7 @@ if (import.meta.main) {
     `Local D1 ready (${LOCAL_DEV_KEY}${pets}). Try: curl -H "Authorization: Bearer ${LOCAL_DEV_KEY}" '${url}/v1/pets?limit=2&status=available' -D -`,
   );
 
-  // This run's files: the platform's config, and a dev registry of its own, so the door
+  // This run's files: the platform's config, and a dev registry of its own, so the proxy
   // finds this run's platform and no other checkout's.
   const run = mkdtempSync(path.join(tmpdir(), "petstore-dev-"));
   const { experimental_readRawConfig } = await import("wrangler");
@@ -269,8 +269,8 @@ if (import.meta.main) {
   if (!options.ports.some((p) => p.flag === "--inspector-port")) {
     api.push("--inspector-port", String(await getPort()));
   }
-  const door = ["dev", "-c", DOOR_CONFIG, ...options.doorFlags, "--log-level", "error"];
-  door.push("--inspector-port", String(await getPort()), "--persist-to", path.join(run, "door"));
+  const proxy = ["dev", "-c", PROXY_CONFIG, ...options.proxyFlags, "--log-level", "error"];
+  proxy.push("--inspector-port", String(await getPort()), "--persist-to", path.join(run, "proxy"));
   const names = [raw(API_CONFIG).name, platformRaw.name, raw(MCP_CONFIG).name].map(String);
   const [primary = "", ...auxiliaries] = names;
   const output = wranglerOutput(primary, auxiliaries);
@@ -291,7 +291,7 @@ if (import.meta.main) {
   }
   const children: ChildProcess[] = [
     apiDev,
-    spawn(WRANGLER, door, { env, stdio: ["ignore", "inherit", "inherit"] }),
+    spawn(WRANGLER, proxy, { env, stdio: ["ignore", "inherit", "inherit"] }),
   ];
   noteDevServer(persistTo, url);
   process.on("exit", () => rmSync(run, { recursive: true, force: true }));

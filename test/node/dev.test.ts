@@ -39,10 +39,10 @@ describe("npm run dev -- <flags>", () => {
     expect(devOptions(["--platform-port=9001", "--local-protocol", "https"]).platformUrl).toBe(
       "https://localhost:9001",
     );
-    // Its door listens where the API does, and is asked for there.
-    const door = devOptions(["--ip", "127.0.0.1", "--port", "5000", "--platform-port", "6000"]);
-    expect(door.doorFlags).toEqual(["--ip", "127.0.0.1", "--port", "6000"]);
-    expect(door.platformListen).toBe("http://127.0.0.1:6000");
+    // Its proxy listens where the API does, and is asked for there.
+    const proxy = devOptions(["--ip", "127.0.0.1", "--port", "5000", "--platform-port", "6000"]);
+    expect(proxy.proxyFlags).toEqual(["--ip", "127.0.0.1", "--port", "6000"]);
+    expect(proxy.platformListen).toBe("http://127.0.0.1:6000");
     expect(devOptions(["--ip", "0.0.0.0"]).platformListen).toBe("http://localhost:8788");
   });
 
@@ -136,7 +136,7 @@ describe("the platform's configuration for one run", () => {
   };
 
   it("is platform/wrangler.toml's top level with this run's addresses: the same worker, bindings and database", () => {
-    expect(config.name).toBe(rawConfig.name); // the name the door's service binding names
+    expect(config.name).toBe(rawConfig.name); // the name the proxy's service binding names
     expect(config.vars).toEqual({
       ...rawConfig.vars,
       PLATFORM_ORIGIN: "http://localhost:6000",

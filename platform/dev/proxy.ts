@@ -1,4 +1,4 @@
-// `npm run dev`'s front door to the developer platform (platform/dev/wrangler.toml): every
+// `npm run dev`'s proxy to the developer platform (platform/dev/wrangler.toml): every
 // request, as it came, to the platform worker running inside the API's `wrangler dev`.
 export default {
   fetch: (request, env) => env.PLATFORM.fetch(request),
