@@ -145,7 +145,7 @@ async function rowsRead(key: string) {
   // The key's first request in this isolate: it is looked up, its usage written within 10 s.
   const first = await request(cached, "/v1/pets", 200, {}, 11_000);
   add(
-    "auth, cold cache: key lookup (then kept 30 s per location)",
+    "auth, cold cache: key lookup (then cached 30 s per location)",
     first.statements.filter((s) => on("api_keys")(s) && /^\s*SELECT/i.test(s.sql)),
   );
   add(
@@ -170,14 +170,14 @@ async function rowsRead(key: string) {
   add("listPets page 1, limit 100, from D1", await own("/v1/pets?limit=100"), limit);
   add(`listPets deep page (after id ${f0(deepAfter)}), from D1`, await page(deepAfter), limit);
   add("listPets deep page, status=available, from D1", await page(deepAfter, "available"), limit);
-  const last = "listPets last page (5 pets; never kept, so a 304 for it reads this too)";
+  const last = "listPets last page (5 pets; never cached, so a 304 for it reads this too)";
   add(last, await page(ROWS - 5));
   const pet = `/v1/pets/${Math.floor(ROWS / 2)}`;
   add("getPet, from D1", await own(pet));
   await request(cached, pet, 200);
   hit("getPet, edge-cache hit", await request(cached, pet, 200));
   add(
-    "getPet of an id that does not exist (404, never kept)",
+    "getPet of an id that does not exist (404, never cached)",
     (await request(cached, "/v1/pets/900000000", 404)).statements,
   );
   const post = (headers: Record<string, string> = {}) => ({

@@ -301,7 +301,7 @@ type Row = Awaited<ReturnType<typeof rows>>[number];
 
 /** The request classes of TABLE; `pet()`, an available pet no other row reads. */
 async function rows(keys: Keys, newKey: () => Promise<string>, pet: () => number) {
-  // A last page (no next page): never kept, so always read from D1.
+  // A last page (no next page): never cached, so always read from D1.
   const lastCursor = await encodeCursor(PETS - 50, undefined, LOCAL_CURSOR_SECRET);
   const lastPage = `/v1/pets?limit=100&cursor=${lastCursor}`;
   /** The key of the warm isolate (1), which sends the changes too. */

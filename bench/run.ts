@@ -62,11 +62,11 @@ export default {
     ]);
     const db = env.DB.withSession(request.headers.get("x-d1-bookmark") ?? "first-unconstrained");
     const key = "https://raw.bench/_edge/" + hit;
-    const kept = await caches.default.match(key);
+    const cached = await caches.default.match(key);
     let response;
-    if (kept) {
-      const body = await kept.arrayBuffer();
-      const etag = kept.headers.get("ETag");
+    if (cached) {
+      const body = await cached.arrayBuffer();
+      const etag = cached.headers.get("ETag");
       response = q.has("inm") && request.headers.get("If-None-Match") === etag
         ? new Response(null, { status: 304, headers: { ETag: etag } })
         : new Response(body, { headers: { ...JSON_TYPE, ETag: etag } });

@@ -96,7 +96,7 @@ describe("a disabled account's keys", () => {
     const other = await reader.exchange(PAGE, { key: operatorKey.key });
     expect(other.response.status).toBe(200);
 
-    // Enabled: the refusal is kept at most AUTH_UNKNOWN_TTL_MS, then the key works again.
+    // Enabled: the refusal is cached at most AUTH_UNKNOWN_TTL_MS, then the key works again.
     await run(enableAccountStatement(accountId));
     vi.advanceTimersByTime(AUTH_UNKNOWN_TTL_MS);
     for (const app of [reader, instrumentedApp()]) {

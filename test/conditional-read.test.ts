@@ -69,7 +69,7 @@ type Edge = ReturnType<typeof edge>;
 
 /**
  * The app over a D1 that records its statements, with a Cache API cache of its own whose
- * calls and kept answers are recorded across requests (or a failing `cache`).
+ * calls and cached responses are recorded across requests (or a failing `cache`).
  */
 function edge(options: { clock?: () => number; cache?: EdgeCache } = {}) {
   const recorder = new Recorder();
@@ -233,7 +233,7 @@ describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
 });
 
 describe("the cache serves what it holds, from no D1 row", () => {
-  /** `path` read once (kept), then each spelling: a hit, no statement, the same bytes. */
+  /** `path` read once (cached), then each spelling: a hit, no statement, the same bytes. */
   async function expectOneEntry(h: Edge, path: string, spellings: string[]) {
     const first = await h.fetch(path);
     expect(first.status).toBe(200);
@@ -253,7 +253,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
     expect(h.statements.some((s) => /FROM pets/.test(s))).toBe(true);
     expect(h.calls.map((c) => c.op)).toEqual(["match", "put"]);
     const tag = miss.headers.get("ETag") as string;
-    // The tag is kept with the entry, so a hit does not hash the body again.
+    // The tag is cached with the entry, so a hit does not hash the body again.
     expect(h.stored.map((r) => r.headers.get("ETag"))).toEqual([tag]);
     const missed = await snapshot(miss);
 
@@ -305,7 +305,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
     }
   });
 
-  it("a full page is kept; after more creates the hit is still identical and reads nothing", async () => {
+  it("a full page is cached; after more creates the hit is still identical and reads nothing", async () => {
     const made = await petsOf("sold", 3);
     const path = `/v1/pets?status=sold&limit=2&cursor=${await cursorBefore(made[0] as Pet, "sold")}`;
     const h = edge();
@@ -318,7 +318,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
     expect(await expectOneEntry(h, path, [])).toEqual(missed);
   });
 
-  it("a 404 and a last page are never kept: the pets created after them show up", async () => {
+  it("a 404 and a last page are never cached: the pets created after them show up", async () => {
     const h = edge();
     const made = await petsOf("pending", 1);
     const next = (made[0] as Pet).id + 1;
@@ -360,15 +360,15 @@ describe("the cache serves what it holds, from no D1 row", () => {
       `/v1/%70ets?%6Cimit=2&status=%73old&cursor=${cursor}`,
       `/%76%31/pets?limit=%32&%73tatus=sold&cursor=${encoded(cursor)}`,
     ]);
-    // No limit means limit=20: one entry for both spellings (a full page, so kept).
+    // No limit means limit=20: one entry for both spellings (a full page, so cached).
     await petsOf("sold", 20);
     await expectOneEntry(h, `/v1/pets?status=sold&cursor=${cursor}`, [
       `/v1/pets?limit=20&status=sold&cursor=${cursor}`,
     ]);
     // Three entries: a limit, status or cursor of its own is a key of its own (etag.test.ts).
-    const kept = h.calls.filter((c) => c.op === "put").map((c) => c.key);
-    expect(kept).toHaveLength(3);
-    expect(new Set(h.calls.map((c) => c.key))).toEqual(new Set(kept));
+    const cached = h.calls.filter((c) => c.op === "put").map((c) => c.key);
+    expect(cached).toHaveLength(3);
+    expect(new Set(h.calls.map((c) => c.key))).toEqual(new Set(cached));
   });
 
   it("one entry for every reader, served only after authentication and scope; its key holds no secret", async () => {
@@ -384,7 +384,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
     expect(h.statements).toEqual([]);
     expect(h.calls.filter((c) => c.op === "put")).toHaveLength(1);
 
-    // A refused request gets its Error and nothing of the kept answer, also where its key
+    // A refused request gets its Error and nothing of the cached response, also where its key
     // had to be looked up and the answer was looked up beside it (edge-trips.test.ts).
     const matches = h.calls.filter((c) => c.op === "match").length;
     await expectError(await h.fetch(path, { key: null }), 401, "unauthorized");
@@ -400,7 +400,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
       expect(refused.headers.get("ETag")).toBeNull();
     }
 
-    // Neither the keys nor the kept answers (headers included) hold an API key or its hash.
+    // Neither the keys nor the cached responses (headers included) hold an API key or its hash.
     const secrets = [key, other, await hashApiKey(key), await hashApiKey(other)];
     const seen = [
       ...h.calls.map((c) => c.key),

@@ -21,7 +21,7 @@ import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-ap
 let key: string;
 /** A page that has a next page (so the edge cache keeps it), and a pet. */
 const PAGE = "/v1/pets?status=sold&limit=2";
-/** The last page of a listing: never kept, so always read from D1. */
+/** The last page of a listing: never cached, so always read from D1. */
 const LAST_PAGE = "/v1/pets?status=pending&limit=100";
 let pet: Pet;
 
@@ -202,7 +202,7 @@ describe("reads", () => {
     }
   });
 
-  it("a key the location has not verified: its replica lookup and the answer's side by side; a page not kept costs one replica read more", async () => {
+  it("a key the location has not verified: its replica lookup and the answer's side by side; a page not cached costs one replica read more", async () => {
     const { key: fresh } = await createKey("edge-trips-fresh");
     const cached = await instrumentedApp().exchange(PAGE, { key: fresh });
     expect(cached.response.status).toBe(200);
@@ -278,8 +278,8 @@ describe("a tool call through /mcp waits for exactly the trips of the API call i
   });
 });
 
-describe("a kept answer looked up beside the key's lookup is released only after the key, the rate limit, the scope and the input", () => {
-  /** A fresh isolate's read of a kept answer, D1 slowed so the key's lookup ends last. */
+describe("a cached response looked up beside the key's lookup is released only after the key, the rate limit, the scope and the input", () => {
+  /** A fresh isolate's read of a cached response, D1 slowed so the key's lookup ends last. */
   async function readBeside(path: string, token: string, headers: Record<string, string> = {}) {
     const app = instrumentedApp();
     app.recorder.delays = { replica: 20, primary: 20 };
@@ -287,7 +287,7 @@ describe("a kept answer looked up beside the key's lookup is released only after
     return { ...result, ahead: responseLookup(result.trips) };
   }
 
-  /** The refusal carries nothing of the kept answer: an Error, no ETag, no next page. */
+  /** The refusal carries nothing of the cached response: an Error, no ETag, no next page. */
   async function expectRefused(response: Response, status: number, code: string) {
     await expectError(response, status, code);
     expect(response.headers.get("ETag")).toBeNull();
@@ -295,7 +295,7 @@ describe("a kept answer looked up beside the key's lookup is released only after
   }
 
   beforeAll(async () => {
-    // Both are kept: a fresh isolate with a verified key reads no D1 row for them.
+    // Both are cached: a fresh isolate with a verified key reads no D1 row for them.
     for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
       const { response, counts } = await instrumentedApp().exchange(path, { key });
       expect([response.status, counts.replica + counts.primary]).toEqual([200, 0]);
@@ -319,7 +319,7 @@ describe("a kept answer looked up beside the key's lookup is released only after
       expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
       const lookups = keyLookups(list);
       expect(lookups.length).toBeGreaterThan(0);
-      // The kept answer was in hand before the key was refused.
+      // The cached response was in hand before the key was refused.
       expect(ahead?.ended).toBeLessThan(lookups.at(-1)?.ended as number);
     }
   });
@@ -377,7 +377,7 @@ describe("hostile tokens", () => {
     const first = await isolates[0]?.exchange(PAGE, { key: unknown });
     await expectError(first?.response as Response, 401, "unauthorized");
     // A key with our tag may be seconds old and missing on the replica, so the primary is
-    // asked once; the page's kept answer is looked up beside it (and not released). The
+    // asked once; the page's cached response is looked up beside it (and not released). The
     // refusal is put into the location's cache before the 401 leaves (the third trip to
     // the cache), so every isolate knows it by the time the client can repeat it.
     expect(first?.counts).toEqual(trips(1, 1, 3));

@@ -224,7 +224,7 @@ describe("400 invalid_cursor", () => {
   });
 
   it("in a deployed environment, cursors are made with its CURSOR_SECRET; without one, a page that needs a cursor is 500", async () => {
-    // Without the edge cache: pages other tests kept carry cursors of the local secret.
+    // Without the edge cache: pages other tests cached carry cursors of the local secret.
     const app = createCheckedApp({ log: () => {}, edgeCache: () => NO_EDGE_CACHE });
     const deployed = { ...env, ENVIRONMENT: "production", CURSOR_SECRET: "production secret" };
     const first = await app.fetch(makeRequest("/v1/pets?limit=2", { key }), deployed);

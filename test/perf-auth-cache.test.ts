@@ -1,5 +1,5 @@
 // Issue 4, "cheap auth": with the isolate's memory, the first tier of key verification
-// (bounded; a key kept AUTH_CACHE_TTL_MS, a refusal AUTH_UNKNOWN_TTL_MS), a key's second
+// (bounded; a key cached AUTH_CACHE_TTL_MS, a refusal AUTH_UNKNOWN_TTL_MS), a key's second
 // request costs no D1 query for auth. The edge and key caches are off here;
 // test/edge-trips.test.ts counts every tier, revoked and unknown keys included.
 import { env } from "cloudflare:workers";
@@ -67,7 +67,7 @@ it("verifies a key against D1 once a TTL; meanwhile a request runs only the oper
   expect(second.statements).toHaveLength(1);
   expect(second.statements[0]).toMatch(/^SELECT .* FROM pets WHERE id > \?1 ORDER BY id/);
 
-  h.advance(1); // the TTL has passed: verified against D1 again, and kept again
+  h.advance(1); // the TTL has passed: verified against D1 again, and cached again
   expect((await h.list(key)).authQueries).toBe(1);
   expect((await h.list(key)).authQueries).toBe(0);
 });

@@ -26,7 +26,7 @@ const ACCOUNT_LIMIT = limits.TEST_ACCOUNT_RATE_LIMIT ?? 0;
 
 let petId: number;
 
-/** The ETag of each answer a key other than the tests' keys read (so it may be kept). */
+/** The ETag of each answer a key other than the tests' keys read (so it may be cached). */
 const tags: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -89,7 +89,7 @@ it(`a key over its limit gets ${LIMIT} answers, then 429 rate_limited with Retry
   await expectRateLimited(await call("/v1/store/orders", { key }));
   // Past authentication, before routing: unknown paths and wrong methods are limited too.
   await expectRateLimited(await call("/v1/cats", { key }));
-  // Before any 304 and any answer kept in the edge cache.
+  // Before any 304 and any response in the edge cache.
   for (const [path, tag] of Object.entries(tags)) {
     for (const ifNoneMatch of [tag, "*"]) {
       const response = await call(path, { key, headers: { "If-None-Match": ifNoneMatch } });

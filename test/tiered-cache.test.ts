@@ -1,7 +1,7 @@
 // The tiered cache (src/cache/tiered.ts) on its own: what the location's cache hands back
 // is used only if it has the value's shape and only for its time from the origin's answer;
 // a location cache that fails or hangs costs only what it would have saved; concurrent
-// loads share one call to the origin, and a failed one is not kept. The API key verifier
+// loads share one call to the origin, and a failed one is not cached. The API key verifier
 // built on it is tested through HTTP in edge-trips.test.ts and perf-auth-cache.test.ts.
 import { describe, expect, it, vi } from "vitest";
 import * as z from "zod/mini";
@@ -30,7 +30,7 @@ function tiered(location: () => EdgeCache | Promise<EdgeCache>, start = 1_000_00
   return { cache, clock, logs };
 }
 
-it("another isolate of the location reads a kept value for its time from the origin's answer; a miss for its shorter time", async () => {
+it("another isolate of the location reads a cached value for its time from the origin's answer; a miss for its shorter time", async () => {
   const location = await caches.open(`tiered-${crypto.randomUUID()}`);
   const first = tiered(() => location);
   expect(await first.cache.load("a", place, async () => ({ n: 1 }))).toEqual({ n: 1 });
@@ -50,12 +50,12 @@ it("another isolate of the location reads a kept value for its time from the ori
 
 it("an entry of another shape in the location's cache is a miss", async () => {
   for (const value of [{ n: "1" }, { m: 1 }, "1"]) {
-    const kept = JSON.stringify({ readAt: 1_000_000, value });
+    const cached = JSON.stringify({ readAt: 1_000_000, value });
     const { cache } = tiered(() => ({
-      match: async () => new Response(kept),
+      match: async () => new Response(cached),
       put: async () => {},
     }));
-    expect(await cache.read("a", place), kept).toBeUndefined();
+    expect(await cache.read("a", place), cached).toBeUndefined();
   }
 });
 
@@ -82,7 +82,7 @@ it("a location cache that throws or hangs costs only what it would have saved", 
   expect(await hanging.cache.load("m", place, async () => null)).toBeNull();
 });
 
-it("concurrent loads of one key share one call to the origin; a failed one is not kept", async () => {
+it("concurrent loads of one key share one call to the origin; a failed one is not cached", async () => {
   const { cache } = tiered(() => ({ match: async () => undefined, put: async () => {} }));
   let calls = 0;
   const origin = async () => {
@@ -130,9 +130,9 @@ describe("isolate memory and the default location", () => {
 
   it("a value that replaces a miss frees the miss's place in memory: the other misses stay", async () => {
     // The location knows "k" as a miss read 9 s ago: fresh for 1 s more.
-    const kept = JSON.stringify({ readAt: 1_000_000 - 9_000, value: null });
+    const cached = JSON.stringify({ readAt: 1_000_000 - 9_000, value: null });
     const { cache, clock } = tiered(() => ({
-      match: async () => new Response(kept),
+      match: async () => new Response(cached),
       put: async () => {},
     }));
     for (let i = 0; i < 9; i++) await cache.load(`m${i}`, place, async () => null);
@@ -160,10 +160,10 @@ describe("isolate memory and the default location", () => {
     await createTieredCache(options).load("a", context, async () => ({ n: 7 }));
     await Promise.all(pending);
     const url = `${place.origin}/_internal/${name}/${await sha256Hex(`${name}:a`)}`;
-    const kept = await (await caches.open(name)).match(url);
-    expect(await kept?.json()).toEqual({ readAt: 1_000_000, value: { n: 7 } });
-    expect(kept?.headers.get("Cache-Control")).toBe("max-age=30");
-    expect(kept?.headers.get("Content-Type")).toBe("application/json");
+    const cached = await (await caches.open(name)).match(url);
+    expect(await cached?.json()).toEqual({ readAt: 1_000_000, value: { n: 7 } });
+    expect(cached?.headers.get("Cache-Control")).toBe("max-age=30");
+    expect(cached?.headers.get("Content-Type")).toBe("application/json");
     expect(await caches.default.match(url)).toBeUndefined();
     // Another isolate of the location finds it there.
     expect(await createTieredCache(options).read("a", place)).toEqual({ n: 7 });
@@ -202,7 +202,7 @@ describe("what each tier calls", () => {
     expect(cache.peek("value")).toBeUndefined();
   });
 
-  it("memory answers without a call; a value read from the location is kept in memory; a plain miss logs nothing", async () => {
+  it("memory answers without a call; a value read from the location is cached in memory; a plain miss logs nothing", async () => {
     const { location, calls } = await recorded();
     const first = tiered(() => location);
     const puts: Promise<unknown>[] = [];

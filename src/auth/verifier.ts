@@ -37,7 +37,7 @@ export interface VerifyContext extends CacheContext {
   clientAddress: string;
   /**
    * Called when the key must be looked up (isolate memory does not know it), right before
-   * the lookup starts: work that may run side by side with it (a kept answer's lookup).
+   * the lookup starts: work that may run side by side with it (a cached response's lookup).
    */
   lookingUp?: (() => void) | undefined;
 }

@@ -107,13 +107,13 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
     async read(key: string, context: CacheContext): Promise<V | null | undefined> {
       const known = inMemory(key);
       if (known) return known.value;
-      const kept = fresh(await fromLocation(await entryUrl(context.origin, key)));
-      if (kept) remember(key, kept);
-      return kept?.value;
+      const cached = fresh(await fromLocation(await entryUrl(context.origin, key)));
+      if (cached) remember(key, cached);
+      return cached?.value;
     },
 
     /**
-     * The origin's answer, kept in both tiers: a value put into the location's cache after
+     * The origin's answer, cached in both tiers: a value put into the location's cache after
      * the answer, a miss before it (so the location knows it by the time a client can
      * repeat the key). One call per key at a time in an isolate; callers meanwhile share
      * it, and a load that finished is in memory before it stops being shared, so a
