@@ -47,7 +47,7 @@ export default defineConfig({
   },
   webServer: {
     command: `npm run dev -- --ip 127.0.0.1 --port ${PORT} --platform-port ${PLATFORM_PORT} --persist-to ${process.env.BROWSER_D1}`,
-    // The platform answers last (its proxy is a second wrangler dev).
+    // The platform responds last (its proxy is a second wrangler dev).
     url: `${process.env.BROWSER_PLATFORM}/`,
     env: { WRANGLER_SEND_METRICS: "false", CI: "true" },
     timeout: 120_000,

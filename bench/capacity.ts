@@ -102,7 +102,7 @@ async function storageAndRowsRead(state: string, probe: string) {
 /** Statements, rows read and written of one request per operation, edge cache (`cached`) or not. */
 async function rowsRead(key: string) {
   const [cached, fromD1] = [lib.PORTS.api, lib.PORTS.apiD1];
-  /** One request and every statement it made, with the work after the answer (`afterMs`). */
+  /** One request and every statement it made, with the work after the response (`afterMs`). */
   async function request(
     port: number,
     url: string,
@@ -130,7 +130,7 @@ async function rowsRead(key: string) {
     ops.push({ name, statements: statements.length, rowsRead, rowsWritten, detail });
   };
   const on = (table: string) => (s: Executed) => new RegExp(`\\b${table}\\b`).test(s.sql);
-  /** Its key's usage, which any answer's work after it may write. */
+  /** Its key's usage, which any response's work after it may write. */
   const usage = (s: Executed) => /\b(api_key_usage|last_used_at)\b/.test(s.sql);
   const hit = (name: string, r: Awaited<ReturnType<typeof request>>) => {
     const statements = r.statements.filter((s) => !usage(s));
@@ -149,7 +149,7 @@ async function rowsRead(key: string) {
     first.statements.filter((s) => on("api_keys")(s) && /^\s*SELECT/i.test(s.sql)),
   );
   add(
-    "usage: last use and counts (after the answer; at most once per key per 10 s per isolate)",
+    "usage: last use and counts (after the response; at most once per key per 10 s per isolate)",
     first.statements.filter((s) => /^\s*UPDATE/i.test(s.sql) || on("api_key_usage")(s)),
   );
   add("listPets page 1 (limit 20), from D1", first.statements.filter(on("pets")), "limit + 1");
@@ -289,7 +289,7 @@ const section = [
   "",
   "### Creates per second on one local D1 (the built bundle in workerd)",
   "",
-  `${STEP_S} s of closed-loop load per step, connections doubled per step, every answer checked (201, and no \`Idempotent-Replayed\`: every key was new). listPets page 1 read from D1 (the API with the edge cache off) for comparison.`,
+  `${STEP_S} s of closed-loop load per step, connections doubled per step, every response checked (201, and no \`Idempotent-Replayed\`: every key was new). listPets page 1 read from D1 (the API with the edge cache off) for comparison.`,
   "",
   lib.table(
     "| connections | createPet req/s | p50 ms | p99 ms | with Idempotency-Key req/s | p50 ms | p99 ms | listPets from D1 req/s | p50 ms | p99 ms |",

@@ -1,6 +1,6 @@
 // The worker of npm run bench:edge and bench:capacity: the app as it deploys, its D1 and
 // Cache API calls wrapped by the tests' instrumentation (test/support/instrumentation.ts), each
-// trip delayed by EDGE_DELAYS (ms by place); `x-edge-trips` says what the answer waited for.
+// trip delayed by EDGE_DELAYS (ms by place); `x-edge-trips` says what the response waited for.
 // EDGE_LOCATION names the location the worker stands in: its caches are that location's.
 import { createApp } from "../src/app.ts";
 import { KEY_CACHE_NAME } from "../src/auth/verifier.ts";
@@ -25,7 +25,7 @@ const app = createApp({
 export default {
   async fetch(request, env, ctx) {
     // For npm run bench:capacity: every statement since the last request, its work after the
-    // answer included, with D1's rows read and written.
+    // response included, with D1's rows read and written.
     if (new URL(request.url).pathname === "/__bench/statements") {
       return Response.json(recorder.statements());
     }
@@ -36,8 +36,8 @@ export default {
     recorder.reset();
     const response = await app.fetch(request, { ...env, DB: recorder.d1(env.DB) }, ctx);
     const headers = new Headers(response.headers);
-    // A key's usage is written by a timer an earlier answer left (src/auth/key-use.ts): it may
-    // finish during this request, but no answer waits for it.
+    // A key's usage is written by a timer an earlier response left (src/auth/key-use.ts): it may
+    // finish during this request, but no response waits for it.
     const waited = recorder
       .finished()
       .filter((t) => !/\b(api_key_usage|last_used_at)\b/.test(t.what));

@@ -27,7 +27,7 @@ const SAMPLES = Number(process.env.EDGE_SAMPLES ?? 12);
 const CHANGE_SAMPLES = Number(process.env.EDGE_CHANGE_SAMPLES ?? 5);
 /** After a change's response, no location may serve a response it made wrong for longer. */
 const STALE_BOUND_MS = 5_000;
-/** Unmeasured reads each isolate answers first, so its code is warm (JIT) on every path. */
+/** Unmeasured reads each isolate responds first, so its code is warm (JIT) on every path. */
 const WARM_UP = 5;
 const PETS = 1_000;
 const PET = `/v1/pets/${PETS / 2}`;
@@ -35,7 +35,7 @@ const PAGE = "/v1/pets?limit=20";
 const BOOKMARK = "x-d1-bookmark";
 const MERGE_PATCH = { "Content-Type": "application/merge-patch+json" };
 
-/** What an answer waited for: its trips by place, and how many of them ran one after another. */
+/** What a response waited for: its trips by place, and how many of them ran one after another. */
 type Trips = Record<Place, number> & { inSequence: number };
 const agent = new http.Agent({ keepAlive: true });
 /** When each location last read each path's pets from D1 (the request's start), as seen here. */
@@ -138,7 +138,7 @@ const fromD1 = (response: EdgeResponse) => response.list.some((t) => READS_PETS.
 /**
  * Reads `path` at the first isolate of `isolate`'s location until the location's cached
  * response is a hit younger than half CACHE_MAX_AGE_MS, so a read right after it is a hit too.
- * A cached response answers for CACHE_MAX_AGE_MS after its D1 read only: one warm-up at the
+ * A cached response is served for CACHE_MAX_AGE_MS after its D1 read only: one warm-up at the
  * start would leave later rows reading D1, so every cached sample is warmed again just before.
  */
 async function warm(isolate: number, path: string, keys: Keys) {
@@ -150,7 +150,7 @@ async function warm(isolate: number, path: string, keys: Keys) {
     const at = readAt.get(`${locationOf(first)} ${path}`);
     const age = at === undefined ? Number.POSITIVE_INFINITY : performance.now() - at;
     if (age < CACHE_MAX_AGE_MS / 2) return;
-    // An older hit: wait until it answers no more, so the next read replaces it.
+    // An older hit: wait until it is served no more, so the next read replaces it.
     await lib.sleep(at === undefined ? CACHE_MAX_AGE_MS : Math.max(CACHE_MAX_AGE_MS - age, 0) + 10);
   }
 }
@@ -161,7 +161,7 @@ async function cachedRead(isolate: number, path: string, key: string, keys: Keys
   return send(isolate, path, key);
 }
 
-/** A read a change makes wrong, and whether an answer to it shows the change. */
+/** A read a change makes wrong, and whether a response to it shows the change. */
 interface Read {
   path: string;
   right(response: EdgeResponse): boolean;
@@ -467,7 +467,7 @@ const tripsOf = (responses: EdgeResponse[]) => {
   return [...new Set(each)].join(" or ");
 };
 // A fresh isolate's cached read waits for at most one Cache API trip more than a warm
-// isolate's (its key's record and the answer are looked up side by side).
+// isolate's (its key's record and the response are looked up side by side).
 const extras = pairs.map(([fresh, warm]) => fresh.ms - warm.ms);
 const extra = lib.spread(extras, ms);
 const pairsHold = pairs.every(([fresh]) => HOLDS.oneTrip?.(fresh.trips));
@@ -481,7 +481,7 @@ const staleRows = stale.map(({ change, samples }) => {
 const section = [
   "## Edge round trips (npm run bench:edge)",
   "",
-  `Run ${facts.date} (${facts.line}): two locations over one local D1, A with ${ISOLATES} isolates and B with ${B.length}, each location's isolates sharing its own Cache API and none of the other's; trips delayed as for a client in Sydney (primary ${DELAYS.primary} ms, replica ${DELAYS.replica} ms, Cache API ${DELAYS.cache} ms). Rows at A unless they name B, ${SAMPLES} requests per row, one at a time. Time: what the client waited, median (range), without its own trip to the location; trips: what the answer waited for (primary, replica, Cache API), work after the answer excluded, and how many of them ran one after another ("in a row"; side by side counts once). A cached response answers for ${lib.f0(CACHE_MAX_AGE_MS)} ms after its D1 read only, so each sample of a cached row follows a warm-up that leaves it younger than ${lib.f0(CACHE_MAX_AGE_MS / 2)} ms: a hit.`,
+  `Run ${facts.date} (${facts.line}): two locations over one local D1, A with ${ISOLATES} isolates and B with ${B.length}, each location's isolates sharing its own Cache API and none of the other's; trips delayed as for a client in Sydney (primary ${DELAYS.primary} ms, replica ${DELAYS.replica} ms, Cache API ${DELAYS.cache} ms). Rows at A unless they name B, ${SAMPLES} requests per row, one at a time. Time: what the client waited, median (range), without its own trip to the location; trips: what the response waited for (primary, replica, Cache API), work after the response excluded, and how many of them ran one after another ("in a row"; side by side counts once). A cached response is served for ${lib.f0(CACHE_MAX_AGE_MS)} ms after its D1 read only, so each sample of a cached row follows a warm-up that leaves it younger than ${lib.f0(CACHE_MAX_AGE_MS / 2)} ms: a hit.`,
   "",
   lib.table(
     "| request | must be | trips | ms | holds |",
@@ -497,7 +497,7 @@ const section = [
   "",
   "### Changed at A, wrong at B",
   "",
-  `B reads three responses the change will make wrong, each from D1 and then from its cache (so B's copies are as young as they can be when the pet changes); the pet changes at A; then B's isolates in turn read the three without a bookmark until all are right. Wrong for: from the change's response to the last wrong response B served, over ${CHANGE_SAMPLES} changes of each kind. The contract allows ${lib.f0(STALE_BOUND_MS)} ms; by design a cached response answers for ${lib.f0(CACHE_MAX_AGE_MS)} ms after its D1 read plus the replica's lag, which is nil here. Holds: within the bound, and B's first reads after each change were wrong (served from its cache). With the change's bookmark, sent right after it, the same reads are right at once at A and at B (the rows with a bookmark above, one of the three per sample).`,
+  `B reads three responses the change will make wrong, each from D1 and then from its cache (so B's copies are as young as they can be when the pet changes); the pet changes at A; then B's isolates in turn read the three without a bookmark until all are right. Wrong for: from the change's response to the last wrong response B served, over ${CHANGE_SAMPLES} changes of each kind. The contract allows ${lib.f0(STALE_BOUND_MS)} ms; by design a cached response is served for ${lib.f0(CACHE_MAX_AGE_MS)} ms after its D1 read plus the replica's lag, which is nil here. Holds: within the bound, and B's first reads after each change were wrong (served from its cache). With the change's bookmark, sent right after it, the same reads are right at once at A and at B (the rows with a bookmark above, one of the three per sample).`,
   "",
   lib.table(
     "| changed at A | read at B | wrong at B for at most | each change | must be | holds |",
@@ -523,7 +523,9 @@ if (!targetMet) {
 for (const { row, responses } of measured) {
   const bad = responses.find((a) => !row.holds(a.trips));
   if (!bad) continue;
-  console.error(`does not hold: ${row.label}; one answer waited for:\n  ${bad.list.join("\n  ")}`);
+  console.error(
+    `does not hold: ${row.label}; one response waited for:\n  ${bad.list.join("\n  ")}`,
+  );
   process.exitCode = 1;
 }
 for (const { change, worst, cached, holds } of staleRows) {

@@ -236,10 +236,10 @@ export async function serve(
   return mf;
 }
 
-/** Throws (node:assert) unless one answer's body and headers are what they must be. */
+/** Throws (node:assert) unless one response's body and headers are what they must be. */
 export type Check = (body: string, headers: Headers) => void;
 
-/** One request the load repeats, and what every answer to it must be. */
+/** One request the load repeats, and what every response to it must be. */
 export interface Endpoint {
   id: string;
   label: string;
@@ -252,12 +252,12 @@ export interface Endpoint {
   status?: number;
   /** A fresh id in each request wherever `[<id>]` stands (e.g. an Idempotency-Key). */
   uniqueIds?: boolean;
-  /** What a sample answer must be; `each`: what every answer must be, under load too. */
+  /** What a sample response must be; `each`: what every response must be, under load too. */
   checks?: Check[];
   each?: Check;
 }
 
-/** One answer of `e`, checked; throws with the status and the start of the body. */
+/** One response of `e`, checked; throws with the status and the start of the body. */
 export async function sample(e: Endpoint) {
   const { method = "GET", headers = {}, body = null } = e;
   const response = await fetch(`http://${HOST}:${e.port}${e.path}`, { method, headers, body });
@@ -273,10 +273,10 @@ export async function sample(e: Endpoint) {
   return { body: text, headers: response.headers };
 }
 
-/** A slice whose answers were not all right; says what they were. */
+/** A slice whose responses were not all right; says what they were. */
 export class BadResponses extends Error {}
 
-/** `seconds` of closed-loop load on `e`: its rate, every latency; BadResponses for a wrong answer. */
+/** `seconds` of closed-loop load on `e`: its rate, every latency; BadResponses for a wrong response. */
 export async function slice(e: Endpoint, seconds: number, connections: number) {
   const latencies: number[] = [];
   const bad = new Map<string, number>();
@@ -305,7 +305,7 @@ export async function slice(e: Endpoint, seconds: number, connections: number) {
   const result = await run;
   const elapsed = (performance.now() - begun) / 1000;
   if (bad.size > 0 || result.errors > 0 || result.timeouts > 0) {
-    const counts = [...bad].map(([what, n]) => `${n} x ${what}`).join(", ") || "no bad answer";
+    const counts = [...bad].map(([what, n]) => `${n} x ${what}`).join(", ") || "no bad response";
     throw new BadResponses(
       `${e.label}: ${counts}; connection errors ${result.errors}, timeouts ${result.timeouts} (slice ended ${new Date().toISOString()})${examples.map((x) => `\n    ${x}`).join("")}`,
     );

@@ -32,7 +32,7 @@ const PAGE_BODY = PAGE.map((p) => ({
   status: STATUSES[p.id % 3],
 }));
 
-/** (a): a bare fetch handler answering a static page of 20 pets. */
+/** (a): a bare fetch handler serving a static page of 20 pets. */
 const STATIC_WORKER = `const BODY = ${JSON.stringify(JSON.stringify(PAGE_BODY))};
 export default { fetch: () => new Response(BODY, { headers: { "content-type": "application/json" } }) };`;
 
@@ -40,7 +40,7 @@ export default { fetch: () => new Response(BODY, { headers: { "content-type": "a
  * (b): a bare fetch handler on the same D1 running listPets' SQL (page 1). With hit=list|pet
  * it makes every platform call the API makes for that read, and nothing else: both rate
  * limiters side by side, a D1 session (from the request's x-d1-bookmark), a Cache API match
- * and the body read of a hit, or on a miss the SQL and a put after the answer (`x-raw-cache`
+ * and the body read of a hit, or on a miss the SQL and a put after the response (`x-raw-cache`
  * says which); inm: a 304 on the cached ETag. Served twice as the API is: with the Cache API
  * (raw) and with the no-op one of the from-D1 rows (raw-d1, where every match misses).
  */
@@ -122,7 +122,7 @@ async function server(bundle: string, mcpBundle: string, state: string) {
   return { mf, key: (await lib.newKey(db)).key };
 }
 
-/** Whether the API read D1 for this answer: its D1 session handed out a bookmark. */
+/** Whether the API read D1 for this response: its D1 session handed out a bookmark. */
 const readD1 = (headers: Headers) => headers.get("x-d1-bookmark") !== null;
 /** A page of 20 pets from id `first` on (with a status filter: after `first`, all of it). */
 const page =
@@ -142,9 +142,9 @@ const empty: Check = (body) => assert.equal(body, "", "a 304 with a body");
 const next: Check = (_, h) => assert.match(h.get("Link") ?? "", /rel="next"/, "no next link");
 const fromD1: Check = (_, h) => assert.ok(readD1(h), "no bookmark: this row must read D1");
 /**
- * A cached answer. Since the cache keeps the bookmark of the read it shows (changing animals),
+ * A cached response. Since the cache keeps the bookmark of the read it shows (changing animals),
  * a hit carries one as a read does, so only its tag is checked; the entry is read again once
- * it is CACHE_MAX_AGE_MS old, one answer in a few thousand under this load.
+ * it is CACHE_MAX_AGE_MS old, one response in a few thousand under this load.
  */
 const apiHit: Check = (_, h) => assert.ok(h.get("ETag"), "no ETag");
 const rawHit: Check = (_, h) =>
@@ -183,7 +183,7 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
     assert.ok(pet.name === "Bench" && pet.id > PETS, `unexpected pet ${body}`);
     assert.equal(h.get("Location"), `/v1/pets/${pet.id}`);
   };
-  /** tools/call listPets through /mcp (2025-11-25), answered by the same worker as `c`. */
+  /** tools/call listPets through /mcp (2025-11-25), served by the same worker as `c`. */
   const mcpListPets = {
     ...{ port: PORTS.apiD1, path: "/mcp", method: "POST" as const },
     headers: {
@@ -205,7 +205,7 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
   const SAME_CALLS = "raw worker + both rate limiters + D1 session";
   const RAW_CALLS = `${SAME_CALLS} + Cache API match and body read`;
   const RAW_D1 = `${SAME_CALLS} + no-op Cache API match and put (as the API's from-D1 rows)`;
-  /** Each endpoint by id: its label, where it is, and what every sample answer must pass. */
+  /** Each endpoint by id: its label, where it is, and what every sample response must pass. */
   const LABELS = `a | a) static 20-pet JSON, bare worker
 b | b) listPets SQL, raw D1 worker
 bp | b+) ${RAW_D1} + listPets SQL (page 1)
@@ -255,7 +255,7 @@ m | m) listPets page 1 through /mcp (tools/call, 2025-11-25), from D1`;
   return Object.fromEntries(endpoints);
 }
 
-/** Asks each hit row until it answers, hands the tags to the 304 rows; a hit must equal D1's answer. */
+/** Asks each hit row until it responds, hands the tags to the 304 rows; a hit must equal D1's response. */
 async function prime(eps: Record<string, Endpoint>): Promise<void> {
   const untilHit = async (id: string) => {
     for (let i = 1; ; i++) {
@@ -274,7 +274,7 @@ async function prime(eps: Record<string, Endpoint>): Promise<void> {
     const d1 = await sample(eps[id] as Endpoint);
     if (hit.body !== d1.body || hit.etag !== d1.headers.get("ETag")) {
       throw new Error(
-        `a cache hit differs from the answer read from D1:\n${hit.etag} ${hit.body.slice(0, 200)}\n${d1.headers.get("ETag")} ${d1.body.slice(0, 200)}`,
+        `a cache hit differs from the response read from D1:\n${hit.etag} ${hit.body.slice(0, 200)}\n${d1.headers.get("ETag")} ${d1.body.slice(0, 200)}`,
       );
     }
   }
@@ -291,7 +291,7 @@ const COMPARISONS = [
   // and what the calls themselves cost.
   ...["c/b", "c/a", "d/b", "ds/b", "e/b", "f/b", "bp/b"],
   // The edge cache (issue 10): hits and a 304 against a raw worker making the same platform
-  // calls; a hit against the same answer read from D1.
+  // calls; a hit against the same response read from D1.
   ...["ch/bh", "fh/bhf", "cn/bn", "ch/c"],
   // The MCP server: the same listPets as c, through /mcp (issue 33).
   "m/c",
@@ -336,7 +336,7 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
         log(`${t}/${b} pair ${i + 1}, attempt ${attempt}: ${err.message}`);
         const recheck = await Promise.allSettled([sample(target), sample(base)]);
         const still = recheck.flatMap((x) => (x.status === "rejected" ? [x.reason.message] : []));
-        if (still.length > 0) log(`  answers right after it: ${still.join("; ")}`);
+        if (still.length > 0) log(`  responses right after it: ${still.join("; ")}`);
         if (attempt === 2) return { target: t, base: b, notMeasured: firstLine(err.message) };
         retried.push(firstLine(err.message));
       }
@@ -352,7 +352,7 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
 
 /**
  * The MCP worker's first tools/call: a caller worker hands it one listPets call (2025-11-25) and
- * a stub of the API (its key check and one page), and answers 200 when the result is the page.
+ * a stub of the API (its key check and one page), and responds with 200 when the result is the page.
  */
 const MCP_CALLER = `import { RpcTarget } from "cloudflare:workers";
 const PAGE = ${JSON.stringify(JSON.stringify(PAGE_BODY))};
@@ -372,7 +372,7 @@ export default {
 `;
 
 /**
- * Start-up: `workerd serve` (pinned) to its first answer, against a raw worker, in ABBA pairs;
+ * Start-up: `workerd serve` (pinned) to its first response, against a raw worker, in ABBA pairs;
  * for the MCP worker, also to its first tools/call (`called`), which loads the SDK.
  */
 async function startup(kind: "api" | "mcp", bundle: string, dir: string) {
@@ -418,7 +418,7 @@ ${workers.join("\n")}
     try {
       for (;;) {
         if (child.exitCode !== null) throw new Error(`workerd exited: ${stderr}`);
-        if (performance.now() - started > 20_000) throw new Error(`no answer in 20 s: ${stderr}`);
+        if (performance.now() - started > 20_000) throw new Error(`no response in 20 s: ${stderr}`);
         const response = await fetch(`http://${lib.HOST}:${PORTS.startup}/`).catch(() => undefined);
         const body = await response?.text();
         if (response?.status === status) return performance.now() - started;
@@ -436,7 +436,7 @@ ${workers.join("\n")}
     worker("raw", "raw.js", []),
   ]);
   const alone = config(kind, { "worker.js": copy }, [worker("worker", "worker.js", texts)]);
-  /** Pairs of the raw worker's and `file`'s first answers (`status`), and their difference. */
+  /** Pairs of the raw worker's and `file`'s first responses (`status`), and their difference. */
   const against = async (file: string, status: number) => {
     const rawFirst = () => firstResponse(raw, 200);
     const workerFirst = () => firstResponse(file, status);
@@ -470,7 +470,7 @@ async function measure() {
   log(`bundle: ${lib.sizeText(bundle)}; starting the server on CPU ${lib.SERVER_CPU}`);
   const all: Slice[] = [];
   const comparisons: Comparison[] = [];
-  /** Endpoints whose answer was wrong when checked again after all the load. */
+  /** Endpoints whose response was wrong when checked again after all the load. */
   const afterLoad: string[] = [];
   const mcpFile = buildMcpWorker(path.join(scratch, "mcp"));
   const { mf, key } = await server(bundle.file, mcpFile, path.join(scratch, "state"));
@@ -481,7 +481,7 @@ async function measure() {
     for (const e of Object.values(eps)) await sample(e);
     log("warm-up");
     for (const e of Object.values(eps)) {
-      // A bad warm-up answer is said; the comparisons that use the endpoint deal with it.
+      // A bad warm-up response is said; the comparisons that use the endpoint deal with it.
       await slice(e, SLICE_S, CONNECTIONS).catch((err: Error) => log(`warm-up: ${err.message}`));
     }
     for (const pair of COMPARISONS) {
@@ -492,7 +492,7 @@ async function measure() {
         `${t}/${b}: ${"notMeasured" in x ? `NOT MEASURED (${x.notMeasured})` : `${x.ratio.text}, ${us(x.extraUs)}/request`}`,
       );
     }
-    // The answers are still right after the load (e.g. no 429, no 503, hits still hits).
+    // The responses are still right after the load (e.g. no 429, no 503, hits still hits).
     for (const e of Object.values(eps)) {
       await sample(e).catch((err: Error) => afterLoad.push(firstLine(err.message)));
     }
@@ -537,11 +537,11 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
     if ("notMeasured" in x) return [`- **${pair} not measured**: ${x.notMeasured}`];
     return x.retried.map((why) => `- ${pair}: one pair failed and was run again: ${why}`);
   });
-  problems.push(...r.afterLoad.map((why) => `- **wrong answer after the load**: ${why}`));
+  problems.push(...r.afterLoad.map((why) => `- **wrong response after the load**: ${why}`));
   return [
     `Run ${r.facts.date}: ${r.facts.line}.`,
     `Server pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} ABBA pairs of ${SLICE_S} s slices per comparison, ${CONNECTIONS} connections, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
-    `Every comparison measured, no pair run again, every answer right after the load: ${problems.length === 0 ? "yes" : "**no**, see below"}.`,
+    `Every comparison measured, no pair run again, every response right after the load: ${problems.length === 0 ? "yes" : "**no**, see below"}.`,
     ...(problems.length > 0 ? ["", ...problems] : []),
     "",
     "### Targets",
@@ -581,7 +581,7 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
     "",
     `- Bundle (\`wrangler deploy --dry-run\`, minified; the OpenAPI document and the docs page's files are static assets, not in it): ${f1(r.bundle.bytes / 1024)} KiB, **${f1(gzipKiB)} KiB gzip** (zlib level 9; wrangler says "${r.bundle.wranglerSays ?? "?"}"). Budget ${lib.BUNDLE_BUDGET_KIB} KiB gzip, enforced by \`npm run bench:size\`.`,
     `- Start-up (spawn \`workerd serve\` to first 200 on GET /, median of ${STARTUP_PAIRS} ABBA pairs): API ${start(r.api)}. Budget +${lib.STARTUP_BUDGET_MS} ms.`,
-    `- The MCP worker (\`mcp/\`, a worker of its own behind the API's MCP binding, outside the API's budget): ${f1(r.mcp.bytes / 1024)} KiB, **${f1(r.mcp.gzipKiB)} KiB gzip**; start-up to its first answer ${start(r.mcp)}. Budget +${MCP_STARTUP_BUDGET_MS} ms. It loads the SDK with the first request that carries a key: to a first \`tools/call listPets\` (a caller worker hands it the request and a stub of the API) ${start(r.mcp.called ?? r.mcp)}. The API pays these on its first \`/mcp\` requests in a location only.`,
+    `- The MCP worker (\`mcp/\`, a worker of its own behind the API's MCP binding, outside the API's budget): ${f1(r.mcp.bytes / 1024)} KiB, **${f1(r.mcp.gzipKiB)} KiB gzip**; start-up to its first response ${start(r.mcp)}. Budget +${MCP_STARTUP_BUDGET_MS} ms. It loads the SDK with the first request that carries a key: to a first \`tools/call listPets\` (a caller worker hands it the request and a stub of the API) ${start(r.mcp.called ?? r.mcp)}. The API pays these on its first \`/mcp\` requests in a location only.`,
   ].join("\n");
 }
 
@@ -590,7 +590,7 @@ lib.writeMeasured("docs/performance.md", markdown(results));
 const notMeasured = results.comparisons.filter((x) => "notMeasured" in x).length;
 if (notMeasured > 0 || results.afterLoad.length > 0) {
   console.error(
-    `${notMeasured} comparison(s) not measured, ${results.afterLoad.length} wrong answer(s) after the load: see above and docs/performance.md`,
+    `${notMeasured} comparison(s) not measured, ${results.afterLoad.length} wrong response(s) after the load: see above and docs/performance.md`,
   );
   process.exitCode = 1;
 }

@@ -8,7 +8,7 @@ export function parseAccountId(text: string | undefined): string | undefined {
   return text !== undefined && /^acct_[A-Za-z0-9_-]{22}$/.test(text) ? text : undefined;
 }
 
-/** The columns every statement that answers accounts returns, for `toListedAccount`. */
+/** The columns every statement that responds to accounts returns, for `toListedAccount`. */
 const ACCOUNT_COLUMNS = `id, display_name, created_at, disabled_at,
   (SELECT count(*) FROM api_keys AS k WHERE k.account_id = accounts.id AND k.revoked_at IS NULL
      AND (k.expires_at IS NULL OR k.expires_at > unixepoch())) AS active_keys`;
@@ -16,7 +16,7 @@ const ACCOUNT_COLUMNS = `id, display_name, created_at, disabled_at,
 export const LIST_ACCOUNTS_STATEMENT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY created_at, id`;
 
 /**
- * Disabling, one batch: the account (answering its row, none for no such account), then its
+ * Disabling, one batch: the account (returning its row, none for no such account), then its
  * sessions end (a row each). Its keys are refused, not revoked: enabling gives them back.
  */
 export function disableAccountStatements(
@@ -31,7 +31,7 @@ export function disableAccountStatements(
   ];
 }
 
-/** Enables the account again (it signs in anew: its sessions ended); answers its row, or none. */
+/** Enables the account again (it signs in anew: its sessions ended); responses its row, or none. */
 export function enableAccountStatement(id: string): string {
   return `UPDATE accounts SET disabled_at = NULL WHERE id = ${sqlString(id)} RETURNING ${ACCOUNT_COLUMNS}`;
 }
@@ -46,7 +46,7 @@ export interface ListedAccount {
   activeKeys: number;
 }
 
-/** Maps a row answered by the statements above to its listed form. */
+/** Maps a row returned by the statements above to its listed form. */
 export function toListedAccount(row: Record<string, unknown>): ListedAccount {
   return {
     id: String(row.id),

@@ -59,7 +59,7 @@ async function main() {
   const args = cli.commandLineOrExit(() => parseAccountArgs(process.argv.slice(2)), USAGE);
   const where = args.env ? `${args.env} (remote)` : "local";
   const execute = (...statements: string[]) => d1ExecuteOrExit(args, statements);
-  /** The one account a statement answered, or exit 1 saying there is none with that id. */
+  /** The one account a statement returned, or exit 1 saying there is none with that id. */
   const theAccount = (rows: Row[] | undefined, id: string): ListedAccount => {
     if (rows?.[0]) return sql.toListedAccount(rows[0]);
     console.error(`error: no account with id ${id} in ${where} (see \`npm run accounts -- list\`)`);

@@ -1,4 +1,4 @@
-// Runs SQL statements on the project's D1 as one batch and answers each one's rows: remotely
+// Runs SQL statements on the project's D1 as one batch and returns each one's rows: remotely
 // with `wrangler d1 execute`, locally through a running `npm run dev`'s Local Explorer API
 // (docs/design.md, "npm run dev": why not a second process) or `wrangler d1 execute --local`.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -68,7 +68,7 @@ const ExplorerResponse = z.object({
   ),
 });
 
-/** The batch through the dev server at `url`; undefined when no Local Explorer answers there (yet). */
+/** The batch through the dev server at `url`; undefined when no Local Explorer responds there (yet). */
 async function viaDevServer(url: string, statements: string[]): Promise<Row[][] | undefined> {
   const signal = AbortSignal.timeout(30_000);
   const explorer = async (path: string, init?: RequestInit) =>
@@ -132,7 +132,7 @@ export async function d1ExecuteOrExit(target: D1Target, statements: string[]): P
   }
 }
 
-/** Runs `statements` on `target` as one batch; answers each statement's rows, in order. */
+/** Runs `statements` on `target` as one batch; responses each statement's rows, in order. */
 async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
   const server = target.env ? undefined : devServerOn(target.persistTo);
   try {
@@ -140,7 +140,7 @@ async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][
       (server ? await viaDevServer(server, statements) : undefined) ??
       viaWrangler(target, statements);
     if (responses.length !== statements.length)
-      throw new D1Error(`${responses.length} answers for ${statements.length} statements`);
+      throw new D1Error(`${responses.length} results for ${statements.length} statements`);
     return responses;
   } catch (err) {
     if (err instanceof D1Error && !target.env && /no such table/.test(err.message)) {

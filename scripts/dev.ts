@@ -31,7 +31,7 @@ export interface DevOptions {
   apiOrigins: string;
   /** The developer platform's address: always `localhost` (WebAuthn refuses an IP as RP ID). */
   platformUrl: string;
-  /** Where the platform's proxy listens, for this script to see it answer. */
+  /** Where the platform's proxy listens, for this script to see it respond. */
   platformListen: string;
   persistTo: string | undefined;
   /** The flags for the API's wrangler dev: as given, without this script's own. */
@@ -115,7 +115,7 @@ export function portTakenMessage(taken: NamedPort): string {
 /** The first of `ports` that something else listens on now, if any. */
 async function takenPort(ports: NamedPort[]): Promise<NamedPort | undefined> {
   for (const named of ports) {
-    // get-port answers the port asked for when it is free on that address, another one if not.
+    // get-port returns the port asked for when it is free on that address, another one if not.
     if ((await getPort({ port: named.port, host: named.host })) !== named.port) return named;
   }
   return undefined;
@@ -213,7 +213,7 @@ export function wranglerOutput(
   };
 }
 
-/** Resolves once `url` answers at all (any status), polling while wrangler starts. */
+/** Resolves once `url` responds at all (any status), polling while wrangler starts. */
 async function responds(url: string): Promise<void> {
   for (;;) {
     try {
@@ -311,11 +311,11 @@ if (import.meta.main) {
     });
   }
   await Promise.all([responds(`${url}/`), responds(`${options.platformListen}/`)]);
-  // The MCP worker answers its metadata itself: a 200 there is the worker served.
+  // The MCP worker serves its metadata itself: a 200 there is the worker served.
   const metadata = await fetch(`${url}${MCP_METADATA_PATH}`).catch(() => undefined);
   const mcp = metadata?.ok
     ? `the MCP server on ${url}${MCP_PATH}`
-    : `no MCP server (its worker answered ${metadata?.status ?? "nothing"} at ${MCP_METADATA_PATH})`;
+    : `no MCP server (its worker responded with ${metadata?.status ?? "nothing"} at ${MCP_METADATA_PATH})`;
   console.log(
     `\nnpm run dev: the API on ${url} (reference: ${url}/v1/docs), ${mcp}, the developer platform on ${platformUrl} (open it at localhost: passkeys need a host name, not an IP address).\n`,
   );

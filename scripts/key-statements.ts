@@ -26,7 +26,7 @@ function sqlExpiry(
   return sqlInteger(expiry.expiresAt ?? null);
 }
 
-/** Stores a new key's hash; answers its row. Unix seconds; no scopes means every scope. */
+/** Stores a new key's hash; responses its row. Unix seconds; no scopes means every scope. */
 export function createKeyStatement(key: {
   keyHash: string;
   prefix: string;
@@ -46,14 +46,14 @@ export function createKeyStatement(key: {
 /** Every key with the account that made it on the developer platform (NULL: the operator). */
 export const LIST_KEYS_STATEMENT = `SELECT ${KEY_COLUMNS}, account_id FROM api_keys ORDER BY id`;
 
-/** Revokes an active key; answers its id, or no row when there was no active key with that id. */
+/** Revokes an active key; responses its id, or no row when there was no active key with that id. */
 export function revokeKeyStatement(id: number, now: number): string {
   return `UPDATE api_keys SET revoked_at = ${sqlInteger(now)} WHERE id = ${sqlInteger(id)} AND revoked_at IS NULL RETURNING id`;
 }
 
 /**
  * Rotation, one batch: a new key like the old one (label, scopes, audience, owner: docs/keys.md)
- * if the old is active, answering it; then the old one expires `graceSeconds` after `now` and
+ * if the old is active, responding to it; then the old one expires `graceSeconds` after `now` and
  * names the new one as its successor (`replaced_by`).
  */
 export function rotateKeyStatements(rotation: {
@@ -92,7 +92,7 @@ export function seedLocalDevKeyStatement(keyHash: string): string {
 /**
  * A few demo pets, only into a database that has no pet yet (so a second `npm run dev` adds
  * none): enough available ones for `GET /v1/pets?limit=2&status=available` to have a next
- * page. Answers the pets it added. Local database only: see scripts/dev.ts.
+ * page. Responses the pets it added. Local database only: see scripts/dev.ts.
  */
 export const SEED_DEMO_PETS_STATEMENT = `INSERT INTO pets (name, category_id, status, created_at)
      SELECT column1, column2, column3, unixepoch()

@@ -78,7 +78,7 @@ if (import.meta.main) {
     console.log(
       `Preview "${alias}" of the staging API (${api}) and developer platform (${platform}), on staging data.`,
     );
-    // The preview's own address is the API's one address: its /mcp answers there alone.
+    // The preview's own address is the API's one address: its /mcp responds there alone.
     const vars = { PLATFORM_ORIGIN: platform, API_ORIGINS: api };
     wrangler(upload("wrangler.toml", vars, "dist/preview"));
     runWranglerForeground(upload(PLATFORM_CONFIG, vars, "dist/preview-platform"));

@@ -15,7 +15,7 @@ export const USAGE = `usage: SMOKE_API_KEY=<key> npm run smoke -- --base <url> [
   --write        also create a pet with an Idempotency-Key, replay it, change it with If-Match
                  and remove it: nothing is left behind (staging; the key needs pets:write).
                  Without it every request is a read.
-  --timeout      seconds to wait for each answer (default 10)
+  --timeout      seconds to wait for each response (default 10)
   --pin          send every request to that version of the worker (Cloudflare-Workers-
                  Version-Overrides), e.g. petstore-api-production=<version id from versions upload>
   --cors-origin  the Origin of the CORS preflight (default https://example.com)

@@ -30,7 +30,7 @@ export interface AppOptions {
   clock?: Clock;
   log?: Logger;
   verifier?: ApiKeyVerifier;
-  /** Last use and answers per key, written after the answers (src/auth/key-use.ts). */
+  /** Last use and responses per key, written after the responses (src/auth/key-use.ts). */
   keyUse?: KeyUseRecorder;
   /** The Cache API of the data center; `caches.default` unless a test injects another. */
   edgeCache?: () => EdgeCache;
@@ -44,7 +44,7 @@ export interface AppOptions {
 
 /**
  * The handlers of one route as one handler, run as Hono runs them: an error thrown in one
- * becomes `onError`'s answer right there, so the handlers around it still see an answer.
+ * becomes `onError`'s response right there, so the handlers around it still see a response.
  * The router (hono/tiny's) tests every route's pattern on every request; a route per middleware
  * made that a few dozen patterns a request.
  */
@@ -95,18 +95,18 @@ export function createApp(options: AppOptions = {}) {
 
   const app = new Hono<AppEnv>();
 
-  // Around every answer: the request id and clock, the key's usage once answered, then CORS.
+  // Around every response: the request id and clock, the key's usage once responded, then CORS.
   const countUse = (c: Context<AppEnv>) => {
     if (c.get("apiKeyId") === undefined) return;
     const { status } = c.res;
-    // What was thrown; else a 404 is the not-found answer, the one the app returns unthrown.
+    // What was thrown; else a 404 is the not-found response, the one the app returns unthrown.
     const code = status < 400 ? "" : c.error ? toApiError(c.error).code : "not_found";
     const response = { operation: c.get("operationId") ?? "", status, code };
     keyUse.record(c.get("apiKeyId"), response, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
   // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
-  // a trailing slash is an unknown path, answered as the catch-all below answers one.
+  // a trailing slash is an unknown path, served as the catch-all below returns one.
   const files = operations.flatMap((op) => (op.files ? [`/v1${op.files.path}/`] : []));
   app.use(async (c, next) => {
     const { path } = c.req;
@@ -136,7 +136,7 @@ export function createApp(options: AppOptions = {}) {
     return errorResponse(apiError);
   };
   const route = (...handlers: MiddlewareHandler<AppEnv>[]) => oneRoute(handlers, onError);
-  /** Paths that need a key for any answer but OPTIONS (every path with a non-public operation). */
+  /** Paths that need a key for any response but OPTIONS (every path with a non-public operation). */
   const keyed = new Set<string>();
   for (const op of operations) {
     const chain = middlewareOf(op, deps);
@@ -149,7 +149,7 @@ export function createApp(options: AppOptions = {}) {
   }
 
   // The methods each path allows are the ones registered above (HEAD comes with GET):
-  // OPTIONS answers them in Allow without a key; any other method is 405 with Allow,
+  // OPTIONS responds to them in Allow without a key; any other method is 405 with Allow,
   // after the key check and the rate limit where the path needs a key.
   for (const [path, methods] of methodsByPath(app.routes)) {
     const allow = [...methods, "OPTIONS"].join(", ");

@@ -4,7 +4,7 @@ export type Clock = () => number;
 
 export const systemClock: Clock = () => Date.now();
 
-/** Unix seconds as ISO 8601 (null stays null), as JSON answers and `<time>` carry them. */
+/** Unix seconds as ISO 8601 (null stays null), as JSON responses and `<time>` carry them. */
 export function isoTime(seconds: number): string;
 export function isoTime(seconds: number | null): string | null;
 export function isoTime(seconds: number | null): string | null {

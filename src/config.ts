@@ -23,7 +23,7 @@ export const MAX_BODY_BYTES = 16_384;
 /** getPet was deprecated when v1.0.0 was published: 2026-11-01T00:00:00Z. */
 export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 10, 1) / 1000;
 
-/** getPet stops answering (410) from this instant on: Thu, 05 Dec 2030 00:00:00 GMT. */
+/** getPet stops responding (410) from this instant on: Thu, 05 Dec 2030 00:00:00 GMT. */
 export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5) / 1000;
 
 /** Idempotency records are kept (and replayed) this long. */
@@ -41,9 +41,9 @@ export const AUTH_UNKNOWN_TTL_MS = 10_000;
 export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 
 /**
- * A key's answers and last use wait in isolate memory at most this long, and are written
+ * A key's responses and last use wait in isolate memory at most this long, and are written
  * at most this often per key per isolate (docs/platform.md, "Usage"): what an isolate
- * loses when it ends is at most this much of a key's answers.
+ * loses when it ends is at most this much of a key's responses.
  */
 export const USAGE_WRITE_INTERVAL_MS = 10_000;
 /** Usage counts are kept this long; the hourly cron deletes older hours. */

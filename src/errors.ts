@@ -1,5 +1,5 @@
 // The one place that defines and builds error bodies.
-// Every non-2xx answer of the service is an `ApiError` rendered by `errorResponse`.
+// Every non-2xx response of the service is an `ApiError` rendered by `errorResponse`.
 import { HTTPException } from "hono/http-exception";
 import * as z from "zod/mini";
 
@@ -46,7 +46,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   not_found: "The path or the requested animal does not exist.",
   method_not_allowed: "The path exists but not with this method; see the `Allow` header.",
   misdirected_request:
-    "The request names a host that is not one of this API's addresses (`/mcp` and its metadata answer only under those).",
+    "The request names a host that is not one of this API's addresses (`/mcp` and its metadata response only under those).",
   invalid_transition:
     "The animal's status cannot change that way (`sold` is final); the message names both statuses.",
   gone: "The operation has passed its sunset date; use its successor.",
@@ -99,14 +99,14 @@ export function errorSchema() {
         ),
       details: z.optional(z.array(detail).check(z.maxLength(ERROR_LIMITS.details))),
     })
-    .check(z.meta({ id: "Error", description: "Every error answer of the service." }));
+    .check(z.meta({ id: "Error", description: "Every error response of the service." }));
 }
 
 export type ErrorBody = z.infer<ReturnType<typeof errorSchema>>;
 export type ErrorDetail = NonNullable<ErrorBody["details"]>[number];
 
 /**
- * An error answer: the Error object's fields and the headers it carries. One shape for
+ * An error response: the Error object's fields and the headers it carries. One shape for
  * every worker of this repository; each has its own table of codes (ApiError is the API's).
  */
 export class ServiceError<Code extends string = string> extends Error {
@@ -193,8 +193,8 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /**
- * Whether something thrown while answering is a fault (of the service or its database),
- * logged as an error, rather than an answer the service meant to give: every ApiError
+ * Whether something thrown while responding is a fault (of the service or its database),
+ * logged as an error, rather than a response the service meant to give: every ApiError
  * (a 4xx, the 501 of an operation whose contract is not published) is one of those.
  */
 export function isFault(err: unknown): boolean {
@@ -203,7 +203,7 @@ export function isFault(err: unknown): boolean {
 
 export function errorResponse(err: ServiceError, extraHeaders?: Headers): Response {
   const headers = new Headers(extraHeaders);
-  // The media type of every JSON answer, successes included (JSON is UTF-8 by definition).
+  // The media type of every JSON response, successes included (JSON is UTF-8 by definition).
   headers.set("Content-Type", "application/json");
   for (const [name, value] of Object.entries(err.headers)) headers.set(name, value);
   return new Response(JSON.stringify(err.body()), { status: err.status, headers });

@@ -10,7 +10,7 @@ export function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
-/** The line of a fault (an answer the service did not mean to give), with its cause. */
+/** The line of a fault (a response the service did not mean to give), with its cause. */
 export function faultLine(requestId: string, err: unknown): LogLine {
   return {
     level: "error",

@@ -1,4 +1,4 @@
-// `/mcp` and its Protected Resource Metadata: answered by the MCP worker (mcp/) through the
+// `/mcp` and its Protected Resource Metadata: served by the MCP worker (mcp/) through the
 // MCP service binding, which is handed the request and a way back into this app for the
 // key check and the tool calls, so /v1's own chain serves them (docs/agents.md).
 import { RpcTarget } from "cloudflare:workers";
@@ -61,7 +61,7 @@ export function mountMcp(app: Hono<AppEnv>, keyed: MiddlewareHandler<AppEnv>[]):
     if (!origins.includes(new URL(c.req.url).origin)) {
       throw new ApiError(
         "misdirected_request",
-        `This server answers ${MCP_PATH} at ${origins.join(", ")} alone, not at the host this request names.`,
+        `This server responds with ${MCP_PATH} at ${origins.join(", ")} alone, not at the host this request names.`,
       );
     }
     return (c.env.MCP as unknown as McpService).serve(c.req.raw, new Access(app, c, keyed), {

@@ -28,7 +28,7 @@ export interface Deps {
 
 /**
  * The operation's own first middleware: it names the operation for what follows (usage counts)
- * and, for a deprecated one, adds its headers to every answer past the key check.
+ * and, for a deprecated one, adds its headers to every response past the key check.
  */
 function operation(op: Operation) {
   const headers = op.deprecation && Object.entries(deprecationHeaders(op.deprecation));

@@ -49,7 +49,7 @@ describe("accounts list", () => {
     );
   });
 
-  it("disable keeps the first instant; enable clears it; an unknown id answers no row", async () => {
+  it("disable keeps the first instant; enable clears it; an unknown id returns no row", async () => {
     const { accountId } = await createAccount();
     const [first] = (await run(disableAccountStatements(accountId, 1_900_000_000)[0])).results;
     const [again] = (await run(disableAccountStatements(accountId, 1_900_000_500)[0])).results;

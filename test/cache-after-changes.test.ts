@@ -1,7 +1,7 @@
 // What the cache serves after a change (docs/design.md, "The cache and changing pets"):
 // locations that keep their own caches over one D1; a change at one, reads at another.
 // No location serves a response the change made wrong once CACHE_MAX_AGE_MS have passed
-// since it was read; the changer's bookmark is never answered from older. The rule is code:
+// since it was read; the changer's bookmark is never served from older. The rule is code:
 // every operation of the table that changes pets says so, and its response's bookmark
 // reaches past every cached response, in whatever location (checked for the whole table).
 import { env } from "cloudflare:workers";
@@ -184,7 +184,7 @@ async function cacheRuleProblems(operations: readonly Operation[]): Promise<stri
     }
     if (op.pets !== "change") continue;
     const bookmark = response.headers.get("x-d1-bookmark");
-    if (!bookmark) problems.push(`${op.operationId} answered no bookmark`);
+    if (!bookmark) problems.push(`${op.operationId} responded no bookmark`);
     for (const path of reads) {
       const read = await b.read(path, { headers: bookmark ? { "x-d1-bookmark": bookmark } : {} });
       const right = await truth(path);

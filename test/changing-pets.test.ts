@@ -96,7 +96,7 @@ describe("updatePet: a JSON Merge Patch", () => {
     });
   });
 
-  it("{} changes nothing and answers the pet and its unchanged tag", async () => {
+  it("{} changes nothing and returns the pet and its unchanged tag", async () => {
     const pet = await newPet();
     const { etag } = await read(pet.id);
     expect(await expectChanged(await patch(pet.id, {}), pet)).toBe(etag);
@@ -133,7 +133,7 @@ describe("updatePet: a JSON Merge Patch", () => {
     await expectError(refused, 415, "unsupported_media_type", /merge-patch\+json/);
   });
 
-  it("answers 404 for a pet that does not exist, with or without If-Match", async () => {
+  it("responds with 404 for a pet that does not exist, with or without If-Match", async () => {
     const conditions: Array<Record<string, string>> = [
       {},
       { "If-Match": '"x"' },

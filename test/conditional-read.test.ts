@@ -57,7 +57,7 @@ function cursorBefore(pet: Pet, status?: string): Promise<string> {
   return encodeCursor(pet.id - 1, status as never, LOCAL_CURSOR_SECRET);
 }
 
-/** Everything about an answer that must not differ between D1 and the cache. */
+/** Everything about a response that must not differ between D1 and the cache. */
 async function snapshot(response: Response) {
   const headers = [...response.headers].filter(
     ([name]) => name !== "x-request-id" && name !== "x-d1-bookmark",
@@ -145,7 +145,7 @@ describe("ETag and Cache-Control on every 200 of listPets and getPet", () => {
   });
 });
 
-describe("If-None-Match (weak comparison, lists, *) answers 304", () => {
+describe("If-None-Match (weak comparison, lists, *) responds with 304", () => {
   let petPath: string;
   let tag: string;
   let pagePath: string;
@@ -385,7 +385,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
     expect(h.calls.filter((c) => c.op === "put")).toHaveLength(1);
 
     // A refused request gets its Error and nothing of the cached response, also where its key
-    // had to be looked up and the answer was looked up beside it (edge-trips.test.ts).
+    // had to be looked up and the response was looked up beside it (edge-trips.test.ts).
     const matches = h.calls.filter((c) => c.op === "match").length;
     await expectError(await h.fetch(path, { key: null }), 401, "unauthorized");
     expect(h.calls.filter((c) => c.op === "match")).toHaveLength(matches);
@@ -433,7 +433,7 @@ describe("the cache serves what it holds, from no D1 row", () => {
   });
 });
 
-describe("how long a cached response answers", () => {
+describe("how long a cached response responds", () => {
   it(`for less than ${CACHE_MAX_AGE_MS} ms from its D1 read, in this location, then D1 again`, async () => {
     const [pet] = await petsOf("sold", 1);
     const path = `/v1/pets/${pet?.id}`;
@@ -492,7 +492,7 @@ describe("a failing or hanging Cache API never fails a request", () => {
   });
 
   it.each(["throw", "reject", "hang", "bad body"] as const)(
-    "a cache that %s: D1 answers, the same bytes as ever",
+    "a cache that %s: D1 responds, the same bytes as ever",
     async (how) => {
       const [pet] = await petsOf("sold", 1);
       const healthy = edge();

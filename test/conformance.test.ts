@@ -1,5 +1,5 @@
 // The response-conformance check (test/support/conformance.ts) itself: it must refuse
-// answers the OpenAPI document does not describe, or it proves nothing in call().
+// responses the OpenAPI document does not describe, or it proves nothing in call().
 import { describe, expect, it } from "vitest";
 import { deprecationHeaders } from "../src/http/deprecation.ts";
 import { getPet } from "../src/operations/index.ts";
@@ -23,14 +23,14 @@ function req(method: string, path: string): Request {
   return new Request(`${BASE}${path}`, { method });
 }
 
-describe("assertConforms accepts documented answers", () => {
+describe("assertConforms accepts documented responses", () => {
   it("a created Pet with Location (left readable for the caller); a 405 with Allow on a documented path and another method", async () => {
     const created = json(PET, 201, CREATED);
     await assertConforms(req("POST", "/v1/pets"), created);
     expect(await created.json()).toEqual(PET);
     const body = { code: "method_not_allowed", message: "no", status: 405 };
     await assertConforms(req(NOT_ON_PETS, "/v1/pets"), json(body, 405, { Allow: "GET" }));
-    // getPet's path: the 405 is the path's answer, without getPet's deprecation headers.
+    // getPet's path: the 405 is the path's response, without getPet's deprecation headers.
     await assertConforms(req(NOT_ON_PET, "/v1/pets/1"), json(body, 405, { Allow: "GET" }));
   });
 
@@ -53,7 +53,7 @@ describe("assertConforms refuses", () => {
       /body: .*status/,
     ],
     [
-      "a removal answered 200 with the pet",
+      "a removal responded with 200 with the pet",
       req("DELETE", "/v1/pets/1"),
       json(PET, 200),
       /status 200 is not documented for deletePet/,
@@ -83,7 +83,7 @@ describe("assertConforms refuses", () => {
       /status 202 is not documented for listPets/,
     ],
     [
-      "a getPet answer without its deprecation headers",
+      "a getPet response without its deprecation headers",
       req("GET", "/v1/pets/1"),
       json(PET, 200),
       /required header Deprecation is missing/,
@@ -134,7 +134,7 @@ describe("assertConforms refuses", () => {
       /required header WWW-Authenticate is missing/,
     ],
     [
-      "an answer without X-Request-Id",
+      "a response without X-Request-Id",
       req("GET", "/v1/pets"),
       new Response("[]", { status: 200, headers: { "Content-Type": "application/json" } }),
       /X-Request-Id is missing/,

@@ -171,7 +171,7 @@ describe("413: a body over 16,384 bytes, refused first", () => {
     expect(pulled).toBeLessThan(40);
   });
 
-  it("reads a body a little over the cap to its end before the 413, so the sender reads the answer", async () => {
+  it("reads a body a little over the cap to its end before the 413, so the sender reads the response", async () => {
     const seen = { reads: 0, cancelled: false };
     const body = chunked(oversized, 1000, seen);
     const response = await checker.app.fetch("/v1/pets", postOptions(key, body)());

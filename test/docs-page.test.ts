@@ -114,14 +114,14 @@ describe("the docs page's files, served from the ASSETS binding", () => {
     "/v1/docs/assets/scalar-api-reference-0.0.0.js",
     "/v1/docs/assets/",
     "/v1/docs/assets/sub/docs-init.js",
-  ])("answers an unknown file %s with the 404 Error, without a key", async (path) => {
+  ])("responds to an unknown file %s with the 404 Error, without a key", async (path) => {
     await expectError(await call(path), 404, "not_found", /No such path/);
   });
 
   it.each([
     ["DELETE", "/v1/docs"],
     ["PUT", INIT],
-  ])("answers %s %s without a key with 405 and Allow, not 401", async (method, path) => {
+  ])("responses %s %s without a key with 405 and Allow, not 401", async (method, path) => {
     const response = await call(path, { method, body: "x" });
     await expectError(response, 405, "method_not_allowed", method);
     expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");

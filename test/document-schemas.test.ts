@@ -149,7 +149,7 @@ describe("If-None-Match (listPets, getPet)", () => {
   const listOf = (length: number, etag: string) =>
     `"${"a".repeat(length - etag.length - 4)}", ${etag}`;
 
-  it("the server answers what fits the schema's maxLength and refuses longer, naming the header", async () => {
+  it("the server returns what fits the schema's maxLength and refuses longer, naming the header", async () => {
     const pet = await createPetVia(key, { name: "Tagged", categoryId: 1 });
     for (const path of ["/pets", "/pets/{petId}"]) {
       const schema = schemaOf(path, "get", "If-None-Match");

@@ -1,5 +1,5 @@
 // Issue 15, "Trips at the floor", and issue 20, "Every read at one trip": the trips each
-// answer waits for, to the D1 primary, a replica and the location's Cache API, counted by
+// response waits for, to the D1 primary, a replica and the location's Cache API, counted by
 // test/support/instrumentation.ts around the real app, D1 and Cache API, and how many of
 // them ran one after another; waitUntil work (last-use writes, cache puts) does not
 // count. Every request class of the issues' tables; a change that adds a trip fails here.
@@ -32,10 +32,10 @@ beforeAll(async () => {
   }
 });
 
-/** Trips of an answer, by place. */
+/** Trips of a response, by place. */
 const trips = (primary: number, replica: number, cache: number) => ({ primary, replica, cache });
 
-/** What an answer waited for: its trips by place, and how many ran one after another. */
+/** What a response waited for: its trips by place, and how many ran one after another. */
 const waited = (primary: number, replica: number, cache: number, inSequence: number) => ({
   counts: trips(primary, replica, cache),
   inSequence,
@@ -130,9 +130,9 @@ describe("createPet", () => {
     expect(replay.counts).toEqual(ONE_PRIMARY);
   });
 
-  it("counts what the answer waited for, not the work after it (a control)", async () => {
-    // A fresh isolate's first request also writes the key's last use, after the answer:
-    // the write is recorded, but it had not finished when the answer was handed back.
+  it("counts what the response waited for, not the work after it (a control)", async () => {
+    // A fresh isolate's first request also writes the key's last use, after the response:
+    // the write is recorded, but it had not finished when the response was handed back.
     const app = instrumentedApp();
     const pet = await createPetVia(key, { name: "trip-control", categoryId: 2 });
     const { response, counts } = await app.exchange(`/v1/pets/${pet.id}`, { key });
@@ -185,8 +185,8 @@ describe("changes", () => {
 });
 
 describe("reads", () => {
-  it("a cached getPet or page, on an isolate that never saw the key: the key's record and the answer side by side, one Cache API trip in time, as on a warm isolate", async () => {
-    // The location has answered both before (edge cache) and verified the key (key cache).
+  it("a cached getPet or page, on an isolate that never saw the key: the key's record and the response side by side, one Cache API trip in time, as on a warm isolate", async () => {
+    // The location has responded both before (edge cache) and verified the key (key cache).
     const first = instrumentedApp();
     for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
       expect((await first.exchange(path, { key })).response.status).toBe(200);
@@ -194,7 +194,7 @@ describe("reads", () => {
     for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
       const fresh = await instrumentedApp().exchange(path, { key });
       expect(fresh.response.status).toBe(200);
-      // The key's record and the answer, both from the location's Cache API, side by side.
+      // The key's record and the response, both from the location's Cache API, side by side.
       expect(waitedFor(fresh)).toEqual(waited(0, 0, 2, 1));
       const warm = await first.exchange(path, { key });
       expect(await warm.response.text()).toBe(await fresh.response.text());
@@ -202,11 +202,11 @@ describe("reads", () => {
     }
   });
 
-  it("a key the location has not verified: its replica lookup and the answer's side by side; a page not cached costs one replica read more", async () => {
+  it("a key the location has not verified: its replica lookup and the response's side by side; a page not cached costs one replica read more", async () => {
     const { key: fresh } = await createKey("edge-trips-fresh");
     const cached = await instrumentedApp().exchange(PAGE, { key: fresh });
     expect(cached.response.status).toBe(200);
-    // The key's record: a miss in the location's cache, then a replica; the answer beside.
+    // The key's record: a miss in the location's cache, then a replica; the response beside.
     expect(waitedFor(cached)).toEqual(waited(0, 1, 2, 2));
     expect(cached.trips.find((t) => t.place === "replica")?.what).toMatch(/FROM api_keys/);
 
@@ -312,7 +312,7 @@ describe("a cached response looked up beside the key's lookup is released only a
         return revoked;
       },
     ],
-  ])("%s whose lookup ends after the answer's: 401", async (_what, token) => {
+  ])("%s whose lookup ends after the response's: 401", async (_what, token) => {
     for (const path of [PAGE, `/v1/pets/${pet.id}`]) {
       const { response, trips: list, ahead } = await readBeside(path, await token());
       await expectRefused(response, 401, "unauthorized");
@@ -336,7 +336,7 @@ describe("a cached response looked up beside the key's lookup is released only a
     ["a query parameter", "/v1/pets?status=sold&limit=0", {}],
     ["x-d1-bookmark", PAGE, { "x-d1-bookmark": "not a bookmark" }],
     ["If-None-Match", PAGE, { "If-None-Match": `"${"a".repeat(1100)}"` }],
-  ])("invalid input (%s): 400, and no answer was looked up", async (_what, path, headers) => {
+  ])("invalid input (%s): 400, and no response was looked up", async (_what, path, headers) => {
     const { key: fresh } = await createKey("edge-trips-invalid-input");
     const { response, trips: list, ahead } = await readBeside(path, fresh, headers);
     await expectRefused(response, 400, "invalid_parameter");
@@ -345,7 +345,7 @@ describe("a cached response looked up beside the key's lookup is released only a
     expect(list.some((t) => /FROM api_keys/.test(t.what))).toBe(true);
   });
 
-  it("getPet past its sunset: 410, and no answer was looked up", async () => {
+  it("getPet past its sunset: 410, and no response was looked up", async () => {
     const app = instrumentedApp({ clock: () => GET_PET_SUNSET_AT * 1000 });
     const { response, trips: list } = await app.exchange(`/v1/pets/${pet.id}`, { key });
     await expectRefused(response, 410, "gone");
@@ -361,7 +361,7 @@ describe("hostile tokens", () => {
     ["a key tagged by another environment", () => issueApiKey(`not ${LOCAL_KEY_TAG_SECRET}`)],
     ["the untagged format of earlier builds", () => `psk_${"x".repeat(43)}`],
     ["a real key cut to 47 characters", async () => (await createKey("cut")).key.slice(0, 47)],
-  ])("%s: refused with no trip of any kind, not even after the answer", async (_what, token) => {
+  ])("%s: refused with no trip of any kind, not even after the response", async (_what, token) => {
     const app = instrumentedApp();
     const { response } = await app.exchange(PAGE, { key: await token() });
     await expectError(response, 401, "unauthorized", /invalid or revoked/);
@@ -383,7 +383,7 @@ describe("hostile tokens", () => {
     expect(first?.counts).toEqual(trips(1, 1, 3));
 
     // 30 more requests spread over the 10 s, on every isolate of the location: not one
-    // D1 statement, before or after their answers.
+    // D1 statement, before or after their responses.
     let statements = 0;
     for (let i = 0; i < 30; i++) {
       vi.advanceTimersByTime((AUTH_UNKNOWN_TTL_MS - 1) / 30);

@@ -87,7 +87,7 @@ function failingBatchDb(): D1Database {
 }
 
 /**
- * Asserts the answer to a failing database (503 with Retry-After if transient, else 500
+ * Asserts the response to a failing database (503 with Retry-After if transient, else 500
  * without it; no internals) and its error log line (cause, request id, no API key).
  */
 async function expectServerFailure(
@@ -145,7 +145,7 @@ describe("a DB binding that throws", () => {
     ["throws synchronously", throwingDb],
     ["rejects every query", rejectingDb],
   ])(
-    "answers each operation past authentication when the binding %s; invalid input is still a 400",
+    "responds to each operation past authentication when the binding %s; invalid input is still a 400",
     async (_what, makeDb) => {
       const app = instrumentedApp({ db: makeDb(TRANSIENT), verifier: fixedVerifier(key, keyId) });
       for (const [path, method, json, headers] of [
@@ -165,7 +165,7 @@ describe("a DB binding that throws", () => {
   );
 });
 
-describe("the class of a D1 failure decides the answer", () => {
+describe("the class of a D1 failure decides the response", () => {
   // With the real key check: an outage must not look like a bad key (401).
   const requests = [
     ["/v1/pets", "GET", undefined],
@@ -228,7 +228,7 @@ describe("a missing table", () => {
     }
   }
 
-  it("answers 500 for every pet operation when the pets table is missing, naming its migration in the log", async () => {
+  it("responds with 500 for every pet operation when the pets table is missing, naming its migration in the log", async () => {
     const app = instrumentedApp({ db: env.DB });
     const name = uniqueName("missing-table");
     const idempotencyKey = uniqueName("idem");
@@ -248,7 +248,7 @@ describe("a missing table", () => {
           });
           expect(line.hint).toContain("wrangler d1 migrations apply DB");
         }
-        // The deployed worker answers the same way.
+        // The deployed worker responds the same way.
         const viaWorker = await call("/v1/pets", { key });
         await expectError(viaWorker, 500, "internal_error");
       }),
@@ -260,7 +260,7 @@ describe("a missing table", () => {
     await expectRetryCreates(name, idempotencyKey, 1);
   });
 
-  it("answers 500, not 201, when the idempotency table is missing, and creates no pet", async () => {
+  it("responds with 500, not 201, when the idempotency table is missing, and creates no pet", async () => {
     const app = instrumentedApp({ db: env.DB });
     const name = uniqueName("no-idem-table");
     await withMigrationUnrecorded("0005_idempotency_records.sql", () =>
@@ -278,7 +278,7 @@ describe("a missing table", () => {
     expect(await petsNamed(name)).toBe(0);
   });
 
-  it("answers 500, not 401, without api_keys or without any table, naming the migrations missing", async () => {
+  it("responds with 500, not 401, without api_keys or without any table, naming the migrations missing", async () => {
     const { key: freshKey } = await createKey("faults-fresh");
     const app = instrumentedApp({ db: env.DB });
     for (const [tables, missing] of [

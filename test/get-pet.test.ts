@@ -70,20 +70,20 @@ describe("before the sunset", () => {
 });
 
 describe("the sunset switch (injected clock)", () => {
-  /** `path` answered by an app whose clock reads `ms`, with the key unless `key` is null. */
+  /** `path` served by an app whose clock reads `ms`, with the key unless `key` is null. */
   async function at(ms: number, path: string, withKey: string | null = key): Promise<Response> {
     const app = createCheckedApp({ clock: () => ms, log: () => {} });
     return app.fetch(makeRequest(path, { key: withKey }), env);
   }
 
-  it("still answers 200 one millisecond before Thu, 05 Dec 2030 00:00:00 GMT", async () => {
+  it("still responds with 200 one millisecond before Thu, 05 Dec 2030 00:00:00 GMT", async () => {
     const response = await at(GET_PET_SUNSET_AT * 1000 - 1, `/v1/pets/${pet.id}`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(pet);
     expectDeprecationHeaders(response);
   });
 
-  it("answers 410 gone from the sunset instant on, naming the replacement, not cacheable", async () => {
+  it("responds with 410 gone from the sunset instant on, naming the replacement, not cacheable", async () => {
     for (const ms of [GET_PET_SUNSET_AT * 1000, Date.UTC(2031, 0, 1)]) {
       const response = await at(ms, `/v1/pets/${pet.id}`);
       await expectError(response, 410, "gone", /GET \/v1\/pets with the status filter/);

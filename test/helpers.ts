@@ -85,7 +85,7 @@ export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000))
   return results.length === 1;
 }
 
-/** Rotates key `oldId` as `npm run keys -- rotate` does; answers the new key and both statements' rows. */
+/** Rotates key `oldId` as `npm run keys -- rotate` does; responses the new key and both statements' rows. */
 export async function rotateKey(
   oldId: number,
   options: { now?: number; graceSeconds: number; expiresAt?: number },
@@ -147,7 +147,7 @@ export interface CallOptions {
 }
 
 /**
- * The deployed worker's own fetch. Every answer is checked against the OpenAPI document
+ * The deployed worker's own fetch. Every response is checked against the OpenAPI document
  * (test/support/conformance.ts): a status, header or body it does not describe fails.
  */
 export const workerFetch: typeof fetch = async (input, init) => {
@@ -190,7 +190,7 @@ export function makeRequest(path: string, options: CallOptions = {}): Request {
   return new Request(`${BASE}${path}`, { method: options.method ?? "GET", headers, body });
 }
 
-/** Asserts an Error answer: status, all three fields, JSON media type, request id. */
+/** Asserts an Error response: status, all three fields, JSON media type, request id. */
 export async function expectError(
   response: Response,
   status: number,
@@ -259,7 +259,7 @@ export function methodNotOn(path: string): string {
 }
 
 /**
- * A request `op` answers with its success (501 for one that cannot succeed yet): its path
+ * A request `op` responds with its success (501 for one that cannot succeed yet): its path
  * with every parameter a pet of its own (made for this request, which may change or remove
  * it), and a body from the examples its document schema gives.
  */

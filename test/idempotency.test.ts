@@ -84,7 +84,7 @@ function appWithBatch(
   around: (batch: () => Promise<D1Result[]>) => Promise<D1Result[]>,
 ): (idempotencyKey: string, body: unknown) => Promise<Response> {
   // Only a session's batches: the creates run in one; the key's use, written after the
-  // answer, goes to the binding itself.
+  // response, goes to the binding itself.
   const wrap = (db: D1Database | D1DatabaseSession): unknown =>
     new Proxy(db, {
       get(target, property) {
@@ -171,7 +171,7 @@ describe("a repeated request", () => {
     expect(await petsNamed(name)).toHaveLength(1);
   });
 
-  it("answers a replay with the CORS headers, so browsers can read Idempotent-Replayed", async () => {
+  it("responds to a replay with the CORS headers, so browsers can read Idempotent-Replayed", async () => {
     const { idem, body } = fresh("Cors");
     const original = await create(idem, body);
     const replay = await post(idem, body, { headers: { Origin: "https://app.example" } });
@@ -497,7 +497,7 @@ describe("concurrent retries with one key", () => {
   });
 
   it("a first request whose transaction reaches D1 last replays what a retry created meanwhile", async () => {
-    // The first request's batch is held until every retry has answered (a slow network
+    // The first request's batch is held until every retry has responded (a slow network
     // to the primary): the retries do not wait for it, one of them creates the pet, and
     // the held one, once it runs, finds the key taken and replays that pet.
     const { idem, name, body } = fresh("Held", { categoryId: 3 });

@@ -18,7 +18,7 @@ import {
   walkPages,
 } from "./support/requests.ts";
 
-/** The API keys, without their last use (written after answers, off the request path). */
+/** The API keys, without their last use (written after responses, off the request path). */
 async function apiKeyRows() {
   const { results } = await env.DB.prepare(
     "SELECT id, key_hash, prefix, label, created_at, revoked_at FROM api_keys ORDER BY id",

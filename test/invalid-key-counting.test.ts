@@ -11,7 +11,7 @@ import { createCheckedApp, createKey, expectError, makeRequest, unknownKey } fro
 
 const ADDRESS = "203.0.113.7";
 
-/** A limiter binding answering `success` (or throwing), and every key it was asked about. */
+/** A limiter binding returning `success` (or throwing), and every key it was asked about. */
 function limiter(response: () => boolean) {
   const asked: string[] = [];
   const binding: RateLimit = {
@@ -37,7 +37,7 @@ const sharedKeyCache: EdgeCache = {
 
 /**
  * An isolate of the app: its own memory, the location's key cache shared with the others
- * unless it is given another. A request's answer comes once the key cache holds what it
+ * unless it is given another. A request's response comes once the key cache holds what it
  * learnt, as a later request from another isolate would find it.
  */
 function isolate(keyCache: EdgeCache = sharedKeyCache) {
@@ -60,7 +60,7 @@ async function expectLimited(response: Response) {
 it("counts every refused token against its address, from the format, D1, isolate memory or the location's cache; a known valid key never", async () => {
   const counting = limiter(() => true);
   const first = isolate();
-  /** The answer's status and how many times the limiter counted the address for it. */
+  /** The response's status and how many times the limiter counted the address for it. */
   const counted = async (app: ReturnType<typeof isolate>, key: string) => {
     counting.asked.length = 0;
     const response = await app.get(key, counting.env);
@@ -135,7 +135,7 @@ it("a limiter that fails lets valid keys through and refuses invalid ones with 4
   ]);
 });
 
-it("a location key cache that never answers is given up within 50 ms: a new key and an unknown one are answered at once", async () => {
+it("a location key cache that never responds is given up within 50 ms: a new key and an unknown one get a response at once", async () => {
   const never = new Promise<never>(() => {});
   const app = isolate({ match: () => never, put: () => never });
   const { key } = await createKey("hanging-cache");
@@ -148,7 +148,7 @@ it("a location key cache that never answers is given up within 50 ms: a new key 
     const took = Date.now() - started;
     expect(response.status).toBe(status);
     await response.body?.cancel();
-    // The match and (for the unknown key) the put before the answer: 50 ms each at most.
+    // The match and (for the unknown key) the put before the response: 50 ms each at most.
     expect(took).toBeGreaterThanOrEqual(50);
     expect(took).toBeLessThan(1_000);
   }

@@ -38,7 +38,7 @@ async function expectLimited(app: InstrumentedApp, ip: string, key: string) {
   await expectError(response, 429, "rate_limited", /invalid API keys/);
   expect(response.headers.get("Retry-After")).toBe(String(RATE_LIMIT_RETRY_AFTER_SECONDS));
   expect(response.headers.get("WWW-Authenticate")).toBeNull();
-  // Before any lookup: no D1 statement, not even after the answer.
+  // Before any lookup: no D1 statement, not even after the response.
   expect(trips.filter((t) => t.place !== "cache")).toEqual([]);
   expect(app.recorder.trips.filter((t) => t.place !== "cache")).toEqual([]);
 }
@@ -134,12 +134,12 @@ it("counts refused tokens and D1 lookups, not a key the location has verified, w
   }
 });
 
-it("getPet's 429 for such an address comes before the key check, so without the deprecation headers of every answer after it", async () => {
+it("getPet's 429 for such an address comes before the key check, so without the deprecation headers of every response after it", async () => {
   const app = instrumentedApp();
   const ip = newAddress();
   await freshWindow();
   await exhaust(app, ip);
-  // app.exchange checks the answer against the document, which promises them no more here.
+  // app.exchange checks the response against the document, which promises them no more here.
   const { response } = await app.exchange("/v1/pets/1", from(ip, "not-a-key"));
   await expectError(response, 429, "rate_limited", /invalid API keys/);
   expect(response.headers.get("Retry-After")).toBe(String(RATE_LIMIT_RETRY_AFTER_SECONDS));

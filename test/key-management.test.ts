@@ -34,7 +34,7 @@ async function listAt(seconds: number, key: string): Promise<Response> {
   return app.fetch(makeRequest("/v1/pets?limit=1", { key }));
 }
 
-it("keys create stores the hash, not the key, and answers the row as list --json shows it", async () => {
+it("keys create stores the hash, not the key, and returns the row as list --json shows it", async () => {
   const key = await unknownKey();
   const label = "O'Brien'); DROP TABLE api_keys; --"; // kept literally
   const row = await env.DB.prepare(

@@ -1,6 +1,6 @@
-// What each key did, written after its answers (src/auth/key-use.ts; docs/platform.md,
-// "Usage"): its answers per UTC hour, operation, status and Error code, and its last use,
-// written by a timer with no further traffic, every answer within one interval of itself,
+// What each key did, written after its responses (src/auth/key-use.ts; docs/platform.md,
+// "Usage"): its responses per UTC hour, operation, status and Error code, and its last use,
+// written by a timer with no further traffic, every response within one interval of itself,
 // at most one write per key per interval per isolate, nothing dropped for other keys, and
 // never failing or delaying a request. The cron deletes counts older than 400 days.
 import {
@@ -115,7 +115,7 @@ function isolate(options: { db?: D1Database } = {}) {
     keyUse,
     env: appEnv,
     ctx,
-    /** The answer; its work after the answer runs until it waits for a timer. */
+    /** The response; its work after the response runs until it waits for a timer. */
     async send(path: string, call: CallOptions, bindings: Partial<Env> = {}) {
       const response = await app.fetch(makeRequest(path, call), { ...appEnv, ...bindings }, ctx);
       await settle();
@@ -148,7 +148,7 @@ function isolate(options: { db?: D1Database } = {}) {
 /** A rate limiter that refuses everything: the 429 of a key over its limit. */
 const refusing = { limit: async () => ({ success: false }) } as RateLimit;
 
-describe("answers per key, per UTC hour, operation, status and Error code", () => {
+describe("responses per key, per UTC hour, operation, status and Error code", () => {
   it("counts changes and removals under their operations, by status and code", async () => {
     const { key, id } = await createKey("usage-changes");
     const h = isolate();
@@ -172,7 +172,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
     ]);
   });
 
-  it("the first answer is written at once after it; the next ones by a timer one interval after that write, with no further traffic", async () => {
+  it("the first response is written at once after it; the next ones by a timer one interval after that write, with no further traffic", async () => {
     const { key, id } = await createKey("usage-burst", { scopes: ["pets:read"] });
     const h = isolate();
     const list = await h.send("/v1/pets?limit=1", { key });
@@ -200,7 +200,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
     await h.advance(INTERVAL - 2_001);
     expect(total(await usage(id))).toBe(1);
 
-    // The interval ends in the next hour: the answers keep the hour they came in.
+    // The interval ends in the next hour: the responses keep the hour they came in.
     await h.advance(1);
     expect(await usage(id)).toEqual([
       row("", 404, "not_found"),
@@ -213,7 +213,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
       row("listPets", 429, "rate_limited"),
       row("listPets", 500, "internal_error"),
     ]);
-    // Last use is the latest answer's second, written with its counts.
+    // Last use is the latest response's second, written with its counts.
     expect(await lastUsedAt(id)).toBe((NOW + 2_000) / 1000);
     expect(h.batches.map((b) => b.at)).toEqual([NOW, NOW + INTERVAL]);
     expect(h.pending()).toEqual([]);
@@ -226,10 +226,10 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
     ]);
   });
 
-  it("at most one write per key per interval per isolate, and every answer within one interval of itself", async () => {
+  it("at most one write per key per interval per isolate, and every response within one interval of itself", async () => {
     const { key, id } = await createKey("usage-steady");
     const h = isolate();
-    // 120 answers, one every 250 ms: 30 s of steady traffic, then silence.
+    // 120 responses, one every 250 ms: 30 s of steady traffic, then silence.
     const sent: number[] = [];
     for (let i = 0; i < 120; i++) {
       sent.push(h.clock.now);
@@ -243,14 +243,14 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
       expect((writes[i] ?? 0) - (writes[i - 1] ?? 0)).toBeGreaterThanOrEqual(INTERVAL);
     }
     expect(writes).toHaveLength(4); // at 0 s, 10 s, 20 s and 30 s
-    // Each answer was in the first write at or after it, at most one interval later.
+    // Each response was in the first write at or after it, at most one interval later.
     for (const at of sent) {
       const write = writes.find((w) => w >= at) ?? Number.POSITIVE_INFINITY;
       expect(write - at).toBeLessThanOrEqual(INTERVAL);
     }
   }, 30_000);
 
-  it("answers of 1,000 other keys in the isolate drop nothing a key holds", async () => {
+  it("responses of 1,000 other keys in the isolate drop nothing a key holds", async () => {
     const { key, id } = await createKey("usage-crowded");
     const h = isolate();
     await h.send("/v1/pets?limit=1", { key });
@@ -276,7 +276,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
     expect(n).toBe(1_000);
   }, 30_000);
 
-  it("a timer lost with its request is replaced by the next answer's", async () => {
+  it("a timer lost with its request is replaced by the next response's", async () => {
     const { key, id } = await createKey("usage-lost-timer");
     const h = isolate();
     await h.send("/v1/pets?limit=1", { key });
@@ -291,7 +291,7 @@ describe("answers per key, per UTC hour, operation, status and Error code", () =
     expect(total(await usage(id))).toBe(3);
   });
 
-  it("refused requests are not any key's answers", async () => {
+  it("refused requests are not any key's responses", async () => {
     const { key, id } = await createKey("usage-refused", { expiresAt: NOW / 1000 - 1 });
     const h = isolate();
     expect((await h.send("/v1/pets", { key })).status).toBe(401);
@@ -342,7 +342,7 @@ describe("a write that fails", () => {
   }
 
   it.each(["throws", "rejects"] as const)(
-    "that %s neither fails the answer nor logs the key; what it carried is written one interval later, with no further traffic",
+    "that %s neither fails the response nor logs the key; what it carried is written one interval later, with no further traffic",
     async (fault) => {
       const { key, id } = await createKey(`usage-${fault}`);
       const h = isolate({ db: faulty(fault) });
@@ -361,7 +361,7 @@ describe("a write that fails", () => {
     },
   );
 
-  it("twice waits for the key's next answer, which writes both", async () => {
+  it("twice waits for the key's next response, which writes both", async () => {
     const { key, id } = await createKey("usage-fails-twice");
     const h = isolate({ db: faulty("rejects", 2) });
     await h.send("/v1/pets?limit=1", { key });
@@ -373,11 +373,11 @@ describe("a write that fails", () => {
     expect(total(await usage(id))).toBe(2);
   });
 
-  it("that never finishes does not hold the answer back", async () => {
+  it("that never finishes does not hold the response back", async () => {
     const { key } = await createKey("usage-hangs");
     const logs: LogLine[] = [];
     const app = createCheckedApp({ clock: () => NOW, log: (line) => logs.push(line) });
-    // The answer arrives, complete, while the write is still pending (never awaited here).
+    // The response arrives, complete, while the write is still pending (never awaited here).
     const response = await app.fetch(makeRequest("/v1/pets?limit=1", { key }), {
       ...env,
       DB: faulty("hangs"),

@@ -54,7 +54,7 @@ function fakeDb(found: { id: number; key_hash: string } | null) {
   return { env: { ...env, DB: db as unknown as D1Database }, queries };
 }
 
-it("keys revoke answers the id once, then nothing; it takes effect at once where the key is not cached", async () => {
+it("keys revoke returns the id once, then nothing; it takes effect at once where the key is not cached", async () => {
   const a = await createKey("revoke-a");
   const b = await createKey("revoke-b");
   const first = await env.DB.prepare(revokeKeyStatement(a.id, 1_800_000_000)).all();
@@ -118,7 +118,7 @@ it("the verifier looks the key up by its SHA-256 hash and never sends the key to
   expect(JSON.stringify(queries)).not.toContain(key);
 });
 
-it("logs never contain the key or its hash, across 200/400/401/404/429/500/503 answers", async () => {
+it("logs never contain the key or its hash, across 200/400/401/404/429/500/503 responses", async () => {
   const { key } = await createKey("logged");
   const revoked = await createKey("logged-revoked");
   await revokeKey(revoked.id);
@@ -163,7 +163,7 @@ it("logs never contain the key or its hash, across 200/400/401/404/429/500/503 a
     await run("/v1/pets", { key: await unknownKey() }, dbDown),
   ];
   expect(statuses).toEqual([200, 200, 201, 400, 400, 401, 401, 401, 404, 404, 429, 429, 500, 503]);
-  // One request line per answer, plus the error lines of the 500 and the 503.
+  // One request line per response, plus the error lines of the 500 and the 503.
   expect(lines.filter((l) => l.msg === "request")).toHaveLength(statuses.length);
   expect(lines.filter((l) => l.msg === "unhandled error")).toHaveLength(2);
   expect(lines.map((l) => l.status).filter((s) => s !== undefined)).toEqual(statuses);

@@ -63,7 +63,7 @@ describe("the API's addresses", () => {
         // The same words whatever the host: nothing of the request is in them.
         const body = await expectError(response, 421, "misdirected_request");
         expect(body.message).toBe(
-          `This server answers /mcp at ${[BASE, ...LOCAL].join(", ")} alone, not at the host this request names.`,
+          `This server responds /mcp at ${[BASE, ...LOCAL].join(", ")} alone, not at the host this request names.`,
         );
         expect(response.headers.get("WWW-Authenticate")).toBeNull();
         expect(response.headers.get("Location")).toBeNull();

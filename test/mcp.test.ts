@@ -90,7 +90,7 @@ interface RpcResponse {
   error?: { code: number; message: string; data?: Record<string, unknown> };
 }
 
-/** A 200 JSON-RPC answer's body. */
+/** A 200 JSON-RPC response's body. */
 async function rpcResponse(response: Response): Promise<RpcResponse> {
   expect(response.status).toBe(200);
   expect(response.headers.get("Content-Type")).toBe("application/json");
@@ -408,7 +408,7 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     expect(seen["pets:write"]).toContain("deletePet");
   });
 
-  it("answers a call beyond the key's scopes with 403 insufficient_scope naming the scope, and creates nothing", async () => {
+  it("responds to a call beyond the key's scopes with 403 insufficient_scope naming the scope, and creates nothing", async () => {
     const { key: readOnly } = await createKey("mcp-read-only", { scopes: ["pets:read"] });
     const response = await callTool(readOnly, "createPet", { name: "Forbidden", categoryId: 1 });
     expect(response.status).toBe(403);
@@ -498,7 +498,7 @@ describe("browsers", () => {
       }),
     );
 
-  it("answers an allowed page's preflight without a key, granting the transport's headers", async () => {
+  it("responds to an allowed page's preflight without a key, granting the transport's headers", async () => {
     const response = await preflight(PAGE);
     expect(response.status).toBe(204);
     expect(await response.text()).toBe("");
@@ -581,7 +581,7 @@ describe("tool results", () => {
     expect(await petCount("Retried")).toBe(1);
   });
 
-  it("answers a failure as an isError result carrying the Error object", async () => {
+  it("reports a failure as an isError result carrying the Error object", async () => {
     const { result } = await rpcResponse(await callTool(key, "getPet", { petId: 987654321 }));
     expect(result).toEqual({
       isError: true,
@@ -598,7 +598,7 @@ describe("tool results", () => {
     });
   });
 
-  it("answers arguments the API refuses as an isError result the model reads: the Error naming the field; nothing is created", async () => {
+  it("responses arguments the API refuses as an isError result the model reads: the Error naming the field; nothing is created", async () => {
     /** The Error object of a refused call, which must be a tool result, not a protocol error. */
     const refused = async (name: string, args: Record<string, unknown>) => {
       const { result, error } = await rpcResponse(await callTool(key, name, args));
@@ -651,13 +651,13 @@ describe("tool results", () => {
     expect(await petCount("Unchanged")).toBe(1);
   });
 
-  it("answers a tool that does not exist as a protocol error (-32602)", async () => {
+  it("responds to a tool that does not exist as a protocol error (-32602)", async () => {
     const unknown = await rpcResponse(await callTool(key, "listOrders", {}));
     expect(unknown.error).toMatchObject({ code: -32602, message: 'No tool named "listOrders".' });
     expect(unknown.result).toBeUndefined();
   });
 
-  it("changes and removes an animal: updatePet answers the pet, deletePet says it is gone", async () => {
+  it("changes and removes an animal: updatePet returns the pet, deletePet says it is gone", async () => {
     const pet = await structured(
       await callTool(key, "createPet", { name: "Sold soon", categoryId: 2 }),
       "createPet",
@@ -734,7 +734,7 @@ describe("tool results", () => {
     expect(await petCount("Retagged")).toBe(0);
   });
 
-  it("serves getPet with the deprecated operation's answer until its sunset", async () => {
+  it("serves getPet with the deprecated operation's response until its sunset", async () => {
     const pet = await structured(
       await callTool(key, "createPet", { name: "Old", categoryId: 2 }),
       "createPet",
@@ -758,7 +758,7 @@ describe("batches", () => {
       { ...client(key), ...(version ? { "MCP-Protocol-Version": version } : {}) },
     );
 
-  it("answers each message of a 2025-03-26 batch on its own: a write-only key keeps its create's new id beside the list's 403", async () => {
+  it("responds to each message of a 2025-03-26 batch on its own: a write-only key keeps its create's new id beside the list's 403", async () => {
     const { key: writeOnly } = await createKey("mcp-batch", { scopes: ["pets:write"] });
     for (const version of [undefined, "2025-03-26"]) {
       const name = `batched-${version ?? "no-header"}`;
@@ -865,7 +865,7 @@ describe("the transport", () => {
     expect((await post("{not json", await unknownKey())).status).toBe(401);
   });
 
-  it("answers GET and DELETE with 405 once the key is good (there is no stream to open or session to end)", async () => {
+  it("responds to GET and DELETE with 405 once the key is good (there is no stream to open or session to end)", async () => {
     for (const httpMethod of ["GET", "DELETE"]) {
       const response = await mcp("ping", undefined, { key, httpMethod });
       expect(response.status).toBe(405);

@@ -157,7 +157,7 @@ describe("GET /v1/openapi.json", () => {
   it("documents every Error code, every header of the contract and the required fields", async () => {
     const doc = await served();
     const text = JSON.stringify(doc.paths);
-    // 405 is the answer of a path to a method it lacks, never an operation's: with its
+    // 405 is the response of a path to a method it lacks, never an operation's: with its
     // Allow, the description documents it, as it does OPTIONS.
     const { description } = doc.info;
     expect(text).not.toContain('"405"');
@@ -169,7 +169,7 @@ describe("GET /v1/openapi.json", () => {
       (c) => c !== "method_not_allowed" && c !== "misdirected_request",
     );
     for (const code of respondedByPaths) expect(text).toContain(`"${code}"`);
-    // Each on the answers that carry it: a component where every use is described alike.
+    // Each on the responses that carry it: a component where every use is described alike.
     const described = new Set(
       Object.values(doc.paths).flatMap((item) =>
         Object.values(item).flatMap((op) =>
@@ -249,7 +249,7 @@ describe("GET /v1/openapi.json", () => {
     });
   });
 
-  it("documents HEAD wherever GET is answered: the same answers without bodies", async () => {
+  it("documents HEAD wherever GET gets a response: the same responses without bodies", async () => {
     const doc = await served();
     for (const [path, item] of Object.entries(doc.paths)) {
       expect(Object.keys(item).includes("head"), path).toBe(Object.keys(item).includes("get"));

@@ -51,8 +51,8 @@ describe("a handler's response is typed by its operation's success", () => {
     const throwing = defineOperation({ ...base, operationId: "notYet" }, () => {
       throw new Error("not yet");
     });
-    // @ts-expect-error: an operation without a success answers nothing but errors
-    defineOperation({ ...base, operationId: "answers" }, (c) => c.json(PET, 200));
+    // @ts-expect-error: an operation without a success returns nothing but errors
+    defineOperation({ ...base, operationId: "responses" }, (c) => c.json(PET, 200));
     expect("success" in throwing).toBe(false);
   });
 });

@@ -23,7 +23,7 @@ function isolate(maxEntries?: number) {
     advance(ms: number) {
       now += ms;
     },
-    /** GET /v1/pets with `key`: the answer, and the statements it waited for. */
+    /** GET /v1/pets with `key`: the response, and the statements it waited for. */
     async list(key: string) {
       const { response, trips } = await app.exchange("/v1/pets?limit=2", { key });
       const statements = trips.flatMap((t) => t.statements.map((s) => s.sql));

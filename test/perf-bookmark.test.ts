@@ -1,5 +1,5 @@
 // The D1 Sessions API. listPets and getPet accept the
-// `x-d1-bookmark` request header, every answer that reached the database returns
+// `x-d1-bookmark` request header, every response that reached the database returns
 // one, and a malformed bookmark is 400 invalid_parameter before any query. (That
 // browsers may send and read the header is in routing.test.ts, with the other CORS headers.)
 import { beforeAll, describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ beforeAll(async () => {
 /** The bookmark of a response, asserting that it has one and that it is well-formed. */
 function bookmarkOf(response: Response): string {
   const bookmark = response.headers.get(HEADER);
-  expect(bookmark, `${response.status} answer without ${HEADER}`).not.toBeNull();
+  expect(bookmark, `${response.status} response without ${HEADER}`).not.toBeNull();
   expect(bookmark).toMatch(BOOKMARK);
   return bookmark as string;
 }

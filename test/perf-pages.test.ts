@@ -19,7 +19,7 @@ const statusOf = (id: number): PetStatus =>
 
 // ------------------------------------------------------------------- fixture
 let key: string;
-// What a page costs D1: the edge cache would answer repeated pages without a query.
+// What a page costs D1: the edge cache would serve repeated pages without a query.
 const app = createCheckedApp({ log: () => {}, edgeCache: () => NO_EDGE_CACHE });
 /** Real D1, recorded: every statement that ran, with D1's rows read. */
 const recorder = new Recorder();

@@ -1,6 +1,6 @@
 // Property-based tests, inside workerd against the local D1: generated createPet bodies,
 // listPets queries, petId segments, cursors and Authorization headers each get exactly
-// the answer a reference model of the rules predicts. call() checks every answer against
+// the response a reference model of the rules predicts. call() checks every response against
 // the OpenAPI document (status, headers, the Pet and Error shapes), so the model checks
 // the values. The seed is fixed and printed; override it with VITE_FC_SEED=<n>.
 import { env } from "cloudflare:workers";
@@ -135,7 +135,7 @@ type Expected =
   | { kind: "invalid"; fields: string[] }
   | { kind: "invalid_json" };
 
-/** What createPet must answer for this parsed JSON body. */
+/** What createPet must respond for this parsed JSON body. */
 function expectedForBody(body: unknown): Expected {
   if (body === null || typeof body !== "object" || Array.isArray(body))
     return { kind: "not_object" };
@@ -161,7 +161,7 @@ function expectedForText(text: string): Expected {
   return expectedForBody(value);
 }
 
-/** The JSON body of an answer that must have `status` (its shape call() has checked). */
+/** The JSON body of a response that must have `status` (its shape call() has checked). */
 async function bodyOf<T = unknown>(response: Response, status: number): Promise<T> {
   const text = await response.text();
   expect(response.status, text).toBe(status);

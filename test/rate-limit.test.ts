@@ -26,7 +26,7 @@ const ACCOUNT_LIMIT = limits.TEST_ACCOUNT_RATE_LIMIT ?? 0;
 
 let petId: number;
 
-/** The ETag of each answer a key other than the tests' keys read (so it may be cached). */
+/** The ETag of each response a key other than the tests' keys read (so it may be cached). */
 const tags: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -58,7 +58,7 @@ async function exhausted(label: string, scopes?: Scope[]): Promise<{ key: string
   return issued;
 }
 
-/** `n` answers to `key`, each 200. */
+/** `n` responses to `key`, each 200. */
 async function spend(key: string, n: number) {
   for (let i = 0; i < n; i++) {
     const response = await call("/v1/pets?limit=1", { key });
@@ -73,7 +73,7 @@ async function expectRateLimited(response: Response, message: RegExp = /rate/) {
   expect(Number(response.headers.get("Retry-After"))).toBeGreaterThan(0);
 }
 
-it(`a key over its limit gets ${LIMIT} answers, then 429 rate_limited with Retry-After on every operation, after authentication, per key`, async () => {
+it(`a key over its limit gets ${LIMIT} responses, then 429 rate_limited with Retry-After on every operation, after authentication, per key`, async () => {
   const { key } = await exhausted("over");
   await expectRateLimited(await call("/v1/pets", { key }));
   // A limited create creates nothing and does not consume its Idempotency-Key.
@@ -179,7 +179,7 @@ it("the limits are keyed by the API key's id and owner, never by the key or its 
 const KEY_OVER = /This API key exceeded/;
 const OWNER_OVER = /account .* exceeded the request rate its keys share/;
 
-it(`an account's keys share ${ACCOUNT_LIMIT} answers a minute: neither a second key nor a rotation resets it`, async () => {
+it(`an account's keys share ${ACCOUNT_LIMIT} responses a minute: neither a second key nor a rotation resets it`, async () => {
   await freshWindow();
   const [a, b] = [await createKey("account-a"), await createKey("account-b")];
   await createAccount([a.id, b.id]);

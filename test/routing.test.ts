@@ -1,4 +1,4 @@
-// Paths, methods, CORS, request ids and logs: the answers around the operations. Every
+// Paths, methods, CORS, request ids and logs: the responses around the operations. Every
 // documented path with every method (405 with Allow, OPTIONS, HEAD) is walked in walk.test.ts.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -56,7 +56,7 @@ describe("paths and methods", () => {
     expect(body.message).toHaveLength(1024);
   });
 
-  it("answers successes and errors with one media type, application/json", async () => {
+  it("sends successes and errors with one media type, application/json", async () => {
     const { key } = await createKey();
     const responses = [
       await call("/v1/pets?limit=1", { key }),
@@ -91,7 +91,7 @@ describe("OPTIONS and CORS", () => {
     });
   }
 
-  it("answers a preflight without a key: 204, Allow, every request header of the contract", async () => {
+  it("responds to a preflight without a key: 204, Allow, every request header of the contract", async () => {
     const response = await preflight("/v1/pets", "POST", ALLOWED_REQUEST.toLowerCase());
     expect(response.status).toBe(204);
     expect(await response.text()).toBe("");
@@ -180,7 +180,7 @@ describe("request ids and logs", () => {
     expect(a).not.toBe(b);
   });
 
-  it("writes one line per request, at info for every answer the service means to give (a 4xx, the 501)", async () => {
+  it("writes one line per request, at info for every response the service means to give (a 4xx, the 501)", async () => {
     const lines: LogLine[] = [];
     const app = createCheckedApp({ log: (line) => lines.push(line) });
     const { key } = await createKey();

@@ -1,5 +1,5 @@
 // The order under /v1: 401, then 429 (rate-limit.test.ts), then 403, then everything
-// else, for every operation and the answers it must precede; scopes enforced from the
+// else, for every operation and the responses it must precede; scopes enforced from the
 // operation table; keys from before scopes keep every scope. Real keys in the real local
 // D1, through HTTP. Expiry across the cache tiers: edge-trips.test.ts.
 import { env } from "cloudflare:workers";
@@ -24,7 +24,7 @@ import {
 const REALM = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
-/** Sends `op`'s request with `key`; answers the response and the status its scope allows. */
+/** Sends `op`'s request with `key`; responses the response and the status its scope allows. */
 async function send(op: Operation, key: string) {
   const request = await exampleRequest(op);
   return { response: await call(request.path, { ...request, key }), allowed: request.allowed };
@@ -61,7 +61,7 @@ const SCOPE_SETS = Array.from({ length: 2 ** SCOPES.length - 1 }, (_, n) =>
 );
 
 it.each(SCOPE_SETS.map((set) => [set.join(" "), set] as const))(
-  "a key with %s, given in any order and repeated, is stored as that set and answered where the table says",
+  "a key with %s, given in any order and repeated, is stored as that set and responded where the table says",
   async (_, set) => {
     const { key, id } = await createKey("scope-set", { scopes: [...set, ...set].reverse() });
     const stored = await env.DB.prepare("SELECT scopes FROM api_keys WHERE id = ?1")
@@ -86,7 +86,7 @@ it.each(SCOPE_SETS.map((set) => [set.join(" "), set] as const))(
 const JSON_TYPE = { "Content-Type": "application/json" };
 const TEXT = { "Content-Type": "text/plain" };
 
-/** Every operation, and the answers authentication and scopes precede: 400, 404, 405, 415. */
+/** Every operation, and the responses authentication and scopes precede: 400, 404, 405, 415. */
 const UNDER_V1: Array<[string, string, Scope | null, CallOptions?]> = [
   ["GET", "/v1/pets?limit=5", "pets:read"],
   ["POST", "/v1/pets", "pets:write", { json: { name: "Rex", categoryId: 1 } }],
@@ -108,20 +108,20 @@ const UNDER_V1: Array<[string, string, Scope | null, CallOptions?]> = [
 describe.each(UNDER_V1)("%s %s (needs %s) %j", (method, path, scope, extra) => {
   const request: CallOptions = { ...extra, method };
 
-  it("answers 401 without a key, with WWW-Authenticate and no deprecation headers", async () => {
+  it("responds with 401 without a key, with WWW-Authenticate and no deprecation headers", async () => {
     const response = await call(path, request);
     await expectError(response, 401, "unauthorized", /Authorization: Bearer/);
     expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
     expect(response.headers.get("Deprecation")).toBeNull();
   });
 
-  it("answers 401 invalid_token for a key that does not exist", async () => {
+  it("responds with 401 invalid_token for a key that does not exist", async () => {
     const response = await call(path, { ...request, key: await unknownKey() });
     await expectError(response, 401, "unauthorized", /invalid or revoked/);
     expect(response.headers.get("WWW-Authenticate")).toBe(INVALID);
   });
 
-  it("answers 401 invalid_token for an expired key, before its scopes are looked at", async () => {
+  it("responds with 401 invalid_token for an expired key, before its scopes are looked at", async () => {
     const expiresAt = Math.floor(Date.now() / 1000) - 1;
     const { key } = await createKey("expired", { scopes: ["orders:read"], expiresAt });
     const response = await call(path, { ...request, key });
@@ -132,8 +132,8 @@ describe.each(UNDER_V1)("%s %s (needs %s) %j", (method, path, scope, extra) => {
 
   it(
     scope
-      ? `answers 403 naming ${scope} to a key with every other scope`
-      : "answers 404 or 405 whatever the key's scopes",
+      ? `responds with 403 naming ${scope} to a key with every other scope`
+      : "responds with 404 or 405 whatever the key's scopes",
     async () => {
       const { key } = await createKey("lacking", {
         scopes: SCOPES.filter((s) => s !== (scope ?? "pets:read")),

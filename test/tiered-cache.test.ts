@@ -1,5 +1,5 @@
 // The tiered cache (src/cache/tiered.ts) on its own: what the location's cache hands back
-// is used only if it has the value's shape and only for its time from the origin's answer;
+// is used only if it has the value's shape and only for its time from the origin's response;
 // a location cache that fails or hangs costs only what it would have saved; concurrent
 // loads share one call to the origin, and a failed one is not cached. The API key verifier
 // built on it is tested through HTTP in edge-trips.test.ts and perf-auth-cache.test.ts.
@@ -30,7 +30,7 @@ function tiered(location: () => EdgeCache | Promise<EdgeCache>, start = 1_000_00
   return { cache, clock, logs };
 }
 
-it("another isolate of the location reads a cached value for its time from the origin's answer; a miss for its shorter time", async () => {
+it("another isolate of the location reads a cached value for its time from the origin's response; a miss for its shorter time", async () => {
   const location = await caches.open(`tiered-${crypto.randomUUID()}`);
   const first = tiered(() => location);
   expect(await first.cache.load("a", place, async () => ({ n: 1 }))).toEqual({ n: 1 });
@@ -188,7 +188,7 @@ describe("what each tier calls", () => {
     return { location, calls };
   }
 
-  it("a value is used for ttlMs and a miss for missTtlMs from the origin's answer, to the millisecond", async () => {
+  it("a value is used for ttlMs and a miss for missTtlMs from the origin's response, to the millisecond", async () => {
     const { cache, clock } = tiered(none);
     await cache.load("value", place, async () => ({ n: 1 }));
     await cache.load("miss", place, async () => null);
@@ -202,7 +202,7 @@ describe("what each tier calls", () => {
     expect(cache.peek("value")).toBeUndefined();
   });
 
-  it("memory answers without a call; a value read from the location is cached in memory; a plain miss logs nothing", async () => {
+  it("memory responds without a call; a value read from the location is cached in memory; a plain miss logs nothing", async () => {
     const { location, calls } = await recorded();
     const first = tiered(() => location);
     const puts: Promise<unknown>[] = [];
@@ -224,7 +224,7 @@ describe("what each tier calls", () => {
     expect([...first.logs, ...second.logs]).toEqual([]);
   });
 
-  it("a value is put after the answer, a miss before it; nothing is put once its time is over", async () => {
+  it("a value is put after the response, a miss before it; nothing is put once its time is over", async () => {
     const { location, calls } = await recorded();
     const { cache, clock } = tiered(() => location);
     const later: Array<() => Promise<unknown>> = [];
@@ -234,7 +234,7 @@ describe("what each tier calls", () => {
     expect(calls).toEqual(["put max-age=10"]);
     await Promise.all(later.map((work) => work()));
     expect(calls).toEqual(["put max-age=10", "put max-age=30"]);
-    // An origin that answers only when the time its answer is used for is over.
+    // An origin that responds only when the time its response is used for is over.
     const slow = (value: { n: number } | null, ms: number) => async () => {
       clock.now += ms;
       return value;

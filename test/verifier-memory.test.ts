@@ -1,5 +1,5 @@
 // What the verifier (src/auth/verifier.ts) does for a key isolate memory knows: nothing but
-// answer. `lookingUp`, which starts work meant to run beside a lookup, is called only when
+// response. `lookingUp`, which starts work meant to run beside a lookup, is called only when
 // memory does not know the key and its format allows a lookup.
 import { expect, it, vi } from "vitest";
 import { createApiKeyVerifier } from "../src/auth/verifier.ts";

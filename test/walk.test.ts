@@ -1,7 +1,7 @@
 // The document walked: every path of the served OpenAPI document with every method, and
-// every status each operation documents, provoked; each answer goes through call()'s
+// every status each operation documents, provoked; each response goes through call()'s
 // conformance check (test/support/conformance.ts). A documented status no provoker below
-// answers fails the walk unless UNPROVOKABLE names it with a reason: a new path, method or
+// responses fails the walk unless UNPROVOKABLE names it with a reason: a new path, method or
 // status is walked without editing this file.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -78,7 +78,7 @@ async function sendVia(
   );
 }
 
-/** Through the app factory over a D1 that throws `message`, no cache answering for it. */
+/** Through the app factory over a D1 that throws `message`, no cache responding for it. */
 async function withFailingDb(walk: Walk, message: string) {
   if (!scopeOf(walk.op)) return undefined;
   const nothingCached = { keyCache: () => NO_EDGE_CACHE, edgeCache: () => NO_EDGE_CACHE };
@@ -166,7 +166,7 @@ const PROVOKE: Record<string, (walk: Walk) => Promise<Response | undefined>> = {
 };
 
 describe("the served document, walked", () => {
-  it("every documented path answers every method: its operations, OPTIONS with Allow, else 405", async () => {
+  it("every documented path responds to every method: its operations, OPTIONS with Allow, else 405", async () => {
     for (const [template, item] of Object.entries(doc.paths)) {
       const allow = [...Object.keys(item).map((m) => m.toUpperCase()), "OPTIONS"].join(", ");
       for (const method of METHODS) {
@@ -189,7 +189,7 @@ describe("the served document, walked", () => {
     }
   });
 
-  it("provokes every status each operation documents, and each answer conforms", async () => {
+  it("provokes every status each operation documents, and each response conforms", async () => {
     const missed: string[] = [];
     let provoked = 0;
     for (const [template, item] of Object.entries(doc.paths)) {

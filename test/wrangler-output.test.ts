@@ -43,7 +43,7 @@ function outputError(run: () => unknown): string {
 }
 
 describe("servingVersion (wrangler deployments status --json)", () => {
-  it("answers the version at 100%", () => {
+  it("returns the version at 100%", () => {
     expect(servingVersion(deployment([{ version_id: OLD, percentage: 100 }]))).toBe(OLD);
   });
 
@@ -100,7 +100,7 @@ describe("uploadedVersion (the records of wrangler versions upload)", () => {
   const ALIAS = "https://pr-7-petstore-api-staging.example.workers.dev";
   const VERSION_URL = "https://0f6bfa3e-petstore-api-staging.example.workers.dev";
 
-  it("answers the new version and the URL that previews it, the alias URL first", () => {
+  it("returns the new version and the URL that previews it, the alias URL first", () => {
     expect(
       uploadedVersion(
         file(session, upload({ preview_url: VERSION_URL, preview_alias_url: ALIAS })),
@@ -145,7 +145,7 @@ describe("uploadedVersion (the records of wrangler versions upload)", () => {
 describe("timeTravelBookmark (wrangler d1 time-travel info DB --json)", () => {
   const BOOKMARK = "00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683";
 
-  it("answers the bookmark; refuses output without a well-formed one", () => {
+  it("returns the bookmark; refuses output without a well-formed one", () => {
     expect(timeTravelBookmark(JSON.stringify({ bookmark: BOOKMARK }, null, 2))).toBe(BOOKMARK);
     expect(outputError(() => timeTravelBookmark("✘ [ERROR] A request failed"))).toMatch(
       /is not JSON/,

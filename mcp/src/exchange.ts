@@ -106,7 +106,7 @@ export async function exchange(
     called = true;
     const response = await api.fetch(apiRequest(tool, args, request));
     // One message's 401 or 403 is the whole HTTP response, except in a batch, where each
-    // message is answered on its own and the others' results stand.
+    // message gets a response on its own and the others' results stand.
     if (!batch && (response.status === 401 || response.status === 403)) {
       refusal = challenge(response, metadataUrl, tools);
       return { content: [], isError: true };
@@ -136,7 +136,7 @@ export async function exchange(
   const options = { parsedBody: message };
   let response: Response;
   if (await isLegacyRequest(request, message)) {
-    // 2025 revisions: one stateless exchange, answered as JSON once the result is known.
+    // 2025 revisions: one stateless exchange, served as JSON once the result is known.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

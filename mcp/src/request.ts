@@ -5,7 +5,7 @@ import type { ApiAccess } from "../../src/mcp-contract.ts";
 import { SCOPES } from "../../src/scopes.ts";
 import { type Tool, toolsAt } from "./calls.ts";
 
-/** A JSON-RPC error as the HTTP response (what the SDK answers before any message is read). */
+/** A JSON-RPC error as the HTTP response (what the SDK responds before any message is read). */
 export const rpcError = (
   status: number,
   message: string,
@@ -40,7 +40,7 @@ export function challenge(refusal: Response, metadataUrl: string, tools: Tool[])
   return new Response(refusal.body, { status: refusal.status, headers });
 }
 
-/** The methods /mcp answers (GET and DELETE, a 2025 session's stream and end, are 405). */
+/** The methods /mcp responds (GET and DELETE, a 2025 session's stream and end, are 405). */
 export const Allow = "POST, OPTIONS";
 
 /**
@@ -58,7 +58,7 @@ const ALLOWED_HEADERS = [
   "Mcp-Name",
 ].join(", ");
 
-/** OPTIONS, a browser's preflight included: answered without a key, as /v1 answers it. */
+/** OPTIONS, a browser's preflight included: responded without a key, as /v1 responds to it. */
 function preflight(request: Request): Response {
   const headers = new Headers({ Allow });
   if (request.headers.has("Access-Control-Request-Method")) {

@@ -3,7 +3,7 @@
 // and without a JSON Schema validator (docs/design.md, "The MCP server").
 
 /**
- * The SDK's server checks a client's answer to an elicitation against this, and nothing else:
+ * The SDK's server checks a client's response to an elicitation against this, and nothing else:
  * this server never asks a client for input.
  */
 export class DefaultJsonSchemaValidator {

@@ -42,7 +42,7 @@ export async function issueChallenge(
 
 /**
  * Takes the challenge that `response` answers out of the table, whatever happens next
- * (single use), and answers what its ceremony carried. A challenge that was never issued
+ * (single use), and returns what its ceremony carried. A challenge that was never issued
  * for `purpose`, was used already, or is past its 5 minutes is invalid_challenge.
  */
 export async function takeChallenge(

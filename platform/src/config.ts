@@ -25,7 +25,7 @@ export const MAX_PASSKEYS = 20;
 
 /** Keys an account may hold that are neither revoked nor expired. */
 export const MAX_ACTIVE_KEYS = 10;
-/** Keys in one answer of `GET /api/keys`; `Link: rel="next"` leads to older ones. */
+/** Keys in one response of `GET /api/keys`; `Link: rel="next"` leads to older ones. */
 export const KEYS_PAGE_SIZE = 50;
 /** Keys an account may create or rotate in any hour (each is a new row and a new secret). */
 export const MAX_KEY_CHANGES_PER_HOUR = 20;
@@ -71,10 +71,10 @@ export const LIMIT_RETRY_AFTER_SECONDS = 60;
 export const RECOVERY_CODES = 10;
 
 /**
- * Scopes a key may carry whose operations are not answered yet (the API's listOrders
- * answers 501 until its contract is published): the pages say so beside them.
+ * Scopes a key may carry whose operations are not served yet (the API's listOrders
+ * responds with 501 until its contract is published): the pages say so beside them.
  */
 export const UNAVAILABLE_SCOPES: Partial<Record<Scope, string>> = {
   "orders:read":
-    "Not yet available: GET /v1/store/orders answers 501 until its contract is published.",
+    "Not yet available: GET /v1/store/orders responds with 501 until its contract is published.",
 };

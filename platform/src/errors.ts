@@ -3,7 +3,7 @@
 import type { ErrorDetail } from "../../src/errors.ts";
 import { ApiError, ServiceError, toApiError } from "../../src/errors.ts";
 
-/** Machine-readable codes of the platform's JSON answers and the status each one carries. */
+/** Machine-readable codes of the platform's JSON responses and the status each one carries. */
 const PLATFORM_ERROR_STATUS = {
   invalid_json: 400,
   validation_failed: 400,
@@ -67,7 +67,7 @@ export function toPlatformError(err: unknown): PlatformError {
   return new PlatformError(api.code, api.message, { details: api.details, headers: api.headers });
 }
 
-/** A fault of the service (logged as an error), not an answer it meant to give. */
+/** A fault of the service (logged as an error), not a response it meant to give. */
 export function isPlatformFault(err: unknown): boolean {
   return err !== undefined && toPlatformError(err).status >= 500;
 }

@@ -1,16 +1,16 @@
 // What each key did, counted per UTC hour, operation, status and Error code, and its last use:
-// written after its answers, never on their path (docs/platform.md, "Usage").
+// written after its responses, never on their path (docs/platform.md, "Usage").
 
 import type { Clock } from "../clock.ts";
 import { AUTH_CACHE_MAX_ENTRIES, USAGE_WRITE_INTERVAL_MS } from "../config.ts";
 import { addUsageStatement, recordApiKeyUseStatement, type UsageCount } from "../db/api-keys.ts";
 import { errorText, type Logger } from "../log.ts";
 
-/** What is counted of an answer. */
+/** What is counted of a response. */
 type ResponseKind = Pick<UsageCount, "operation" | "status" | "code">;
 
 export interface KeyUseRecorder {
-  /** Counts an answer of key `keyId`; the write it may start goes to `waitUntil`. Never throws. */
+  /** Counts a response of key `keyId`; the write it may start goes to `waitUntil`. Never throws. */
   record(
     keyId: number,
     response: ResponseKind,
@@ -21,11 +21,11 @@ export interface KeyUseRecorder {
 
 /** One key, in one isolate. */
 interface KeyUse {
-  /** Answers not yet written, by hour, operation, status and code. */
+  /** Responses not yet written, by hour, operation, status and code. */
   held: Map<string, UsageCount>;
-  /** When this isolate last took the key's answers to write them. */
+  /** When this isolate last took the key's responses to write them. */
   writtenAt: number;
-  /** The latest answer. */
+  /** The latest response. */
   usedAt: number;
   /** The live timer (0: none) and when it writes; a timer that is not the live one stops. */
   timer: number;
@@ -42,14 +42,14 @@ export function createKeyUseRecorder(
 ): KeyUseRecorder {
   const sleep = options.sleep ?? realSleep;
   const interval = USAGE_WRITE_INTERVAL_MS;
-  // Not a bounded map: a key holding answers is never dropped (its timer takes them within
+  // Not a bounded map: a key holding responses is never dropped (its timer takes them within
   // the interval); keys with nothing held are swept once the map grows past the cap.
   const keys = new Map<number, KeyUse>();
   let timers = 0;
 
   /** Writes what `use` holds in one batch; false when the write failed (it holds them again). */
   async function write(keyId: number, use: KeyUse, env: Env): Promise<boolean> {
-    use.timer = 0; // answers from now on start a timer of their own
+    use.timer = 0; // responses from now on start a timer of their own
     if (use.held.size === 0) return true;
     const held = [...use.held.values()];
     use.held.clear();
@@ -71,12 +71,12 @@ export function createKeyUseRecorder(
   async function run(keyId: number, use: KeyUse, env: Env, token: number): Promise<void> {
     const due = () => use.writtenAt + interval;
     for (let attempt = 0; attempt < 2; attempt++) {
-      // After the answer, and never sooner than the interval (a timer may wake a little early).
+      // After the response, and never sooner than the interval (a timer may wake a little early).
       let naps = 0;
       do await sleep(Math.max(0, due() - clock()));
       while (++naps < 3 && clock() < due());
       if (use.timer !== token) return; // replaced by a newer timer, which writes
-      if (clock() < due()) break; // a clock that does not move: the next answer's timer writes
+      if (clock() < due()) break; // a clock that does not move: the next response's timer writes
       if (await write(keyId, use, env)) return;
       if (use.timer !== 0) return; // a newer timer writes what failed with what came since
       use.timer = token;

@@ -1,4 +1,4 @@
-// The access middleware of every keyed answer, in the contract's order: 401 (the key), 429 (its
+// The access middleware of every keyed response, in the contract's order: 401 (the key), 429 (its
 // rate), 403 (its scope), then a deprecated operation's 410.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -87,14 +87,14 @@ async function verifiedKey(
 /** The access middleware: the key, its rate, its scope and the sunset. */
 export function access(verifier: ApiKeyVerifier, rule: AccessRule = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    // The verifier's own work after the answer (cache puts), started once it is built.
+    // The verifier's own work after the response (cache puts), started once it is built.
     const later: Array<() => Promise<unknown>> = [];
     const afterResponse = () => {
       for (const work of later.splice(0)) waitUntil(c, work());
     };
     const key = await verifiedKey(c, verifier, rule, (work) => later.push(work)).catch(
       (err: unknown) => {
-        afterResponse(); // a refusal's answer needs nothing more
+        afterResponse(); // a refusal's response needs nothing more
         throw err;
       },
     );

@@ -1,5 +1,5 @@
 // The location's Cache API as the service uses it: a lookup that fails or hangs costs only
-// the work it would have saved, never the answer.
+// the work it would have saved, never the response.
 
 /** The Cache API calls the service makes; `caches.default` or a named cache in production. */
 export type EdgeCache = Pick<Cache, "match" | "put">;

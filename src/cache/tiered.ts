@@ -1,5 +1,5 @@
 // A tiered cache of what an origin says about a key: isolate memory, then the location's Cache
-// API, then the origin; every tier counts an entry's age from the origin's answer.
+// API, then the origin; every tier counts an entry's age from the origin's response.
 import * as z from "zod/mini";
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../encoding.ts";
@@ -16,7 +16,7 @@ export interface TieredCacheOptions<V> {
   /** What a value read back from the location's cache must be; anything else is a miss. */
   schema: z.ZodMiniType<V>;
   clock: Clock;
-  /** How long a value is used, counted from the origin's answer (milliseconds). */
+  /** How long a value is used, counted from the origin's response (milliseconds). */
   ttlMs: number;
   /** How long the origin's "none" (null) is used, counted the same way. */
   missTtlMs: number;
@@ -29,20 +29,20 @@ export interface TieredCacheOptions<V> {
   log: Logger;
 }
 
-/** Where a request is answered: its origin names the location's entries. */
+/** Where a request gets a response: its origin names the location's entries. */
 export interface CacheContext {
   origin: string;
-  /** Runs work once the answer is built, so it never competes with the answer's own trips. */
+  /** Runs work once the response is built, so it never competes with the response's own trips. */
   afterResponse(work: () => Promise<unknown>): void;
 }
 
 interface Entry<V> {
-  /** When the origin answered (milliseconds). */
+  /** When the origin responded (milliseconds). */
   readAt: number;
   value: V | null;
 }
 
-/** Each tier answers a value, null when the origin has none, undefined when it does not know. */
+/** Each tier returns a value, null when the origin has none, undefined when it does not know. */
 export function createTieredCache<V>(options: TieredCacheOptions<V>) {
   const { name, clock, timeoutMs, log } = options;
   const entrySchema = z.object({ readAt: z.number(), value: z.nullable(options.schema) });
@@ -113,8 +113,8 @@ export function createTieredCache<V>(options: TieredCacheOptions<V>) {
     },
 
     /**
-     * The origin's answer, cached in both tiers: a value put into the location's cache after
-     * the answer, a miss before it (so the location knows it by the time a client can
+     * The origin's response, cached in both tiers: a value put into the location's cache after
+     * the response, a miss before it (so the location knows it by the time a client can
      * repeat the key). One call per key at a time in an isolate; callers meanwhile share
      * it, and a load that finished is in memory before it stops being shared, so a
      * latecomer never starts a second one.

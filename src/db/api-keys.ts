@@ -63,13 +63,13 @@ export async function findApiKeyByHash(
 }
 
 /**
- * The classes the platform groups a key's answers by, in the order it shows them: 2xx and
+ * The classes the platform groups a key's responses by, in the order it shows them: 2xx and
  * 3xx, 4xx other than 429, 429, 5xx.
  */
 export const OUTCOMES = ["success", "client_error", "rate_limited", "server_error"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** The outcome class of an answer's status. */
+/** The outcome class of a response's status. */
 export function outcomeOf(status: number): Outcome {
   if (status === 429) return "rate_limited";
   if (status >= 500) return "server_error";
@@ -77,14 +77,14 @@ export function outcomeOf(status: number): Outcome {
   return "success";
 }
 
-/** Answers of one key in one UTC hour (`hourStart`: unix seconds) with one operation, status and Error code. */
+/** Responses of one key in one UTC hour (`hourStart`: unix seconds) with one operation, status and Error code. */
 export interface UsageCount {
   keyId: number;
   hourStart: number;
   /** The operationId; "" for a path or method no operation has. */
   operation: string;
   status: number;
-  /** The Error code of an error answer; "" otherwise. */
+  /** The Error code of an error response; "" otherwise. */
   code: string;
   count: number;
 }

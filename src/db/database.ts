@@ -37,10 +37,10 @@ export class DatabaseSchemaError extends Error {
 }
 
 /**
- * What a failure of D1 means for the answer: DatabaseUnavailableError (503 with
+ * What a failure of D1 means for the response: DatabaseUnavailableError (503 with
  * Retry-After) only for the transient errors above; DatabaseSchemaError for a missing
  * table or column; anything else (a constraint, SQL, a binding that throws) as it is,
- * which the app answers 500 `internal_error` and logs with its cause.
+ * which the app responds with 500 `internal_error` and logs with its cause.
  */
 function classifyD1Error(err: unknown): unknown {
   const message = err instanceof Error ? err.message : String(err);

@@ -21,7 +21,7 @@ import {
 const KEY_IS_FREE =
   "NOT EXISTS (SELECT 1 FROM idempotency_records WHERE scope = ?1 AND key_hash = ?2)";
 
-/** The pet as created, kept in the record (its id as `pet_id`), so a replay answers it. */
+/** The pet as created, kept in the record (its id as `pet_id`), so a replay returns it. */
 const KEPT = WRITTEN_COLUMNS.join(", ");
 
 interface HolderRow extends PetRow {
@@ -31,7 +31,7 @@ interface HolderRow extends PetRow {
 }
 
 /**
- * Creates the pet for `request` unless its key is already held; answers the pet the key
+ * Creates the pet for `request` unless its key is already held; responses the pet the key
  * now stands for, as it was created (read back by the same mapping as every pet), or why
  * it cannot. The record keeps the created pet, so a replay does not depend on the pet
  * still being as it was, or being at all.

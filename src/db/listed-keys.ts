@@ -9,7 +9,7 @@ export function parseKeyId(text: string | undefined): number | undefined {
   return text !== undefined && /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : undefined;
 }
 
-/** The columns every statement that answers keys returns, for `toListedKey`. */
+/** The columns every statement that responds to keys returns, for `toListedKey`. */
 export const KEY_COLUMNS =
   "id, prefix, label, scopes, created_at, expires_at, last_used_at, revoked_at";
 

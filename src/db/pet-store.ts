@@ -35,7 +35,7 @@ export interface PetStore {
   create(pet: NewPet, createdAt: number): Promise<TaggedPet>;
   /**
    * Creates the pet and the key's record together (both or neither), unless a record
-   * younger than 24 hours holds the key; then answers what that record stands for.
+   * younger than 24 hours holds the key; then returns what that record stands for.
    * Concurrent calls with one key create at most one pet.
    */
   createIdempotent(request: IdempotentCreateRequest): Promise<IdempotentCreate>;

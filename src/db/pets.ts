@@ -222,7 +222,7 @@ export async function updatePet(
       set.push(`${digestColumn(f)} = ?${values.length}`);
     }
   }
-  // `{}` changes nothing: the same batch still checks If-Match and answers the pet.
+  // `{}` changes nothing: the same batch still checks If-Match and returns the pet.
   if (set.length === 0) set.push("id = id");
   const [written, now] = await d1(() =>
     db.batch([

@@ -138,7 +138,7 @@ const warn = ({ log }: CacheDeps, msg: string, requestId: string, err: unknown) 
   log({ level: "warn", msg, request_id: requestId, error: errorText(err) });
 
 /**
- * Whether a cached response may answer this request: read from D1 less than
+ * Whether a cached response may respond to this request: read from D1 less than
  * CACHE_MAX_AGE_MS ago, and no older than the request's bookmark (D1 bookmarks sort
  * oldest to newest), so a client that changed a pet reads its change at once.
  */
@@ -153,7 +153,7 @@ function fresh(cached: Response, c: Context<AppEnv>): boolean {
   return shown !== null && shown >= sent;
 }
 
-/** The cached response under `key` if it may answer, or undefined: a miss, stale, a failure, or too slow. */
+/** The cached response under `key` if it may respond, or undefined: a miss, stale, a failure, or too slow. */
 async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
   try {
     return await withTimeout(
@@ -174,7 +174,7 @@ function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEn
   headers.set("ETag", rep.etag);
   if (rep.bookmark !== null) headers.set(BOOKMARK_HEADER, rep.bookmark);
   headers.set(READ_AT, String(c.get("clock")()));
-  // The Cache API drops it soon after it can no longer answer; `fresh` is the rule.
+  // The Cache API drops it soon after it can no longer response; `fresh` is the rule.
   headers.set("Cache-Control", `public, max-age=${Math.ceil(CACHE_MAX_AGE_MS / 1000)}`);
   const response = new Response(rep.body, { status: 200, headers });
   const work = Promise.resolve()

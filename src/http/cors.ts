@@ -4,7 +4,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./types.ts";
 
-/** How long a browser may reuse a preflight answer, in seconds. */
+/** How long a browser may reuse a preflight response, in seconds. */
 export const PREFLIGHT_MAX_AGE = 86400;
 
 /** An HTTP method is a token (RFC 9110 section 9.1). */
@@ -38,7 +38,7 @@ export interface CorsHeaders {
   allowed: string[];
 }
 
-/** Adds CORS headers to every answer, errors included, so browsers can read them. */
+/** Adds CORS headers to every response, errors included, so browsers can read them. */
 export function cors({ exposed, allowed }: CorsHeaders) {
   const expose = exposed.join(", ");
   return createMiddleware<AppEnv>(async (c, next) => {

@@ -16,7 +16,7 @@ export function bookmarkOf(c: Context<AppEnv>): string | undefined {
   if (sent !== undefined && !BOOKMARK.test(sent)) {
     throw new ApiError(
       "invalid_parameter",
-      `Header "${BOOKMARK_HEADER}" is not a D1 bookmark: send back the value of an earlier answer's "${BOOKMARK_HEADER}" header, or none.`,
+      `Header "${BOOKMARK_HEADER}" is not a D1 bookmark: send back the value of an earlier response's "${BOOKMARK_HEADER}" header, or none.`,
       { details: [{ field: BOOKMARK_HEADER, message: "is not a D1 bookmark" }] },
     );
   }

@@ -5,7 +5,7 @@ import { ApiError } from "../errors.ts";
 export interface Deprecation {
   /** Unix seconds: when the operation was deprecated (the `Deprecation` header). */
   since: number;
-  /** Unix seconds: from this instant on the operation answers 410 `gone`. */
+  /** Unix seconds: from this instant on the operation responds with 410 `gone`. */
   sunset: number;
   /** Path of the operation that replaces it (`Link: <...>; rel="successor-version"`). */
   successor: string;
@@ -20,7 +20,7 @@ export function deprecatedSince(deprecation: Deprecation): string {
   return new Date(deprecation.since * 1000).toUTCString();
 }
 
-/** The headers every answer of a deprecated operation carries after the key check. */
+/** The headers every response of a deprecated operation carries after the key check. */
 export function deprecationHeaders(deprecation: Deprecation) {
   return {
     Deprecation: `@${deprecation.since}`,
@@ -35,7 +35,7 @@ export function deprecationHeaders(deprecation: Deprecation) {
 /** A 410's `Cache-Control`: a 410 is cacheable by default. */
 export const NO_STORE = "no-store";
 
-/** From the sunset instant on, the operation answers 410 `gone` naming its replacement. */
+/** From the sunset instant on, the operation responds with 410 `gone` naming its replacement. */
 export function enforceSunset(deprecation: Deprecation, now: number): void {
   if (now >= deprecation.sunset * 1000) {
     throw new ApiError("gone", deprecation.gone, { headers: { "Cache-Control": NO_STORE } });

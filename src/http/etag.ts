@@ -12,10 +12,10 @@ const STRONG_TAG = /^"[\x21\x23-\x7E\x80-\xFF]*"$/;
 
 export const isEntityTag = (value: string) => STRONG_TAG.test(value);
 
-/** The header of every answer that has one (entityTag's, or the asset store's), documented. */
+/** The header of every response that has one (entityTag's, or the asset store's), documented. */
 export const ETAG = {
   description:
-    "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged.",
+    "A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged.",
   schema: { type: "string", maxLength: 256, pattern: '^"[!#-~]*"$' },
   required: true,
 };

@@ -1,5 +1,5 @@
 // The outermost middleware of the API and the platform: the request id, the clock, one structured
-// JSON log line per request, and work a request hands on past its answer.
+// JSON log line per request, and work a request hands on past its response.
 import type { Context, Env, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Clock } from "../clock.ts";
@@ -48,8 +48,8 @@ export interface RequestEnv extends Env {
 }
 
 /**
- * Every answer gets its request id and a log line, at error level when `isFault` says
- * what was thrown is a fault; `answered` sees each answer once it is built.
+ * Every response gets its request id and a log line, at error level when `isFault` says
+ * what was thrown is a fault; `onResponse` sees each response once it is built.
  */
 export function requestContext<E extends RequestEnv>(
   log: Logger,
@@ -80,7 +80,7 @@ export function requestContext<E extends RequestEnv>(
 
 /**
  * Hands `work` (which handles its own errors) to the request's waitUntil, so it runs past
- * the answer; without an execution context (app.fetch called without one) it runs detached.
+ * the response; without an execution context (app.fetch called without one) it runs detached.
  */
 export function waitUntil(c: Context, work: Promise<unknown>): void {
   try {

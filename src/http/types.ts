@@ -6,7 +6,7 @@ import type { Scope } from "../scopes.ts";
 /** Per-request values set by middleware; handlers read them with `c.get` (`c.var` copies them all at each read). */
 interface AppVariables {
   requestId: string;
-  /** The operation answering (its operationId), set by its first middleware. */
+  /** The operation responding (its operationId), set by its first middleware. */
   operationId?: string;
   /** Set by the auth middleware on every authenticated request. */
   apiKeyId: number;

@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 document, written at build time (scripts/openapi.ts) by zod-openapi from the
-// operation table: each operation's schemas and own answers, and ANSWERS, what each field adds.
+// operation table: each operation's schemas and own responses, and RESPONSES, what each field adds.
 import type * as z from "zod/mini";
 import { createDocument, type ZodOpenApiOperationObject } from "zod-openapi";
 import packageJson from "../../package.json" with { type: "json" };
@@ -55,7 +55,7 @@ const HEADERS = {
   },
   clientCache: {
     description:
-      "`private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
+      "`private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it.",
     schema: { type: "string", const: CLIENT_CACHE_CONTROL },
   },
   gone: {
@@ -90,19 +90,19 @@ const PARAMETERS = {
   ifNoneMatch: {
     name: IF_NONE_MATCH,
     description:
-      "ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body.",
+      "ETags of responses the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current response, the response is 304 with no body.",
     schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
   },
 } satisfies Record<string, HeaderParameter>;
 
-/** One answer of an operation: its error codes (none: a success) and headers. */
+/** One response of an operation: its error codes (none: a success) and headers. */
 interface DocumentedResponse {
   description?: string;
   codes: ErrorCode[];
   headers: Map<string, { doc: HeaderDoc; required: boolean }>;
 }
 
-/** The answers `op` can give, status by status: what each field of the table adds. */
+/** The responses `op` can give, status by status: what each field of the table adds. */
 function responsesOf(op: Operation): Map<number, DocumentedResponse> {
   const responses = new Map<number, DocumentedResponse>();
   const response = (status: number) => {
@@ -151,7 +151,7 @@ function responsesOf(op: Operation): Map<number, DocumentedResponse> {
       header(status, "Cache-Control", HEADERS.clientCache, true);
     }
     for (const [name, doc] of Object.entries(op.success?.headers ?? {})) {
-      // A 304 keeps the headers that describe the answer, none that describe a creation.
+      // A 304 keeps the headers that describe the response, none that describe a creation.
       if (status === success || op.conditional || ownNotModified) {
         header(status, name, doc, doc.required === true);
       }
@@ -173,7 +173,7 @@ function responsesOf(op: Operation): Map<number, DocumentedResponse> {
 }
 
 const NOT_MODIFIED =
-  "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept.";
+  "Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the response (`ETag`, `Cache-Control`, `Link`) are kept.";
 
 /** Replaced by the exposed list once it is known (the list is read off the document). */
 const EXPOSE_HEADERS: HeaderDoc = {
@@ -183,7 +183,7 @@ const EXPOSE_HEADERS: HeaderDoc = {
 };
 
 /**
- * A deprecated operation's headers: on every answer past the key check (all but a 401);
+ * A deprecated operation's headers: on every response past the key check (all but a 401);
  * a 429, 500 or 503 may come before it, so there they are not always present.
  */
 function deprecationResponseHeaders(op: Operation, status: number) {
@@ -202,7 +202,7 @@ function deprecationResponseHeaders(op: Operation, status: number) {
     [
       "Sunset",
       {
-        description: "RFC 8594: when the operation stops answering.",
+        description: "RFC 8594: when the operation stops responding.",
         schema: { type: "string", const: values.Sunset },
       },
     ],
@@ -350,7 +350,7 @@ function operationObject(
   } as ZodOpenApiOperationObject;
 }
 
-/** HEAD, answered wherever GET is: the GET operation's answers without their bodies. */
+/** HEAD, served wherever GET is: the GET operation's responses without their bodies. */
 function headObject(op: Operation, get: Json): Json {
   const responses = Object.fromEntries(
     Object.entries(get.responses as Record<string, Json>).map(([status, response]) => {
@@ -362,7 +362,7 @@ function headObject(op: Operation, get: Json): Json {
     ...get,
     operationId: `${op.operationId}Head`,
     summary: `${op.summary}: headers only`,
-    description: `The answer of \`GET ${op.path}\` without its body (HTTP HEAD).`,
+    description: `The response of \`GET ${op.path}\` without its body (HTTP HEAD).`,
     responses,
   };
 }
@@ -394,7 +394,7 @@ export function corsHeaders(document: Json): CorsHeaders {
   );
   const bodies = operations.some((op) => op.requestBody) ? ["Content-Type"] : [];
   return {
-    // Allow: on OPTIONS and 405 answers, which no operation gives.
+    // Allow: on OPTIONS and 405 responses, which no operation gives.
     exposed: [...new Set([...sent, "Allow"])]
       .filter((n) => !SAFELISTED.includes(n.toLowerCase()) && !/^access-control-/i.test(n))
       .sort(byName),
@@ -523,7 +523,7 @@ function description(cors: CorsHeaders): string {
   return [
     "JSON over HTTP for the animals of a pet store. Every operation needs `Authorization: Bearer <API_KEY>` with a key that carries the operation's scope (see the `bearerAuth` scheme). From TypeScript, use the client package `@petstore/client` (Node 20+, browsers, Workers): typed calls generated from this document, pages as async iterators, the Error object as an exception, creates retried under one `Idempotency-Key`, and a 304 as a value.",
     "",
-    "AI agents: these operations are also tools of an MCP server (Model Context Protocol, Streamable HTTP) at `/mcp` on this API's origin, one per operation that answers JSON and named by its `operationId`; an MCP client sends the same key in `Authorization` and sees only the tools the key's scopes allow. The guide: docs/agents.md in the API's repository.",
+    "AI agents: these operations are also tools of an MCP server (Model Context Protocol, Streamable HTTP) at `/mcp` on this API's origin, one per operation that returns JSON and named by its `operationId`; an MCP client sends the same key in `Authorization` and sees only the tools the key's scopes allow. The guide: docs/agents.md in the API's repository.",
     "",
     `Errors are always the \`Error\` object (\`code\`, \`message\`, \`status\`, optional \`details\`). Pages: keyset pagination, \`limit\` ${PAGE_SIZE.min}..${PAGE_SIZE.max} (default ${PAGE_SIZE.default}), next page in the \`Link\` header. Request bodies: at most ${MAX_BODY_BYTES} bytes, checked in the order size (413), media type and content coding (415: \`Content-Type: application/json\`, no \`Content-Encoding\` but \`identity\`), JSON syntax (400), fields (400).`,
     "",
@@ -531,14 +531,14 @@ function description(cors: CorsHeaders): string {
     "",
     `Changing animals: \`PATCH /pets/{petId}\` (a JSON Merge Patch) and \`DELETE /pets/{petId}\`, each optionally under \`If-Match\` with the pet's \`ETag\` (412 when it changed meanwhile). Reads may come from the location's cache: after a change, other clients may read the pet as it was for up to ${CACHE_MAX_AGE_MS / 1000} seconds (plus the database replica's lag); the client that changed it reads its change at once by sending back the change's \`x-d1-bookmark\`. Responses may gain fields within /v1: ignore the ones you do not know.`,
     "",
-    "Methods: every path of this document answers `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation answers 405, so none lists it.",
+    "Methods: every path of this document responds `OPTIONS` with 204 and `Allow` (the methods it has) without a key; any other method is 405 `method_not_allowed` with `Allow`, after the key check and the rate limit where the path needs a key. No operation responds with 405, so none lists it.",
     "",
-    `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${cors.exposed.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document is answered 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${cors.allowed.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
+    `CORS: browsers may call the API from the configured origins (\`*\` unless configured; no cookies are used). Every response to a request with an allowed \`Origin\` carries \`Access-Control-Allow-Origin\` and \`Access-Control-Expose-Headers: ${cors.exposed.join(", ")}\`. A preflight (\`OPTIONS\` with \`Access-Control-Request-Method\`) to any path of this document gets a 204 without a key, with \`Allow\`, \`Access-Control-Allow-Methods\` (the path's methods and the requested one, so a method the path lacks gets its 405 Error), \`Access-Control-Allow-Headers: ${cors.allowed.join(", ")}\` and \`Access-Control-Max-Age: ${PREFLIGHT_MAX_AGE}\`.`,
     ...OPERATIONS.flatMap(({ method, path, deprecation }) =>
       deprecation
         ? [
             "",
-            `Deprecation: \`${method.toUpperCase()} ${path}\` is deprecated since ${deprecatedSince(deprecation)} (\`Deprecation: ${deprecationHeaders(deprecation).Deprecation}\`) and answers 410 from ${deprecationHeaders(deprecation).Sunset} (\`Sunset\` header).`,
+            `Deprecation: \`${method.toUpperCase()} ${path}\` is deprecated since ${deprecatedSince(deprecation)} (\`Deprecation: ${deprecationHeaders(deprecation).Deprecation}\`) and responds with 410 from ${deprecationHeaders(deprecation).Sunset} (\`Sunset\` header).`,
           ]
         : [],
     ),

@@ -12,7 +12,7 @@ import { defineOperation } from "./operation.ts";
 /** The pinned renderer; scripts/docs-assets.ts refuses any other installed version. */
 export const SCALAR_VERSION = "1.72.1";
 
-/** Every file of the page lives under /v1/docs (nothing answers outside /v1 but GET /). */
+/** Every file of the page lives under /v1/docs (nothing responds outside /v1 but GET /). */
 export const DOCS_ASSETS_PATH = "/v1/docs/assets";
 
 /**
@@ -94,7 +94,7 @@ const VERSIONED = new Set<string>(
 
 /**
  * GET/HEAD /v1/docs/assets/* and /v1/openapi.json: the file from the ASSETS binding
- * (which answers If-None-Match with 304), with this service's cache policy; an unknown
+ * (which responds to If-None-Match with 304), with this service's cache policy; an unknown
  * file is the usual 404 Error.
  */
 async function docsAsset(c: Context<AppEnv>): Promise<Response> {
@@ -111,7 +111,7 @@ async function docsAsset(c: Context<AppEnv>): Promise<Response> {
   return response;
 }
 
-/** What GET /openapi.json answers: this document (its shape is OpenAPI's, not ours). */
+/** What GET /openapi.json responses: this document (its shape is OpenAPI's, not ours). */
 const OpenApiDocumentSchema = z.looseObject({
   openapi: z.string().check(z.maxLength(16), z.regex(/^3\.1\.\d+$/)),
   info: z.looseObject({
@@ -136,7 +136,7 @@ export const getOpenApiDocument = defineOperation(
       {
         name: "If-None-Match",
         description:
-          "The `ETag` of the document the client holds: while it is current, the answer is 304 with no body.",
+          "The `ETag` of the document the client holds: while it is current, the response is 304 with no body.",
         schema: { type: "string", maxLength: IF_NONE_MATCH_MAX_LENGTH },
       },
     ],

@@ -13,7 +13,7 @@ export const getPet = defineOperation(
     scope: "pets:read",
     summary: "Fetch an animal by id (deprecated)",
     description:
-      'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`. Its `ETag` is the pet\'s: send it in `If-Match` to change or remove the pet only if it is still as you saw it.',
+      'Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation responds with 410 `gone`. Its `ETag` is the pet\'s: send it in `If-Match` to change or remove the pet only if it is still as you saw it.',
     deprecation: {
       since: GET_PET_DEPRECATED_AT,
       sunset: GET_PET_SUNSET_AT,

@@ -1,4 +1,4 @@
-// GET /v1/store/orders: its contract is not published, so it answers 501 rather than invent one.
+// GET /v1/store/orders: its contract is not published, so it responds with 501 rather than invent one.
 import { ApiError } from "../errors.ts";
 import { defineOperation } from "./operation.ts";
 
@@ -11,10 +11,10 @@ export const listOrders = defineOperation(
     scope: "orders:read",
     summary: "List store orders (experimental, not implemented)",
     description:
-      "The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.",
+      "The contract of this operation has not been published. It responds with 501 `not_implemented` for authenticated callers rather than invent a shape.",
     stability: "experimental",
     errors: ["not_implemented"],
-    mcp: { tool: false, reason: "it answers 501 until its contract is published" },
+    mcp: { tool: false, reason: "it responds with 501 until its contract is published" },
   },
   () => {
     throw new ApiError(

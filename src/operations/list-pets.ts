@@ -42,7 +42,7 @@ export const listPets = defineOperation(
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
       // From the validated query alone (limit, status, cursor, in that order): every
-      // spelling of one request gets the same answer, and one edge-cache entry.
+      // spelling of one request gets the same response, and one edge-cache entry.
       const next = new URL("/v1/pets", c.req.url);
       next.searchParams.set("limit", String(limit));
       if (query.status) next.searchParams.set("status", query.status);

@@ -1,4 +1,4 @@
-// What an operation is: one object per file of this folder, its route, schemas, answers and
+// What an operation is: one object per file of this folder, its route, schemas, responses and
 // handler together; src/middleware.ts makes its middleware, src/openapi/document.ts its document.
 import type { Handler, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
@@ -19,7 +19,7 @@ export const TAGS = {
 export interface HeaderDoc {
   description: string;
   schema: Record<string, unknown>;
-  /** On every success answer (else on some). */
+  /** On every success response (else on some). */
   required?: boolean;
 }
 
@@ -37,7 +37,7 @@ interface JsonSuccess {
   description: string;
   /** Headers the handler sets on it. */
   headers?: Record<string, HeaderDoc>;
-  /** The 304 the handler itself answers to a matching `If-None-Match`, described. */
+  /** The 304 the handler itself responds to a matching `If-None-Match`, described. */
   notModified?: string;
 }
 
@@ -79,7 +79,7 @@ export interface Route {
   success?: JsonSuccess | EmptySuccess | AssetSuccess;
   /** Whether agents get it as an MCP tool (mcp/src/tools.ts), and if not, why. */
   mcp: { tool: true } | { tool: false; reason: string };
-  /** Errors the handler itself answers; the middleware's errors follow from the fields. */
+  /** Errors the handler itself responds; the middleware's errors follow from the fields. */
   errors?: ErrorCode[];
   /** Request headers the handler reads. */
   headers?: HeaderParameter[];
@@ -88,7 +88,7 @@ export interface Route {
    * middleware parses the header into `c.get("ifMatch")`, a malformed one 400; the store's 412.
    */
   ifMatch?: true;
-  /** Every answer after the key check says so; from the sunset on it is 410. */
+  /** Every response after the key check says so; from the sunset on it is 410. */
   deprecation?: Deprecation;
   /**
    * A conditional read (ETag, If-None-Match, 304) whose 200s `cacheable` takes are served
@@ -99,10 +99,10 @@ export interface Route {
   files?: { path: string; handler: Handler<AppEnv> };
 }
 
-/** Answered without a key (`security: []`) or only to a key with `scope`. */
+/** Responded without a key (`security: []`) or only to a key with `scope`. */
 export type Access = { public: true; scope?: undefined } | { public?: undefined; scope: Scope };
 
-/** An operation: its route and the handler that answers it (last in its chain). */
+/** An operation: its route and the handler that responds to it (last in its chain). */
 export type Operation = Route & Access & { handler: Handler<AppEnv> };
 
 /** An OpenAPI path template as Hono routes it: `/pets/{petId}` is `/pets/:petId`. */

@@ -1,4 +1,4 @@
-// What updatePet and deletePet answer when the store refused a change: 404, 412 or 409.
+// What updatePet and deletePet response when the store refused a change: 404, 412 or 409.
 import type { PetChange } from "../db/pets.ts";
 import { ApiError } from "../errors.ts";
 import { IF_MATCH } from "../http/etag.ts";

@@ -13,7 +13,7 @@ export const updatePet = defineOperation(
     scope: "pets:write",
     summary: "Change an animal",
     description:
-      "Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Answers the animal and its new `ETag`.",
+      "Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Responses the animal and its new `ETag`.",
     params: PetIdParamSchema,
     body: PetPatchSchema,
     bodyMediaTypes: ["application/merge-patch+json", "application/json"],

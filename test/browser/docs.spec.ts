@@ -32,7 +32,7 @@ test("the docs page renders offline, and its try it lists pets from this origin"
     if (new URL(r.url()).hostname !== "127.0.0.1") problem("left 127.0.0.1")(r.url());
   });
   page.on("response", (r) => {
-    if (r.status() >= 400) problem("answered")(`${r.status()} ${r.url()}`);
+    if (r.status() >= 400) problem("responded")(`${r.status()} ${r.url()}`);
   });
   // The browser's own console entries (CSP violations, blocked loads) are not console API
   // calls, and Chromium reports some CSP violations (a blocked eval) only as DevTools issues.

@@ -4,7 +4,7 @@
 // it prints the authorization URL (its browser is a no-op here), the person consents in Chromium
 // with a virtual passkey (every scope mcp-remote asked ticked), mcp-remote takes the code on its
 // own loopback port, and a createPet goes through the granted key with no second consent. The
-// first session after a new sign-in may never answer the host's `initialize` (mcp-remote's issue
+// first session after a new sign-in may never respond the host's `initialize` (mcp-remote's issue
 // 344): the host then starts it again, as docs/agents.md says, and it uses the stored key.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +15,7 @@ import { expect, type Page, test } from "@playwright/test";
 import { authenticator, hand, passkeyBrowser } from "./person.ts";
 
 const PROXY = path.join(import.meta.dirname, "../../node_modules/mcp-remote/dist/proxy.js");
-/** How long the host waits for its `initialize` to be answered before it starts mcp-remote again. */
+/** How long the host waits for its `initialize` to get a response before it starts mcp-remote again. */
 const INITIALIZE_MS = 15_000;
 
 /** mcp-remote as a host runs it (`npx mcp-remote URL`), its tokens kept in `store`. */
@@ -44,7 +44,7 @@ async function authorizationUrl(log: () => string): Promise<URL> {
   return new URL(/Please authorize this client by visiting:\s+(\S+)/.exec(log())?.[1] ?? "");
 }
 
-/** Whether `promise` resolves within `ms` (a rejection is no answer either). */
+/** Whether `promise` resolves within `ms` (a rejection is no response either). */
 const within = (promise: Promise<unknown>, ms: number) =>
   Promise.race([
     promise.then(
@@ -101,7 +101,7 @@ test("mcp-remote connects by OAuth at localhost and at 127.0.0.1, and creates a 
       await expect(page).toHaveURL(/^http:\/\/localhost:\d+\/oauth\/callback\?/);
       expect(person.clicks).toBe(i === 0 ? 5 : 1);
 
-      // Its first session may never answer (mcp-remote's issue 344): the host starts it again.
+      // Its first session may never respond (mcp-remote's issue 344): the host starts it again.
       let client = first.client;
       const responded = await within(connected, INITIALIZE_MS);
       if (!responded) {
@@ -112,7 +112,7 @@ test("mcp-remote connects by OAuth at localhost and at 127.0.0.1, and creates a 
         client = again.client;
       }
       console.log(
-        `mcp-remote at ${host}: ${person.clicks} clicks, ${((Date.now() - started) / 1000).toFixed(1)} s to a session; the first session ${responded ? "answered" : "did not answer initialize in 15 s: started again"}`,
+        `mcp-remote at ${host}: ${person.clicks} clicks, ${((Date.now() - started) / 1000).toFixed(1)} s to a session; the first session ${responded ? "responded" : "did not respond initialize in 15 s: started again"}`,
       );
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["listPets", "createPet"]));

@@ -2,8 +2,8 @@
 // (@modelcontextprotocol/client) against the real `npm run dev`, its user in Chromium with a
 // virtual passkey: the first 401, the consent page (a new account, then Allow, every scope the
 // client asked ticked), the code on the client's loopback redirect, the token (an ordinary key
-// of the account, audience /mcp), refused on /v1, and the first tool answers, a create among
-// them. It prints the clicks from the first 401 to the first tool answer, a second client's with
+// of the account, audience /mcp), refused on /v1, and the first tool responses, a create among
+// them. It prints the clicks from the first 401 to the first tool result, a second client's with
 // the session still open, a step-up's after a 403 and a third client's after signing out, and
 // keeps screenshots of the consent page at 390 px and 1280 px wide
 // (test-results/browser/<this test>/). mcp-remote's way: mcp-remote.spec.ts.
@@ -18,7 +18,7 @@ import { expect, test } from "@playwright/test";
 import { authenticator, hand, passkeyBrowser } from "./person.ts";
 
 const PLATFORM = process.env.BROWSER_PLATFORM as string;
-/** The client's loopback redirect (RFC 8252): answered by a route of the page, on no real port. */
+/** The client's loopback redirect (RFC 8252): served by a route of the page, on no real port. */
 const CALLBACK = `http://127.0.0.1:${Number(process.env.BROWSER_API_PORT ?? 8792) + 5}/callback`;
 /** Where the MCP server publishes its Protected Resource Metadata (RFC 9728). */
 const PRM_PATH = "/.well-known/oauth-protected-resource/mcp";
@@ -68,7 +68,7 @@ class Agent implements OAuthClientProvider {
   }
 }
 
-test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp alone, the first tool answer", async ({
+test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp alone, the first tool result", async ({
   page,
   context,
   request,
@@ -128,7 +128,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
     return key;
   }
 
-  /** The first tool answers: every tool the asked scopes allow is listed, and a create works. */
+  /** The first tool responses: every tool the asked scopes allow is listed, and a create works. */
   async function firstToolResponse(agent: Agent) {
     const client = new Client({ name: "agent", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(server, { authProvider: agent }));
@@ -209,7 +209,7 @@ test("an MCP client connects by OAuth: consent with a passkey, a key for /mcp al
 
   await firstToolResponse(agent);
   console.log(
-    `OAuth, new account: ${person.clicks} clicks and ${((Date.now() - started) / 1000).toFixed(1)} s from the first 401 to the first tool answer (a create)`,
+    `OAuth, new account: ${person.clicks} clicks and ${((Date.now() - started) / 1000).toFixed(1)} s from the first 401 to the first tool result (a create)`,
   );
   expect(person.clicks).toBe(5);
 

@@ -24,12 +24,12 @@ const PLATFORM = process.env.BROWSER_PLATFORM as string;
 /** A revoked key is refused at once or within 60 seconds at most (the contract). */
 const REVOCATION_BOUND_MS = 60_000;
 
-/** Console errors and warnings, page errors and CSP problems; `expected` answers are fine. */
+/** Console errors and warnings, page errors and CSP problems; `expected` responses are fine. */
 function watch(page: Page, expected: RegExp[] = []) {
   const problems: string[] = [];
   page.on("console", (m) => {
     if (m.type() !== "error" && m.type() !== "warning") return;
-    // The browser logs every 4xx answer of a fetch; a test names those it provokes.
+    // The browser logs every 4xx response of a fetch; a test names those it provokes.
     if (/status of 4\d\d/.test(m.text()) && expected.some((e) => e.test(m.location().url))) {
       return;
     }
@@ -48,7 +48,7 @@ async function signUp(page: Page, name: string) {
   await expect(page.getByRole("heading", { name: "Add a second passkey" })).toBeVisible();
 }
 
-/** Creates a key on the keys page; answers it (the panel shows it once). */
+/** Creates a key on the keys page; responses it (the panel shows it once). */
 async function createKey(page: Page, label: string) {
   await page.goto(`${PLATFORM}/keys`);
   await page.getByLabel("Label", { exact: true }).fill(label);
@@ -92,7 +92,7 @@ async function sidewaysScroll(page: Page): Promise<number[]> {
 /**
  * Tabs through the whole page: every element the keyboard reaches shows an outline of at
  * least 2 px whose colour has a contrast of 3:1 or more with what lies behind it
- * (WCAG 1.4.11); answers the failures and how many stops there were.
+ * (WCAG 1.4.11); responses the failures and how many stops there were.
  */
 async function focusRings(page: Page): Promise<{ stops: number; failures: string[] }> {
   await page.evaluate(() => {
@@ -240,7 +240,7 @@ test("a new developer gets a key alone, calls the API with it, sees the calls, r
   await test.step("sees the call on the key's page: a chart, and the same numbers", async () => {
     await page.getByRole("link", { name: "See the new key's usage and settings" }).click();
     await expect(page.getByRole("heading", { name: "storefront web" })).toBeVisible();
-    // A key's first answer (the 200) is written right after it; the 403 in the next 10 s, 10 s
+    // A key's first response (the 200) is written right after it; the 403 in the next 10 s, 10 s
     // later, so the page holds it too when the reviews above took that long on a loaded machine.
     await expect(page.locator("#days-wide-desc")).toHaveText(/^(1 call|2 calls) in all/);
     // The 403 is explained on the key's page, with the way to a key that writes.
@@ -360,7 +360,7 @@ test("rotation lands on the new key; the old one says what replaced it and when 
   await expect(page.locator(".title-row .badge")).toHaveText("Active");
   await expect(page.getByRole("button", { name: "Rotate key" })).toBeVisible();
   await review(page, testInfo, "key-rotated");
-  // Both keys answer during the grace period.
+  // Both keys response during the grace period.
   expect((await call(request, baseURL, fresh)).status()).toBe(200);
   expect((await call(request, baseURL, old.key)).status()).toBe(200);
 

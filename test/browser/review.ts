@@ -13,7 +13,7 @@ export type Scheme = (typeof SCHEMES)[number];
  * is checked and reported before the test fails), and each screenshot is attached to the
  * test as `<state>-<width>-<scheme>.png`. `settle` runs after each change of width or
  * scheme, before axe: a page that follows the change or renders lazily finishes there.
- * Answers what axe found in each run (rule ids and targets).
+ * Responses what axe found in each run (rule ids and targets).
  */
 export async function review(
   page: Page,

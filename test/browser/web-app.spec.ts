@@ -16,7 +16,7 @@ type AppRequest = {
   headers?: Record<string, string>;
   body?: string;
 };
-/** What a web app sees of one answer: status, the headers CORS lets it read, the body. */
+/** What a web app sees of one response: status, the headers CORS lets it read, the body. */
 type Seen = Awaited<ReturnType<typeof appFetch>>;
 
 test.describe.configure({ mode: "serial" });
@@ -74,7 +74,7 @@ const post = (body: string, key = LOCAL_DEV_KEY, headers = {}) =>
     body,
   });
 
-/** An Error answer as the contract shapes it, read from the other origin. */
+/** An Error response as the contract shapes it, read from the other origin. */
 function expectError(seen: Seen, status: number, code: string): void {
   expect(seen.status, seen.text).toBe(status);
   expect(seen.headers["content-type"]).toMatch(/^application\/json/);
@@ -176,7 +176,7 @@ test("403: a read-only key reads, and cannot create", async () => {
   );
 });
 
-test("ETag: revalidation with If-None-Match answers 304", async () => {
+test("ETag: revalidation with If-None-Match responds with 304", async () => {
   for (const path of [`/v1/pets/${created[0]?.id}`, "/v1/pets?limit=1"]) {
     const first = await appFetch(path, { key: LOCAL_DEV_KEY });
     expect(first.status).toBe(200);
@@ -190,7 +190,7 @@ test("ETag: revalidation with If-None-Match answers 304", async () => {
     expect(again.status).toBe(304);
     expect(again.text).toBe("");
     expect(again.headers.etag).toBe(first.headers.etag);
-    // The headers that describe the answer stay readable on the 304.
+    // The headers that describe the response stay readable on the 304.
     expect(again.headers.link).toBe(first.headers.link);
   }
 });

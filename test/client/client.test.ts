@@ -1,5 +1,5 @@
 // The client package (packages/client) against the worker in workerd: real keys, real D1,
-// every answer checked against the OpenAPI document (`workerFetch`). The expectTypeOf lines
+// every response checked against the OpenAPI document (`workerFetch`). The expectTypeOf lines
 // and the expected type errors are type tests: `npm run typecheck` fails when they drift.
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
@@ -18,15 +18,15 @@ import {
 import type { Scope } from "../../src/scopes.ts";
 import { BASE, createKey, workerFetch } from "../helpers.ts";
 
-/** What the client sent and what the API answered, one entry per attempt. */
+/** What the client sent and what the API responded, one entry per attempt. */
 type Exchange = { request: Request; response?: Response };
 
-/** What a fault does to an attempt whose request it matches, after the worker answered. */
+/** What a fault does to an attempt whose request it matches, after the worker responded. */
 type Fault = (request: Request, response: Response) => Promise<Response> | Response;
 
-/** The connection is lost after the worker answered (it did the work). */
+/** The connection is lost after the worker responded (it did the work). */
 const lost: Fault = () => {
-  throw new TypeError("fetch failed: the connection was lost after the answer");
+  throw new TypeError("fetch failed: the connection was lost after the response");
 };
 
 /**
@@ -132,7 +132,7 @@ describe("pages", () => {
 });
 
 describe("createPet", () => {
-  it("retries a lost answer with the same Idempotency-Key: one animal, the replay", async () => {
+  it("retries a lost response with the same Idempotency-Key: one animal, the replay", async () => {
     const { api, sent } = await client({ fault: lost, on: isCreate });
     const body = { name: uniqueName(), categoryId: 12 };
     const created = await api.createPet(body);
@@ -140,7 +140,7 @@ describe("createPet", () => {
     expect(created.location).toBe(`/v1/pets/${created.pet.id}`);
     expect(created.replayed).toBe(true);
     expectTypeOf(created).toEqualTypeOf<Created>();
-    // The replay's ETag is the first answer's, the pet's as created: getPet's.
+    // The replay's ETag is the first response's, the pet's as created: getPet's.
     expect(created.etag).toMatch(/^"[^"]+"$/);
     expect(created.etag).toBe(sent[0]?.response?.headers.get("ETag"));
     const keys = sent.map(({ request }) => request.headers.get("Idempotency-Key"));
@@ -153,7 +153,7 @@ describe("createPet", () => {
     expect((await api.getPet(created.pet.id)).etag).toBe(created.etag);
   });
 
-  it("every answer lost: a network failure with the key, sent again by hand: one animal", async () => {
+  it("every response lost: a network failure with the key, sent again by hand: one animal", async () => {
     const { api, sent } = await client({ fault: lost, on: isCreate, times: 3 });
     const body = { name: uniqueName(), categoryId: 2 };
     const error = await refusal(api.createPet(body));
@@ -181,7 +181,7 @@ describe("createPet", () => {
     }
   });
 
-  it("answers slower than attemptTimeoutMs (per call): timed out, retried under the key, one animal", async () => {
+  it("responses slower than attemptTimeoutMs (per call): timed out, retried under the key, one animal", async () => {
     const slow: Fault = async (_, response) => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       return response;
@@ -224,7 +224,7 @@ describe("createPet", () => {
     const notOurs: Fault = (_, response) =>
       Response.json({ pets: [] }, { status: response.status });
     for (const [fault, message] of [
-      [as200, "HTTP 200: the operation answers 201"],
+      [as200, "HTTP 200: the operation responds with 201"],
       [notOurs, "HTTP 201: JSON that is not the operation's"],
     ] as const) {
       const { api, sent } = await client({ fault, on: isCreate });
@@ -385,19 +385,19 @@ describe("updatePet", () => {
     await refusal(api.updatePet(pet.id, { name: null }));
   });
 
-  it("a lost answer without ifMatch: retried, the patch applied once, the pet", async () => {
+  it("a lost response without ifMatch: retried, the patch applied once, the pet", async () => {
     const { api, sent } = await client({ fault: lost, on: isUpdate });
     const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
     const updated = await api.updatePet(created.pet.id, { status: "pending", categoryId: 3 });
     expect(updated.pet).toEqual({ ...created.pet, status: "pending", categoryId: 3 });
     const patches = sent.filter(({ request }) => isUpdate(request));
     expect(patches.map(({ response }) => response?.status)).toEqual([200, 200]);
-    // Sent twice, it ends as once: the second answer is the first's pet and ETag.
+    // Sent twice, it ends as once: the second response is the first's pet and ETag.
     expect(patches[0]?.response?.headers.get("ETag")).toBe(updated.etag);
     expect(await named(api, created.pet.name)).toEqual([updated.pet]);
   });
 
-  it("a lost answer under ifMatch: not retried (its retry would meet its own change as 412), the network failure; a read shows the change", async () => {
+  it("a lost response under ifMatch: not retried (its retry would meet its own change as 412), the network failure; a read shows the change", async () => {
     const { api, sent } = await client({ fault: lost, on: isUpdate });
     const created = await api.createPet({ name: uniqueName(), categoryId: 7 });
     const patch = { status: "pending", categoryId: 3 } as const;
@@ -445,7 +445,7 @@ describe("deletePet", () => {
     }
   });
 
-  it("a lost answer: retried, its 404 resolves as removed (alreadyGone), with or without ifMatch; nothing else removed", async () => {
+  it("a lost response: retried, its 404 resolves as removed (alreadyGone), with or without ifMatch; nothing else removed", async () => {
     for (const conditional of [false, true]) {
       const { api, sent } = await client({ fault: lost, on: isDelete });
       const name = uniqueName();
@@ -492,7 +492,7 @@ describe("deletePet", () => {
 });
 
 describe("conditional reads", () => {
-  it("getPet with the ETag it answered: NotModified, a value; another tag: the pet", async () => {
+  it("getPet with the ETag it returned: NotModified, a value; another tag: the pet", async () => {
     const { api } = await client();
     const { pet } = await api.createPet({ name: uniqueName(), categoryId: 7 });
     const read = await api.getPet(pet.id);
@@ -511,7 +511,7 @@ describe("conditional reads", () => {
     expect(other).toEqual(read);
   });
 
-  it("a page with the ETag it answered: NotModified", async () => {
+  it("a page with the ETag it returned: NotModified", async () => {
     const { api } = await client();
     await api.createPet({ name: uniqueName(), categoryId: 7 });
     const page = await api.listPets({ limit: 1 });

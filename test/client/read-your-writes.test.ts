@@ -14,7 +14,7 @@ import { Recorder } from "../support/instrumentation.ts";
 /**
  * One replica that lags behind the primary: a read session sees the pets it held at its
  * last catch-up (pets are only ever added: those up to the highest id it had), and
- * answers that catch-up's bookmark. A session that asks for a newer bookmark makes it
+ * responses that catch-up's bookmark. A session that asks for a newer bookmark makes it
  * catch up first, as D1 serves a bookmark only from a replica that has applied it
  * (bookmarks compare as strings: a later one sorts after). Writes go to the primary.
  */
@@ -79,7 +79,7 @@ function client(options: Partial<PetStoreClientOptions> = {}) {
 const pending = (pets: Pet[]) => pets.map((pet) => pet.id);
 
 describe("a create's bookmark", () => {
-  it("without it, the replica answers as it was: the new pet is not there yet", async () => {
+  it("without it, the replica responds as it was: the new pet is not there yet", async () => {
     const { api } = client();
     const { pet, bookmark } = await api.createPet({
       name: "Lagged",
@@ -107,7 +107,7 @@ describe("a create's bookmark", () => {
     const read = recorder.trips.find((trip) => /FROM pets WHERE/.test(trip.what));
     expect(read?.place).toBe("replica");
     expect((await api.getPet(created.pet.id)).pet).toEqual(created.pet);
-    // The first read carries the create's bookmark; the next, the newest answered since.
+    // The first read carries the create's bookmark; the next, the newest responded since.
     const carried = sent.map((request) => request.headers.get("x-d1-bookmark") ?? "");
     expect(carried).toEqual([created.bookmark, page.bookmark]);
     expect(carried[1] && created.bookmark && carried[1] >= created.bookmark).toBe(true);

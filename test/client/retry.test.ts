@@ -1,7 +1,7 @@
 // Unit tests of the client package's logic that the worker cannot drive at will: the
 // header formats it reads, the failure family, the waits between retries, which failures
-// are retried and the time limits (a scripted fetch answers 429, 502, 503 and 504 the way
-// the contract and a gateway do, fails like a network, or never answers).
+// are retried and the time limits (a scripted fetch responds with 429, 502, 503 and 504 the way
+// the contract and a gateway do, fails like a network, or never responds).
 import { describe, expect, it } from "vitest";
 import { PetStoreError } from "../../packages/client/src/errors.ts";
 import {
@@ -18,7 +18,7 @@ import {
 
 const NOW = Date.parse("2026-11-25T12:00:00Z");
 
-/** An answer of the API: an Error object for `status` with `headers`. */
+/** A response of the API: an Error object for `status` with `headers`. */
 function apiResponse(status: number, headers: Record<string, string> = {}): Response {
   const body = status < 300 ? {} : { code: "x", message: `status ${status}`, status };
   return Response.json(body, { status, headers });
@@ -61,14 +61,14 @@ describe("PetStoreError", () => {
   const responded = (response: Response) =>
     new PetStoreError({ kind: "answer", response, body: {}, attempts: 1 });
 
-  it("reads Retry-After of the answers a retry can cure only", () => {
+  it("reads Retry-After of the responses a retry can cure only", () => {
     expect(responded(apiResponse(429, { "Retry-After": "60" })).retryAfter).toBe(60);
     expect(responded(apiResponse(503, { "Retry-After": "5" })).retryAfter).toBe(5);
     expect(responded(apiResponse(502, { "Retry-After": "1" })).retryAfter).toBe(1);
     expect(responded(apiResponse(400, { "Retry-After": "5" })).retryAfter).toBeUndefined();
   });
 
-  it("an answer that is not an Error object (a proxy's page): unexpected_response, the status, the headers", () => {
+  it("a response that is not an Error object (a proxy's page): unexpected_response, the status, the headers", () => {
     const page = new Response("<html>Bad gateway</html>", {
       status: 502,
       headers: { "X-Request-Id": "r-1", Server: "proxy" },
@@ -92,14 +92,14 @@ describe("PetStoreError", () => {
     expect(error.message).toContain("502");
   });
 
-  it("a failure without an answer: its kind's code, no status, empty headers, the cause", () => {
+  it("a failure without a response: its kind's code, no status, empty headers, the cause", () => {
     const cause = new TypeError("fetch failed");
     const error = new PetStoreError({
       kind: "network",
       attempts: 2,
       idempotencyKey: "k-1",
       cause,
-      message: "No answer",
+      message: "No response",
     });
     expect(error).toMatchObject({ code: "network_error", status: undefined, attempts: 2 });
     expect(error).toMatchObject({ idempotencyKey: "k-1", requestId: undefined, cause });
@@ -149,13 +149,13 @@ describe("send", () => {
   const FAST: SendOptions = { retry: { baseDelayMs: 1 } };
   const READ = "https://api.example/v1/pets";
 
-  /** A fetch that answers from `script` in turn (an Error is thrown) and records each request. */
+  /** A fetch that responds from `script` in turn (an Error is thrown) and records each request. */
   function scripted(...script: Array<Response | Error | "never">) {
     const sent: Request[] = [];
     const fetch = async (request: Request) => {
       sent.push(request);
       const next = script.shift();
-      if (!next) throw new Error("the script has no more answers");
+      if (!next) throw new Error("the script has no more responses");
       if (next === "never") return new Promise<Response>(() => {}); // ignores the signal too
       if (next instanceof Error) throw next;
       return next;
@@ -218,7 +218,7 @@ describe("send", () => {
     ]);
   });
 
-  it("returns the last transient answer once the retries are spent, with the attempts made", async () => {
+  it("returns the last transient response once the retries are spent, with the attempts made", async () => {
     const { sent, fetch } = scripted(apiResponse(503), apiResponse(503), apiResponse(503));
     const response = await send(fetch, create(), FAST);
     expect(response.status).toBe(503);
@@ -291,7 +291,7 @@ describe("send", () => {
     }
   });
 
-  it("afterLostResponse: an earlier attempt may have acted (no answer, a timeout, a 502, 503, 504), not after a 429 alone", async () => {
+  it("afterLostResponse: an earlier attempt may have acted (no response, a timeout, a 502, 503, 504), not after a 429 alone", async () => {
     const options = { retry: { baseDelayMs: 1, retries: 3 }, attemptTimeoutMs: 30 };
     const lostBefore = async (...script: Array<Response | Error | "never">) => {
       const response = await send(
@@ -380,7 +380,7 @@ describe("send", () => {
     expect(error.message).toBe("A redirect, not followed");
   });
 
-  it("a 304 is an answer to If-None-Match only", async () => {
+  it("a 304 is a response to If-None-Match only", async () => {
     const conditional = new Request(READ, { headers: { "If-None-Match": '"a"' } });
     const responded = scripted(new Response(null, { status: 304 }));
     expect((await send(responded.fetch, conditional, FAST)).status).toBe(304);
@@ -415,10 +415,10 @@ describe("send", () => {
       Array(3).fill("k-1"),
     );
     expect(events).toEqual([
-      "network network_error: The answer was cut short: terminated",
-      expect.stringMatching(/^network network_error: The answer was cut short: \S/),
+      "network network_error: The response was cut short: terminated",
+      expect.stringMatching(/^network network_error: The response was cut short: \S/),
     ]);
-    // Not JSON by its media type (a captive portal's page): the answer, for the caller to judge.
+    // Not JSON by its media type (a captive portal's page): the response, for the caller to judge.
     const portal = new Response("<html>Sign in", { headers: { "Content-Type": "text/html" } });
     expect(await (await send(scripted(portal).fetch, new Request(READ), FAST)).text()).toBe(
       "<html>Sign in",

@@ -148,7 +148,7 @@ describe("getPet's deprecation", () => {
       [
         expect.stringMatching(
           new RegExp(
-            `^@petstore/client: GET /v1/pets/${pet.id} is deprecated\\. From its sunset, ${sunset}, the API answers it 410 gone\\. Its successor: /v1/pets\\. See /v1/docs#\\S+\\.$`,
+            `^@petstore/client: GET /v1/pets/${pet.id} is deprecated\\. From its sunset, ${sunset}, the API responses it 410 gone\\. Its successor: /v1/pets\\. See /v1/docs#\\S+\\.$`,
           ),
         ),
       ],

@@ -68,7 +68,7 @@ export function npm(args: string[], env: NodeJS.ProcessEnv = scriptEnv) {
 
 /**
  * Starts `npm run dev` on 127.0.0.1:`port` (the platform on `platformPort`, by default
- * the next port, as npm run dev chooses) and waits until both answer. `equalsForm` passes
+ * the next port, as npm run dev chooses) and waits until both respond. `equalsForm` passes
  * the flags as `--port=N` (both forms must work).
  */
 export async function startDevServer(
@@ -148,7 +148,7 @@ export async function startDevServer(
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
-  // npm run dev prints both addresses once both answer; the API must then answer GET /.
+  // npm run dev prints both addresses once both respond; the API must then respond GET /.
   const readyLine = `npm run dev: the API on ${server.base} `;
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout.on("data", () => {
@@ -161,7 +161,8 @@ export async function startDevServer(
   try {
     await ready;
     const response = await fetch(`${server.base}/`);
-    if (response.status !== 200) throw new Error(`GET / answered ${response.status}:\n${output}`);
+    if (response.status !== 200)
+      throw new Error(`GET / responded with ${response.status}:\n${output}`);
   } catch (err) {
     await server.stop();
     throw err;

@@ -4,7 +4,7 @@
 // at once with its bookmark, and within the cache's bound without; a stale tag is 412, a
 // refused move 409) and removes it (204, then 404); a key issued with `keys create` works
 // and, once revoked, is refused within the auth cache's bound; restricted keys (scopes,
-// expiry, rotation, list --json) as a person runs them; the server keeps answering while
+// expiry, rotation, list --json) as a person runs them; the server keeps responding while
 // keys commands run; without a server, keys opens the database itself. Every response is
 // checked against the OpenAPI document.
 import { execFile } from "node:child_process";
@@ -380,7 +380,7 @@ describe("npm run keys against the server's database", () => {
   });
 });
 
-it("the server answers every request while keys commands change its database", async () => {
+it("the server responds to every request while keys commands change its database", async () => {
   // Four clients read pages (from D1: each status and limit once per client) and create
   // pets without pause while a person creates, lists, rotates and revokes keys.
   const statuses: number[] = [];
@@ -411,7 +411,7 @@ it("the server answers every request while keys commands change its database", a
     running = false;
     await Promise.all(clients);
   }
-  expect(statuses.length, "answers while the keys commands ran").toBeGreaterThan(20);
+  expect(statuses.length, "responses while the keys commands ran").toBeGreaterThan(20);
   expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
 });
 

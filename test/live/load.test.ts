@@ -51,7 +51,7 @@ const latencies: Record<Kind, number[]> = {
   change: [],
   remove: [],
 };
-/** Answers other than the one expected (a 5xx, a network error, a wrong body). */
+/** Responses other than the one expected (a 5xx, a network error, a wrong body). */
 const unexpected: string[] = [];
 
 async function send(kind: Kind | "walk", path: string, init: RequestInit = {}) {
@@ -104,7 +104,7 @@ const replays: Array<{ pet: Pet; replay: unknown; status: number; replayed: stri
 
 beforeAll(async () => {
   const up = await fetch(`${ORIGIN}/`).catch(() => undefined);
-  expect(up?.status, `no service answers at ${ORIGIN}/ (start it with npm run dev)`).toBe(200);
+  expect(up?.status, `no service responds at ${ORIGIN}/ (start it with npm run dev)`).toBe(200);
   expect((await send("walk", "/v1/pets?limit=1")).status, "the key is refused").toBe(200);
   before = await walk();
 });
@@ -164,7 +164,7 @@ async function run(op: Op): Promise<void> {
 }
 
 describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
-  it(`${settings.LOAD_CREATES} creates and ${settings.LOAD_READS} reads over ${settings.LOAD_CONCURRENCY} connections: every answer as expected`, async () => {
+  it(`${settings.LOAD_CREATES} creates and ${settings.LOAD_READS} reads over ${settings.LOAD_CONCURRENCY} connections: every response as expected`, async () => {
     const queue = [...plan];
     const worker = async () => {
       for (let op = queue.shift(); op; op = queue.shift()) {
@@ -174,7 +174,7 @@ describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
     await Promise.all(Array.from({ length: settings.LOAD_CONCURRENCY }, worker));
     expect(unexpected.length, unexpected.slice(0, 20).join("\n")).toBe(0);
     expect(created).toHaveLength(settings.LOAD_CREATES);
-    expect(new Set(created.map((p) => p.id)).size, "two creates answered one id").toBe(
+    expect(new Set(created.map((p) => p.id)).size, "two creates returned one id").toBe(
       created.length,
     );
   });
@@ -197,7 +197,7 @@ describe(`load on ${ORIGIN} (seed ${settings.LOAD_SEED})`, () => {
       notListed: [],
     });
     const ours = after.filter((p) => p.name.startsWith(`${RUN}-`));
-    expect(ours, "pets of this run that no create answered").toHaveLength(created.length);
+    expect(ours, "pets of this run that no create returned").toHaveLength(created.length);
   });
 });
 
@@ -212,7 +212,7 @@ describe(`concurrent changes on ${ORIGIN}`, () => {
     expect(response.status).toBe(201);
     return { pet: response.json as Pet, bookmark: response.headers.get("x-d1-bookmark") };
   }
-  /** How many answers had each status, e.g. `{ 200: 1, 412: 19 }`. */
+  /** How many responses had each status, e.g. `{ 200: 1, 412: 19 }`. */
   function tally(statuses: number[]) {
     const counts: Record<number, number> = {};
     for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;

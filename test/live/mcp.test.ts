@@ -295,7 +295,7 @@ describe("the MCP Inspector's CLI", () => {
 
 describe("what an agent meets at /mcp (issue 33)", () => {
   const url = () => `${server.base}/mcp`;
-  /** A JSON-RPC body POSTed to /mcp with `headers`, answered as the server answers it. */
+  /** A JSON-RPC body POSTed to /mcp with `headers`, served as the server responds to it. */
   const post = (body: unknown, headers: Record<string, string>) =>
     fetch(url(), {
       method: "POST",
@@ -343,7 +343,7 @@ describe("what an agent meets at /mcp (issue 33)", () => {
     },
   );
 
-  it("answers each message of a 2025-03-26 batch on its own, and refuses batches under 2025-11-25", async () => {
+  it("responds to each message of a 2025-03-26 batch on its own, and refuses batches under 2025-11-25", async () => {
     const { key } = issued(
       await server.keys("create", "--label", "mcp write-only", "--scope", "pets:write"),
     );
@@ -363,7 +363,7 @@ describe("what an agent meets at /mcp (issue 33)", () => {
     expect(await named(name)).toHaveLength(1);
   });
 
-  it("answers an allowed page's preflight without a key, granting MCP-Protocol-Version", async () => {
+  it("responds to an allowed page's preflight without a key, granting MCP-Protocol-Version", async () => {
     const response = await fetch(url(), {
       method: "OPTIONS",
       headers: {
@@ -507,7 +507,7 @@ describe("the API's addresses (docs/agents.md)", () => {
       expect(JSON.parse(body)).toMatchObject({ code: "misdirected_request", status: 421 });
       expect(body).not.toContain("evil");
     }
-    // The addresses it serves answer the same request.
+    // The addresses it serves response the same request.
     expect((await getAs(`localhost:${new URL(server.base).port}`, metadataPath)).status).toBe(200);
   });
 });

@@ -3,7 +3,7 @@
 // give the list a next page to follow) and its developer platform on localhost: --write
 // twice, each leaving no pet behind (its pet created, changed, then removed), then
 // read-only, which changes no pet; and its refusals: no SMOKE_API_KEY, and a port where
-// nothing answers. No output holds the key.
+// nothing responds. No output holds the key.
 import { once } from "node:events";
 import { type AddressInfo, createServer } from "node:net";
 import { stripVTControlCharacters } from "node:util";
@@ -63,16 +63,16 @@ it("without SMOKE_API_KEY: one error line and the usage, exit 2", async () => {
   expect(run.output).toMatch(/^error: the environment variable SMOKE_API_KEY .* not set\n\nusage:/);
 });
 
-it("a port where nothing answers: exit 1, saying so once", async () => {
+it("a port where nothing responds: exit 1, saying so once", async () => {
   const probe = createServer().listen(0, HOST);
   await once(probe, "listening");
   const { port } = probe.address() as AddressInfo;
   probe.close();
   const run = await smoke(["--base", `http://${HOST}:${port}`, "--timeout", "5"]);
   expect(run.code).toBe(1);
-  expect(run.output.match(/no answer from http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/g)).toHaveLength(
-    1,
-  );
+  expect(
+    run.output.match(/no response from http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/g),
+  ).toHaveLength(1);
 });
 
 it("--write with a pets:read key fails, saying why", async () => {

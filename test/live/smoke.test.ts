@@ -1,4 +1,4 @@
-// The smoke test: a running deployment answers the way a client expects, in a few
+// The smoke test: a running deployment responds the way a client expects, in a few
 // requests (read-only unless --write, which creates a pet, changes it and removes it, so it
 // leaves nothing behind). Run through `npm run smoke -- --base URL`
 // (scripts/smoke.ts), which checks the options and provides them here; the key comes
@@ -15,7 +15,7 @@ const options = inject("smoke");
 
 const send = smokeClient(options, process.env.SMOKE_API_KEY ?? "");
 
-/** The answer's JSON body; it must have this status and be application/json. */
+/** The response's JSON body; it must have this status and be application/json. */
 function json(response: SmokeResponse, status: number): unknown {
   expect(response.status, response.text.slice(0, 300)).toBe(status);
   expect(response.headers.get("Content-Type")).toMatch(/^application\/json\b/);
@@ -24,7 +24,7 @@ function json(response: SmokeResponse, status: number): unknown {
 
 const links = (response: SmokeResponse) => LinkHeader.parse(response.headers.get("Link") ?? "");
 
-/** The answer's `x-d1-bookmark`, to send back: a read after it sees at least what it did. */
+/** The response's `x-d1-bookmark`, to send back: a read after it sees at least what it did. */
 function bookmark(response: SmokeResponse): Record<string, string> {
   const sent = response.headers.get("x-d1-bookmark");
   expect(sent, "no x-d1-bookmark").toBeTruthy();
@@ -33,11 +33,11 @@ function bookmark(response: SmokeResponse): Record<string, string> {
 
 let root: SmokeResponse;
 beforeAll(async () => {
-  // Nothing answering ends the run here, with one line instead of a failure per check.
+  // Nothing responding ends the run here, with one line instead of a failure per check.
   root = await send("GET", "/").catch(
     (err: Error & { cause?: { code?: string; message?: string } }) => {
       throw new Error(
-        `no answer from ${options.base}: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
+        `no response from ${options.base}: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
       );
     },
   );
@@ -288,7 +288,7 @@ if (options.platform) {
       }
     });
 
-    it("answers its JSON endpoints with the Error object", async () => {
+    it("responds to its JSON endpoints with the Error object", async () => {
       const signedOut = await sendToPlatform("GET", "/api/keys");
       expect(json(signedOut, 401)).toEqual({
         code: "unauthorized",

@@ -1,6 +1,6 @@
 // npm run usage:live: usage as a developer sees it, against the real `npm run dev`. An
 // account signed up on the platform (a software passkey) makes keys there; the test times
-// how long an answer takes to reach the key's usage (GET /api/keys/{id}/usage, the figures
+// how long a response takes to reach the key's usage (GET /api/keys/{id}/usage, the figures
 // of the key's page), idle and under load, then kills the server's whole process group with
 // SIGKILL, starts it again on the same database and counts what was lost: nothing of an
 // idle key, at most the last 10 s of a busy one (docs/platform.md, "Usage").
@@ -12,7 +12,7 @@ import { type DevServer, startDevServer } from "./dev-server.ts";
 
 const PORT = Number(process.env.USAGE_PORT ?? 8798);
 const PLATFORM_PORT = Number(process.env.USAGE_PLATFORM_PORT ?? PORT + 1);
-/** The contract's bound: every answer on its key's page within 60 s with no further traffic. */
+/** The contract's bound: every response on its key's page within 60 s with no further traffic. */
 const PAGE_BOUND_MS = 60_000;
 /** Time for a due write to reach D1 and the page to read it, on a machine shared with others. */
 const WRITE_MS = 2_000;
@@ -68,7 +68,7 @@ async function newKey(label: string): Promise<{ key: string; id: number }> {
   return created.body;
 }
 
-/** One answer with `key`; its status. */
+/** One response with `key`; its status. */
 async function call(key: string): Promise<number> {
   const response = await fetch(`${server.base}/v1/pets?limit=1`, {
     headers: { Authorization: `Bearer ${key}` },
@@ -78,25 +78,25 @@ async function call(key: string): Promise<number> {
   return response.status;
 }
 
-/** The key's answers as its page counts them (the last 30 days). */
+/** The key's responses as its page counts them (the last 30 days). */
 async function counted(id: number): Promise<number> {
   const usage = await platform<{ totals: Record<string, number> }>(`/api/keys/${id}/usage`);
   expect(usage.status).toBe(200);
   return Object.values(usage.body.totals).reduce((a, b) => a + b, 0);
 }
 
-/** Milliseconds from `since` until the key's page counts `n` answers; fails past the bound. */
+/** Milliseconds from `since` until the key's page counts `n` responses; fails past the bound. */
 async function untilCounted(id: number, n: number, since: number): Promise<number> {
   while ((await counted(id)) < n) {
     if (Date.now() - since > PAGE_BOUND_MS)
-      throw new Error(`key ${id}: ${n} answers not counted within 60 s`);
+      throw new Error(`key ${id}: ${n} responses not counted within 60 s`);
     await sleep(100);
   }
   return Date.now() - since;
 }
 
 /**
- * Answers with `key` from `connections` loops until `stop` is aborted or the server is
+ * Responses with `key` from `connections` loops until `stop` is aborted or the server is
  * gone: the instant each 200 arrived (filled as they come), and the end of the loops.
  */
 function load(key: string, connections: number, stop: AbortSignal, pauseMs = 0) {
@@ -119,20 +119,20 @@ function load(key: string, connections: number, stop: AbortSignal, pauseMs = 0) 
 
 const report = (what: string, figure: string) => console.log(`usage:live: ${what}: ${figure}`);
 
-it("an answer reaches its key's page within 60 s with no further traffic, idle and under load", async () => {
+it("a response reaches its key's page within 60 s with no further traffic, idle and under load", async () => {
   const quiet = await newKey("idle");
-  // The first answer of a key is written right after it; one right after that waits for the interval.
+  // The first response of a key is written right after it; one right after that waits for the interval.
   let at = Date.now();
   expect(await call(quiet.key)).toBe(200);
   const first = await untilCounted(quiet.id, 1, at);
   at = Date.now();
   expect(await call(quiet.key)).toBe(200);
   const held = await untilCounted(quiet.id, 2, at);
-  report("idle: a key's first answer on its page after", `${first} ms`);
-  report("idle: an answer within 10 s of the key's last write, on its page after", `${held} ms`);
+  report("idle: a key's first response on its page after", `${first} ms`);
+  report("idle: a response within 10 s of the key's last write, on its page after", `${held} ms`);
   expect(held).toBeLessThanOrEqual(USAGE_WRITE_INTERVAL_MS + WRITE_MS);
 
-  // Under load: 8 connections with one key for 20 s; another key's answer in the middle.
+  // Under load: 8 connections with one key for 20 s; another key's response in the middle.
   const busy = await newKey("busy");
   const other = await newKey("beside the load");
   const stop = new AbortController();
@@ -142,7 +142,7 @@ it("an answer reaches its key's page within 60 s with no further traffic, idle a
   expect(await call(other.key)).toBe(200);
   expect(await call(other.key)).toBe(200);
   const beside = untilCounted(other.id, 2, at);
-  // The busy key's answers that had arrived by an instant: when does its page count them all?
+  // The busy key's responses that had arrived by an instant: when does its page count them all?
   const instant = Date.now();
   const n = busyLoad.arrivals.length;
   const lagMs = await untilCounted(busy.id, n, instant);
@@ -152,10 +152,10 @@ it("an answer reaches its key's page within 60 s with no further traffic, idle a
   await busyLoad.done;
   const all = busyLoad.arrivals;
   const rate = all.length / (((all.at(-1) ?? 0) - (all[0] ?? 0)) / 1000);
-  report("under load: another key's answer on its page after", `${besideMs} ms`);
+  report("under load: another key's response on its page after", `${besideMs} ms`);
   report(
-    "under load: the busy key's answers up to an instant on its page after",
-    `${lagMs} ms (${n} answers; ${rate.toFixed(0)} answers a second)`,
+    "under load: the busy key's responses up to an instant on its page after",
+    `${lagMs} ms (${n} responses; ${rate.toFixed(0)} responses a second)`,
   );
   // A write then waits behind the load's queries: more room than idle, far within the 60 s.
   expect(besideMs).toBeLessThanOrEqual(USAGE_WRITE_INTERVAL_MS + 3 * WRITE_MS);
@@ -165,9 +165,9 @@ it("an answer reaches its key's page within 60 s with no further traffic, idle a
 it("kill -9 loses nothing of an idle key and at most the last 10 s of a busy one", async () => {
   const quiet = await newKey("idle before the kill");
   const steady = await newKey("busy at the kill");
-  // The idle key: 31 answers, then more than 10 s of silence (the issue's case).
+  // The idle key: 31 responses, then more than 10 s of silence (the issue's case).
   for (let i = 0; i < 31; i++) expect(await call(quiet.key)).toBe(200);
-  // The busy key: an answer every 100 ms on 2 connections, right up to the kill.
+  // The busy key: a response every 100 ms on 2 connections, right up to the kill.
   const stop = new AbortController();
   const steadyLoad = load(steady.key, 2, stop.signal, 100);
   await sleep(USAGE_WRITE_INTERVAL_MS + 5_000);
@@ -183,13 +183,13 @@ it("kill -9 loses nothing of an idle key and at most the last 10 s of a busy one
   const lost = arrivals.length - busyCounted;
   // Lost ones are the newest: how long before the kill the oldest of them came.
   const oldestLost = lost > 0 ? killedAt - (arrivals[busyCounted] ?? killedAt) : 0;
-  report("kill -9: the idle key's answers counted", `${idleCounted} of 31`);
+  report("kill -9: the idle key's responses counted", `${idleCounted} of 31`);
   report(
-    "kill -9: the busy key's answers counted",
+    "kill -9: the busy key's responses counted",
     `${busyCounted} of ${arrivals.length} (${lost} lost, the oldest ${oldestLost} ms before the kill)`,
   );
   expect(idleCounted).toBe(31);
-  // Every answer older than the interval (and a write's time) was written before the kill.
+  // Every response older than the interval (and a write's time) was written before the kill.
   const old = arrivals.filter((t) => t < killedAt - USAGE_WRITE_INTERVAL_MS - WRITE_MS).length;
   expect(busyCounted).toBeGreaterThanOrEqual(old);
   expect(busyCounted).toBeLessThanOrEqual(arrivals.length);

@@ -32,7 +32,7 @@ it("the developer platform, in each environment, is where the API's reference pa
     const platformEnv = (name === "local" ? platform : platform.env?.[name]) as Config;
     const vars = (config: Config) => (config.vars ?? {}) as Record<string, string>;
     expect(vars(apiEnv).PLATFORM_ORIGIN, name).toBe(vars(platformEnv).PLATFORM_ORIGIN);
-    // The API's addresses, the same list in both (what /mcp answers under, what the platform
+    // The API's addresses, the same list in both (what /mcp responds under, what the platform
     // grants): its route's first, then its workers.dev address where it has one.
     const apiRoute = (apiEnv.routes as Array<{ pattern: string }> | undefined)?.[0]?.pattern;
     const origins = vars(apiEnv).API_ORIGINS?.split(" ");

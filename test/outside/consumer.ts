@@ -1,7 +1,7 @@
 // The package's types and code as each module system meets them: compiled by
 // `npm run client:outside` with the oldest TypeScript the package supports and the newest,
 // under node10, node16 (from CommonJS and from ES modules) and bundler resolution, then
-// run as CommonJS and as an ES module on Node 20 and 24. Nothing answers at its address.
+// run as CommonJS and as an ES module on Node 20 and 24. Nothing responds at its address.
 import { type Pet, PetStoreClient, PetStoreError } from "@petstore/client";
 
 const client = new PetStoreClient({
@@ -19,7 +19,7 @@ void client.raw.GET("/animals").catch(() => {});
 client.listPets({ limit: 1 }).then(
   (page) => {
     const first: Pet | undefined = page.pets[0];
-    throw new Error(`a closed port answered: ${first?.name}`);
+    throw new Error(`a closed port responded: ${first?.name}`);
   },
   (error: unknown) => {
     if (!(error instanceof PetStoreError) || error.kind !== "network") throw error;

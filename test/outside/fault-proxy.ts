@@ -1,15 +1,15 @@
 // A proxy in front of `npm run dev` for `npm run client:outside`, on Node's http module:
 // `/<fault>/<times>/<tag>/v1/...` forwards `/v1/...`, and the first <times> requests under
 // `/<fault>/<times>/<tag>` meet <fault>:
-//   drop      forwarded, then the connection is closed: the API acted, the answer is lost
-//   delay     forwarded, the answer held for 5 s
-//   cut       forwarded, half the answer's body sent, then the connection closed: with its
+//   drop      forwarded, then the connection is closed: the API acted, the response is lost
+//   delay     forwarded, the response held for 5 s
+//   cut       forwarded, half the response's body sent, then the connection closed: with its
 //   cutclose  Content-Length (a short body), or without (the close looks like the body's end)
-//   status200 forwarded, the answer's status made 200 (a create's 201 too)
-//   shape     forwarded, the answer's body made `{"pets":[]}`: JSON, not the operation's
-//   away      answered 307 to another origin (a second server), nothing forwarded
-//   here      answered 308 to the same URL on this origin, forwarded from there
-//   503r1     answered by the proxy, nothing forwarded: the status (200, 429, 502, 503, 504)
+//   status200 forwarded, the response's status made 200 (a create's 201 too)
+//   shape     forwarded, the response's body made `{"pets":[]}`: JSON, not the operation's
+//   away      responded with 307 to another origin (a second server), nothing forwarded
+//   here      responded with 308 to the same URL on this origin, forwarded from there
+//   503r1     served by the proxy, nothing forwarded: the status (200, 429, 502, 503, 504)
 //             and, with r<seconds>, Retry-After; the Error object, or an HTML page
 // `GET /elsewhere/<tag>` lists what reached the other origin from that tag's requests.
 import { createServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http";
@@ -22,7 +22,7 @@ const STATUS = /^(\d{3})(?:r(\d+))?$/;
 const CODES: Record<string, string> = { "429": "rate_limited", "503": "service_unavailable" };
 /** Headers that belong to one connection, or that fetch has already undone. */
 const HOP = ["host", "connection", "content-length", "transfer-encoding", "content-encoding"];
-/** What the other origin answers: JSON, and neither a page nor a pet. */
+/** What the other origin responds: JSON, and neither a page nor a pet. */
 const NOT_THE_OPERATIONS = '{"pets":[]}';
 
 /** Starts the proxy for `target` (an origin), and its other origin, on free ports of 127.0.0.1. */

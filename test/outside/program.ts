@@ -25,7 +25,7 @@ const run = `${process.version}-${Date.now()}`;
 const name = `outside ${run}`;
 const created = await client.createPet({ name, categoryId: 1 });
 expect(created.pet.name === name && created.pet.status === "available", "the created pet");
-expect(created.bookmark !== undefined, "a create answers its bookmark");
+expect(created.bookmark !== undefined, "a create returns its bookmark");
 await client.createPet({ name: `${name} 2`, categoryId: 2, status: "pending" });
 await client.createPet({ name: `${name} 3`, categoryId: 3, status: "sold" });
 
@@ -49,7 +49,7 @@ for await (const pet of consistent.pets({ limit: 100 })) if (pet.id === mine.pet
 const newest = consistent.bookmark ?? "";
 expect(found === 1 && newest >= (mine.bookmark ?? "~"), "a consistent client reads its write");
 
-// Conditional reads: the ETag of an answer, sent back, is "not modified".
+// Conditional reads: the ETag of a response, sent back, is "not modified".
 const read = await client.getPet(created.pet.id);
 const again = await client.getPet(created.pet.id, { ifNoneMatch: read.etag });
 expect(again.notModified && again.etag === read.etag, "getPet with its ETag: not modified");
@@ -57,7 +57,7 @@ const first = await client.listPets({ limit: 2 });
 const samePage = await client.listPets({ limit: 2 }, { ifNoneMatch: first.etag });
 expect(samePage.notModified, "a page with its ETag: not modified");
 
-// Error answers.
+// Error responses.
 const stranger = new PetStoreClient({ baseUrl, apiKey: "psk_not-a-key" });
 const unauthorized = await failure(stranger.listPets());
 expect(unauthorized.status === 401 && unauthorized.code === "unauthorized", "401 unauthorized");
@@ -138,7 +138,7 @@ const seen = (error: PetStoreError) =>
 
 /**
  * The caller's retry by hand of a create that failed, with the key the failure carries:
- * the first create answered again when the API had made it (`replayed`), else a create.
+ * the first create returned again when the API had made it (`replayed`), else a create.
  */
 async function byHand(error: PetStoreError, petName: string, replayed = true): Promise<string> {
   expect(error.idempotencyKey !== undefined, "the failure carries the create's key");
@@ -157,7 +157,7 @@ const create = async (faulty: PetStoreClient, petName: string) => {
 const list = async (faulty: PetStoreClient) =>
   `a page of ${(await faulty.listPets({ limit: 2 })).pets.length} pets`;
 
-/** A create answered with what is not its success (`status`): refused, never retried. */
+/** A create responded with what is not its success (`status`): refused, never retried. */
 const refusedCreate =
   (status: number, replayed = true) =>
   async (faulty: PetStoreClient, petName: string) => {
@@ -167,23 +167,23 @@ const refusedCreate =
     expect(error.attempts === 1, what);
     return byHand(error, petName, replayed);
   };
-/** A page answered with what is not a page (`status`): refused. */
+/** A page responded with what is not a page (`status`): refused. */
 const refusedList = (status: number) => async (faulty: PetStoreClient) => {
   const error = await caught(faulty.listPets({ limit: 2 }));
   const what = `unexpected_response ${status}`;
   expect(error.code === "unexpected_response" && error.status === status, what);
   return seen(error);
 };
-/** Every attempt's answer delayed past a time limit: the timeout names it (`limit`). */
+/** Every attempt's response delayed past a time limit: the timeout names it (`limit`). */
 const timedOut = (limit: RegExp) => async (faulty: PetStoreClient, petName: string) => {
   const error = await caught(create(faulty, petName));
   expect(error.kind === "timeout" && limit.test(error.message), `"${error.message}" ${limit}`);
   return byHand(error, petName);
 };
 
-await fault("create: answer dropped once", ["drop", 1], create, { pets: 1 });
+await fault("create: response dropped once", ["drop", 1], create, { pets: 1 });
 await fault(
-  "create: every answer dropped",
+  "create: every response dropped",
   ["drop", 9],
   async (faulty, petName) => byHand(await caught(create(faulty, petName)), petName),
   { pets: 1 },
@@ -208,21 +208,21 @@ await fault("create: 200, not 201", ["status200", 1], refusedCreate(200), { pets
 await fault('create: 201 `{"pets":[]}`, not a pet', ["shape", 1], refusedCreate(201), { pets: 1 });
 await fault('listPets: 200 `{"pets":[]}`, not a page', ["shape", 1], refusedList(200));
 await fault("listPets: 200 text/html (a captive portal)", ["200", 1], refusedList(200));
-await fault("create: answer delayed 5 s", ["delay", 1], create, { pets: 1 });
+await fault("create: response delayed 5 s", ["delay", 1], create, { pets: 1 });
 await fault(
-  "create: every answer delayed 5 s, attemptTimeoutMs 2 s",
+  "create: every response delayed 5 s, attemptTimeoutMs 2 s",
   ["delay", 9],
   timedOut(/attempt.*attemptTimeoutMs.*\b2000 ms/),
   { pets: 1, settings: { attemptTimeoutMs: 2_000 } },
 );
 await fault(
-  "create: every answer delayed 5 s, timeoutMs 3 s",
+  "create: every response delayed 5 s, timeoutMs 3 s",
   ["delay", 9],
   timedOut(/call.*timeoutMs.*\b3000 ms/),
   { pets: 1, settings: { timeoutMs: 3_000 } },
 );
 
-// Changes. A removal whose answer is lost is retried, and its 404 then means removed; an
+// Changes. A removal whose response is lost is retried, and its 404 then means removed; an
 // update is retried, except under ifMatch, where the caller gets the failure and reads again.
 // Each leaves one pet of its name: a removal's twin, never removed with it.
 const removal = (conditional: boolean) => async (faulty: PetStoreClient, petName: string) => {
@@ -230,7 +230,10 @@ const removal = (conditional: boolean) => async (faulty: PetStoreClient, petName
   await client.createPet({ name: petName, categoryId: 2 });
   const ifMatch = conditional ? target.etag : undefined;
   const removed = await faulty.deletePet(target.pet.id, { ifMatch });
-  expect(removed.removed && removed.alreadyGone, "removed, alreadyGone: a 404 after a lost answer");
+  expect(
+    removed.removed && removed.alreadyGone,
+    "removed, alreadyGone: a 404 after a lost response",
+  );
   const read = await caught(client.getPet(target.pet.id, { bookmark: removed.bookmark }));
   expect(read.code === "not_found", "the pet is gone");
   return "removed, alreadyGone; the pet gone";
@@ -246,7 +249,7 @@ const update = (conditional: boolean) => async (faulty: PetStoreClient, petName:
     expect(error.kind === "network" && error.attempts === 1, "under ifMatch: not retried");
     saw = seen(error);
   } else expect((await call).pet.status === PATCH.status, saw);
-  // Read again as the README says: an empty patch answers the pet as it is, from the primary.
+  // Read again as the README says: an empty patch returns the pet as it is, from the primary.
   const now = await client.updatePet(created.pet.id, {});
   const applied = now.pet.status === PATCH.status && now.pet.categoryId === PATCH.categoryId;
   expect(applied && now.etag !== created.etag, "read again: the patch applied, a new etag");
@@ -267,10 +270,10 @@ const stale = async (created: Created) => {
   return created.etag;
 };
 
-await fault("deletePet: answer dropped once", ["drop", 1], removal(false), { pets: 1 });
-await fault("deletePet, ifMatch: answer dropped once", ["drop", 1], removal(true), { pets: 1 });
-await fault("updatePet: answer dropped once", ["drop", 1], update(false), { pets: 1 });
-await fault("updatePet, ifMatch: answer dropped once", ["drop", 1], update(true), { pets: 1 });
+await fault("deletePet: response dropped once", ["drop", 1], removal(false), { pets: 1 });
+await fault("deletePet, ifMatch: response dropped once", ["drop", 1], removal(true), { pets: 1 });
+await fault("updatePet: response dropped once", ["drop", 1], update(false), { pets: 1 });
+await fault("updatePet, ifMatch: response dropped once", ["drop", 1], update(true), { pets: 1 });
 await fault(
   "updatePet, ifMatch of a changed pet",
   ["pass", 0],
@@ -324,6 +327,6 @@ function expect(ok: boolean, what: string): void {
 
 async function failure(call: Promise<unknown>): Promise<PetStoreError> {
   const error = await caught(call);
-  expect(error.kind === "answer", `an error answer: ${error.code}`);
+  expect(error.kind === "answer", `an error response: ${error.code}`);
   return error;
 }

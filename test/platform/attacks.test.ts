@@ -66,7 +66,7 @@ async function snapshotOf(who: SignedUp) {
     .first();
 }
 
-/** An answer as a client sees it, but for the per-request id. */
+/** A response as a client sees it, but for the per-request id. */
 async function seen(response: Response) {
   const headers = [...response.headers].filter(([name]) => name !== "x-request-id");
   return { status: response.status, headers, body: await response.text() };
@@ -227,7 +227,7 @@ describe("XSS through what people type", () => {
     }
   });
 
-  it("JSON answers that echo input are JSON, which a browser does not render", async () => {
+  it("JSON responses that echo input are JSON, which a browser does not render", async () => {
     const { session } = await signUp();
     const created = await send("/api/keys", {
       json: { label: payloads[0], scopes: ["pets:read"] },

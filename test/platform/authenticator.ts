@@ -1,5 +1,5 @@
 // A software passkey authenticator for the tests, made of WebCrypto keys (ECDSA P-256,
-// COSE algorithm ES256) and CBOR from cbor2: it answers the platform's WebAuthn options
+// COSE algorithm ES256) and CBOR from cbor2: it returns the platform's WebAuthn options
 // the way a browser and a platform authenticator do (W3C WebAuthn Level 3, sections 6.1
 // "Authenticator Data", 6.5.4 "attestation object", 5.8.1 "client data"), "none"
 // attestation. Every field can be falsified to attack the server's checks.

@@ -140,7 +140,7 @@ export async function signIn(
   });
 }
 
-/** Asserts a JSON Error answer: status, code, all three fields, and no internals. */
+/** Asserts a JSON Error response: status, code, all three fields, and no internals. */
 export async function expectError(
   response: Response,
   status: number,

@@ -1,6 +1,6 @@
 // The keys page past 50 keys: active and ended filtered in SQL, pages by keyset (links that
 // work without the script, keeping the filter), one batch of D1 a page, another account's
-// keys never listed, a hostile cursor answered with the first page.
+// keys never listed, a hostile cursor responded with the first page.
 import { env } from "cloudflare:workers";
 import type { HTMLElement } from "node-html-parser";
 import { parse } from "node-html-parser";
@@ -173,7 +173,7 @@ describe("the keys page past 50 keys", () => {
     ]);
   });
 
-  it("answers a hostile or stale cursor with the first page, or an empty page that leads there; never a 500", async () => {
+  it("responds to a hostile or stale cursor with the first page, or an empty page that leads there; never a 500", async () => {
     const { session } = await manyKeys();
     const first = await keysPage("/keys?show=ended", session);
     for (const cursor of [

@@ -31,7 +31,7 @@ async function createKey(session: string, body: Record<string, unknown> = {}) {
 const seconds = (iso: string | null) => (iso === null ? null : Date.parse(iso) / 1000);
 
 describe("creating a key", () => {
-  it("answers the whole key once, with a curl line for the API, and stores only its hash for the account", async () => {
+  it("returns the whole key once, with a curl line for the API, and stores only its hash for the account", async () => {
     const { session, account } = await signUp();
     const { response, key } = await createKey(session, {
       label: "Storefront <web> ✓",

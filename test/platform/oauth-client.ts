@@ -93,7 +93,7 @@ export function allowAsShown(page: HTMLElement) {
   };
 }
 
-/** The code and the rest of the redirect that an Allow answered. */
+/** The code and the rest of the redirect that an Allow responded. */
 export async function codeOf(response: Response) {
   const text = await response.text();
   expect(response.status, text).toBe(200);
@@ -110,7 +110,7 @@ export function token(params: Record<string, string>, send: Send = platformSend)
   });
 }
 
-/** Asserts an OAuth error answer, which is also the platform's Error object. */
+/** Asserts an OAuth error response, which is also the platform's Error object. */
 export async function expectOAuthError(
   response: Response,
   status: number,

@@ -162,7 +162,7 @@ describe("a client's metadata document (CIMD)", () => {
     });
   });
 
-  it("is refused when it cannot be fetched, does not answer 200, or is not JSON within 5 KiB", async () => {
+  it("is refused when it cannot be fetched, does not respond with 200, or is not JSON within 5 KiB", async () => {
     const id = "https://agent.example/client.json";
     const responseing = (response: () => Response) =>
       clientFromDocument((async () => response()) as typeof fetch, id).catch(
@@ -174,9 +174,11 @@ describe("a client's metadata document (CIMD)", () => {
       ),
     ).toBe("The client's metadata document could not be fetched.");
     expect(await responseing(() => new Response("{}", { status: 301 }))).toBe(
-      "The client's metadata document answered 301, not 200 (redirects are not followed).",
+      "The client's metadata document responded with 301, not 200 (redirects are not followed).",
     );
-    expect(await responseing(() => new Response("{}", { status: 201 }))).toContain("answered 201");
+    expect(await responseing(() => new Response("{}", { status: 201 }))).toContain(
+      "responded with 201",
+    );
     const tooLarge = JSON.stringify(validDocument(id, { pad: "x".repeat(5 * 1024) }));
     for (const body of [tooLarge, "{", new Uint8Array([0x7b, 0xff, 0x7d])]) {
       expect(await responseing(() => new Response(body))).toBe(

@@ -374,7 +374,7 @@ describe("a client named by its metadata document (CIMD)", () => {
       [documentOf({ client_id: "https://agent.example/other.json" }), /does not name itself/],
       [
         () => new Response(null, { status: 302, headers: { Location: "http://169.254.169.254/" } }),
-        /answered 302.*redirects are not followed/,
+        /responded with 302.*redirects are not followed/,
       ],
       [documentOf({ client_name: "x".repeat(6000) }), /at most 5120 bytes/],
       [documentOf({ client_secret: "s3cret" }), /must not carry a client secret/],
@@ -619,7 +619,7 @@ describe("attacks", () => {
       );
     }
     expect(await apiView(first.access_token)).toMatchObject({ audience: "/mcp" });
-    // The client itself again (a retry after a lost answer, or a thief with its verifier too).
+    // The client itself again (a retry after a lost response, or a thief with its verifier too).
     await expectOAuthError(
       await redeem(got),
       400,
@@ -758,7 +758,7 @@ describe("attacks", () => {
     expect(await apiView(fresh.key)).toBe("refused");
   });
 
-  it("another account's grant id answers as one that does not exist, and stays undecided", async () => {
+  it("another account's grant id responds as one that does not exist, and stays undecided", async () => {
     const victim = await signUp({ displayName: "Victim" });
     const attacker = await signUp({ displayName: "Attacker" });
     const { grantId } = await openConsent(
@@ -807,7 +807,7 @@ describe("attacks", () => {
       /redirect URI on another site \(phish\.example\)/,
     );
     expect(page.querySelector("main a")).toBeNull();
-    // Signed out, or with a request that fails later, the platform still answers a page of its own.
+    // Signed out, or with a request that fails later, the platform still returns a page of its own.
     const registered = await register();
     const signedOut = await send(
       authorizePath({ client_id: registered, code_challenge: challenge, response_type: "token" }),

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError, ORIGIN, send, signUp } from "./helpers.ts";
 
-describe("a refused Origin is named in the answer", () => {
+describe("a refused Origin is named in the response", () => {
   it("quoted whole up to 80 characters, cut with … past them, and 'missing' when there is none", async () => {
     const { session } = await signUp();
     const eighty = `https://${"a".repeat(64)}.example`;

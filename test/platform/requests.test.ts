@@ -1,10 +1,10 @@
-// What every answer of the platform shares with the API's (src/http/): the request id, one log
+// What every response of the platform shares with the API's (src/http/): the request id, one log
 // line per request, the 405 naming the path's methods, a fault logged with its cause.
 import { expect, it } from "vitest";
 import type { LogLine } from "../../src/log.ts";
 import { expectError, platformWith } from "./helpers.ts";
 
-it("answers a wrong method 405 with Allow, an unknown path 404, and logs one line for each", async () => {
+it("responds to a wrong method with 405 with Allow, an unknown path 404, and logs one line for each", async () => {
   const lines: LogLine[] = [];
   const send = platformWith({ log: (line) => lines.push(line) });
   const refused = await send("/api/keys/k_1/usage", {
@@ -48,7 +48,7 @@ it("answers a wrong method 405 with Allow, an unknown path 404, and logs one lin
   ]);
 });
 
-it("answers a fault 500 without its text and logs it, with its cause, at error level", async () => {
+it("responds to a fault with 500 without its text and logs it, with its cause, at error level", async () => {
   const lines: LogLine[] = [];
   const broken = {
     prepare() {

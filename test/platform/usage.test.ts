@@ -1,7 +1,7 @@
 // Usage per key: rows written with the API worker's own statement and recorder
 // (src/db/api-keys.ts, src/auth/key-use.ts), read back per UTC day over the last 30 days,
 // per hour over the last 24 and per operation, status and Error code, as JSON and on the
-// key's page. test/key-use.test.ts sends the API's answers.
+// key's page. test/key-use.test.ts sends the API's responses.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { parse } from "node-html-parser";
@@ -11,7 +11,7 @@ import { USAGE_WRITE_INTERVAL_MS } from "../../src/config.ts";
 import { addUsageStatement } from "../../src/db/api-keys.ts";
 import { expectError, movableClock, platformWith, send, signUp } from "./helpers.ts";
 
-/** What the API worker runs after its answers: add to the hour's count. */
+/** What the API worker runs after its responses: add to the hour's count. */
 function addUsage(keyId: number, hourStart: string, what: string, n: number) {
   const [operation = "", status = "", code = ""] = what.split(" ");
   return addUsageStatement(env.DB, {
@@ -208,14 +208,14 @@ describe("a key's usage", () => {
     );
   });
 
-  it("what the API's recorder writes after a burst of answers, the usage JSON and the page show: last use to the minute", async () => {
+  it("what the API's recorder writes after a burst of responses, the usage JSON and the page show: last use to the minute", async () => {
     const clock = movableClock(NOW);
     const fetch = platformWith({ clock });
     const { session } = await signUp({ fetch });
     const { id } = await (
       await fetch("/api/keys", { json: { label: "burst", scopes: ["pets:read"] }, session })
     ).json<{ id: number }>();
-    // One isolate of the API: each answer's write waits for its timer, which moves the clock.
+    // One isolate of the API: each response's write waits for its timer, which moves the clock.
     const recorder = createKeyUseRecorder(clock, () => {}, {
       sleep: async (ms) => clock.advance(ms / 1000),
     });
@@ -244,7 +244,7 @@ describe("a key's usage", () => {
     }>();
     expect(usage.totals).toEqual({ success: 3, client_error: 3, rate_limited: 1, server_error: 2 });
     expect(usage.operations.reduce((n, o) => n + o.count, 0)).toBe(9);
-    // The last answer came at 15:31:39 (NOW, seven timers of 10 s, then 29 s): shown to the minute.
+    // The last response came at 15:31:39 (NOW, seven timers of 10 s, then 29 s): shown to the minute.
     const key = await (await fetch(`/api/keys/${id}`, { session })).json<{ lastUsedAt: string }>();
     expect(key.lastUsedAt).toBe("2026-11-24T15:31:39.000Z");
     const page = parse(await (await fetch(`/keys/${id}`, { session })).text());

@@ -1,14 +1,14 @@
-// Response conformance: every answer a test observes (test/helpers.ts `call()`) is checked
+// Response conformance: every response a test observes (test/helpers.ts `call()`) is checked
 // against the OpenAPI document the worker serves, so code and document cannot drift.
 // - A documented operation (method + path template under the server's base path; HEAD has
-//   its own operations, whose answers have no body): the status is documented, the media
+//   its own operations, whose responses have no body): the status is documented, the media
 //   type too and the body validates against its schema (JSON Schema 2020-12), or is empty
 //   when none is documented; every `required` header is present and every documented
 //   header validates against its schema.
 // - A documented path with another method: what each of the path's operations documents
 //   for that status (the 401 or 429 that precedes a 405); the 405 itself is the service's own
-//   answer (below), documented by no operation because none of them gives it.
-// - Anything else: one of the service's own answers: 204 with `Allow` for OPTIONS, JSON for
+//   response (below), documented by no operation because none of them gives it.
+// - Anything else: one of the service's own responses: 204 with `Allow` for OPTIONS, JSON for
 //   `GET /`, JavaScript (200 or 304) for a docs file, or the Error object with the status its
 //   code stands for (`x-error-codes`) and the headers that status always carries.
 import { Validator } from "@cfworker/json-schema";
@@ -47,7 +47,7 @@ export const doc = openApiDocument as unknown as {
 /** The path every documented operation lives under (`/v1`), from the first server. */
 const BASE_PATH = new URL(doc.servers[0]?.url ?? "http://invalid/").pathname.replace(/\/$/, "");
 
-/** Headers an answer of this status carries wherever it comes from. */
+/** Headers a response of this status carries wherever it comes from. */
 const ALWAYS_BY_STATUS: Record<number, string[]> = {
   401: ["WWW-Authenticate"],
   403: ["WWW-Authenticate"],
@@ -152,7 +152,7 @@ async function checkDocumented(
   if (body !== undefined) validate(problems, "body", entry.schema, body);
 }
 
-/** An answer outside the documented operations: the service's own shapes only. */
+/** A response outside the documented operations: the service's own shapes only. */
 async function checkUndocumented(
   problems: string[],
   request: Request,
@@ -163,20 +163,20 @@ async function checkUndocumented(
   const type = mediaType(response) ?? "(no Content-Type)";
   const read = ["GET", "HEAD"].includes(request.method);
   if (request.method === "OPTIONS" && response.status === 204) {
-    if (!response.headers.get("Allow")) problems.push("OPTIONS answer without Allow");
-    if (text !== "") problems.push("OPTIONS answer with a body");
+    if (!response.headers.get("Allow")) problems.push("OPTIONS response without Allow");
+    if (text !== "") problems.push("OPTIONS response with a body");
   } else if (response.status < 400) {
     // Only `GET /` and the files of the docs page (and their HEAD) succeed outside the document.
     if (read && pathname.startsWith(`${DOCS_ASSETS_PATH}/`)) {
       if (![200, 304].includes(response.status)) {
-        problems.push(`docs file answered ${response.status}`);
+        problems.push(`docs file responded with ${response.status}`);
       } else if (type !== "text/javascript") {
-        problems.push(`docs file answered ${type}`);
+        problems.push(`docs file responded with ${type}`);
       }
     } else if (pathname !== "/" || !read) {
       problems.push(`undocumented success ${response.status} for ${request.method} ${pathname}`);
     } else if (type !== "application/json") {
-      problems.push(`GET / answered ${type}`);
+      problems.push(`GET / responded with ${type}`);
     }
   } else {
     for (const name of ALWAYS_BY_STATUS[response.status] ?? []) {
@@ -184,7 +184,7 @@ async function checkUndocumented(
     }
     if (request.method === "HEAD") return;
     if (type !== "application/json") {
-      problems.push(`error answered ${type}, not application/json`);
+      problems.push(`error responded with ${type}, not application/json`);
       return;
     }
     const body = parseJson(problems, "error body", text) as { code: string; status: number };
@@ -209,7 +209,7 @@ export async function assertConforms(request: Request, response: Response): Prom
   try {
     pathname = decodeURI(pathname);
   } catch {}
-  // The MCP server's answers are the Model Context Protocol's (test/mcp.test.ts).
+  // The MCP server's responses are the Model Context Protocol's (test/mcp.test.ts).
   if (pathname === MCP_PATH || pathname === MCP_METADATA_PATH) return;
   if (!response.headers.get("X-Request-Id")) problems.push("X-Request-Id is missing");
   const match = PATHS.find((p) => p.pattern.test({ pathname }));
@@ -222,11 +222,11 @@ export async function assertConforms(request: Request, response: Response): Prom
     where = `${op.operationId} (${request.method} ${match.template})`;
     await checkDocumented(problems, request, response.clone(), op);
   } else if (response.status === 405) {
-    // A method the path does not have: the path's own answer, which no operation gives.
+    // A method the path does not have: the path's own response, which no operation gives.
     where = `${request.method} ${match.template} (a method the path does not have)`;
     await checkUndocumented(problems, request, response.clone(), pathname);
   } else {
-    // What precedes that 405 (401, 429, a 5xx): the answer must be the one every
+    // What precedes that 405 (401, 429, a 5xx): the response must be the one every
     // operation of the path documents for it (HEAD's are GET's, bodiless).
     where = `${request.method} ${match.template} (a method the path does not have)`;
     for (const [method, other] of Object.entries(item)) {

@@ -9,11 +9,11 @@
 // the binding itself or a "first-primary" session, and any statement that writes (or a
 // batch holding one) in any session: the primary; any other read in a session: a replica.
 //
-// What an answer waited for: the trips finished when the response was handed back
+// What a response waited for: the trips finished when the response was handed back
 // (`finished()`, read at that moment). Work given to waitUntil (last-use writes, cache
 // puts) completes on a later turn of the event loop, so it is not among them. Of those,
 // `inSequence()` counts the most that ran one after another: trips side by side cost
-// the answer one trip's time.
+// the response one trip's time.
 
 export type Place = "primary" | "replica" | "cache";
 
@@ -69,7 +69,7 @@ export class Recorder {
     this.trips.length = 0;
   }
 
-  /** The trips that have finished: what an answer handed back now has waited for. */
+  /** The trips that have finished: what a response handed back now has waited for. */
   finished(): Trip[] {
     return this.trips.filter((t) => t.done);
   }
@@ -83,7 +83,7 @@ export class Recorder {
 
   /**
    * The most of `trips` that ran one after another, each beginning after the one
-   * before it ended: what the answer waited for, in trips' time (side by side is one).
+   * before it ended: what the response waited for, in trips' time (side by side is one).
    */
   inSequence(trips: Trip[] = this.finished()): number {
     const chain = new Map<Trip, number>();

@@ -34,7 +34,7 @@ export type InstrumentedApp = ReturnType<typeof instrumentedApp>;
  * test D1 by default), with `cache` as the location's edge cache (`caches.default` by
  * default) and the service's named cache of API key records, which apps made here share
  * as the isolates of one location do. Every D1 statement and cache call is recorded;
- * answers are checked against the OpenAPI document after the trips are read.
+ * responses are checked against the OpenAPI document after the trips are read.
  */
 export function instrumentedApp(
   options: {
@@ -65,7 +65,7 @@ export function instrumentedApp(
   });
   const appEnv: Env = { ...env, DB: recorder.d1(options.db ?? env.DB) };
   /**
-   * One request: its answer, the trips that had finished when the answer was handed
+   * One request: its response, the trips that had finished when the response was handed
    * back, those counted by place, and how many of them ran one after another; its
    * waitUntil work then runs to the end.
    */

@@ -51,7 +51,7 @@ export function postOptions(
 /**
  * A new API key (`label`), and a check that a request is refused before the database: sent
  * through the worker (`call`) and through the real app over a recorded D1 (no edge cache,
- * the key accepted without a lookup), both answers must be the same short Error, D1 must
+ * the key accepted without a lookup), both responses must be the same short Error, D1 must
  * run no statement and no pet may appear. `options` default to a GET with the key. The
  * first check reads once through the app: that spends its once-a-while work (the key's last
  * use) and shows that the recording sees statements, so an empty record means something.
@@ -82,7 +82,7 @@ export async function refusalChecker(label: string) {
       await expectError(response, status, code, message);
       const body = await expectError(await app.fetch(path, options()), status, code, message);
       expect(JSON.stringify(body).length).toBeLessThan(1_000);
-      // Nothing but the key's usage, which every answer's work after it may write.
+      // Nothing but the key's usage, which every response's work after it may write.
       const statements = app.statements.filter(
         (sql) => !/\b(api_key_usage|last_used_at)\b/.test(sql),
       );
@@ -95,7 +95,7 @@ export async function refusalChecker(label: string) {
 
 export type RefusalChecker = Awaited<ReturnType<typeof refusalChecker>>;
 
-/** Asserts a 201 createPet answer: exactly the four fields, Location, JSON media type. */
+/** Asserts a 201 createPet response: exactly the four fields, Location, JSON media type. */
 export async function expectCreated(
   response: Response,
   expected: { name: string; categoryId: number; status: string },

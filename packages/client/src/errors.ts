@@ -1,19 +1,19 @@
 import { insufficientScope, retryAfterSeconds } from "./headers.ts";
 import type { components } from "./schema.ts";
 
-/** The API's Error object: every error answer carries one. */
+/** The API's Error object: every error response carries one. */
 export type ErrorBody = components["schemas"]["Error"];
 export type ErrorCode = ErrorBody["code"];
 export type ErrorDetail = NonNullable<ErrorBody["details"]>[number];
 
 /**
- * What went wrong: `answer`, an error answer (the API's Error object, or a page that is
- * not one); `network`, no answer (refused, reset, lost); `timeout`, the call's or an
+ * What went wrong: `answer`, an error response (the API's Error object, or a page that is
+ * not one); `network`, no response (refused, reset, lost); `timeout`, the call's or an
  * attempt's time limit ran out; `abort`, the caller's `signal` ended the call.
  */
 export type FailureKind = "answer" | "network" | "timeout" | "abort";
 
-/** The Error object's codes, and one for each failure that is not an API answer. */
+/** The Error object's codes, and one for each failure that is not an API response. */
 export type FailureCode =
   | ErrorCode
   | "unexpected_response"
@@ -23,7 +23,7 @@ export type FailureCode =
 
 const CODES = { network: "network_error", timeout: "timeout", abort: "aborted" } as const;
 
-/** Answers a retry can cure: rate limited, a gateway's failure, briefly unavailable. */
+/** Responses a retry can cure: rate limited, a gateway's failure, briefly unavailable. */
 export const TRANSIENT = [429, 502, 503, 504];
 
 /** What the client knows of a failure when it throws it. */
@@ -33,10 +33,10 @@ export interface Failure {
   attempts: number;
   /** The `Idempotency-Key` the create was sent with; undefined for reads. */
   idempotencyKey?: string | undefined;
-  /** The answer (kind `answer`) and its parsed body. */
+  /** The response (kind `answer`) and its parsed body. */
   response?: Response;
   body?: unknown;
-  /** Why, when it is not an answer: the fetch's error, the abort's reason. */
+  /** Why, when it is not a response: the fetch's error, the abort's reason. */
   cause?: unknown;
   message?: string;
 }
@@ -44,20 +44,20 @@ export interface Failure {
 /**
  * Every failure of a call, one family: `kind` says which, and each carries the attempts
  * made and the `Idempotency-Key` a create used (send it again to retry by hand safely).
- * An answer adds its status, the Error object's fields and its headers.
+ * A response adds its status, the Error object's fields and its headers.
  */
 export class PetStoreError extends Error {
   override readonly name = "PetStoreError";
   readonly kind: FailureKind;
   /** The Error object's `code`; `unexpected_response` when the body is not one. */
   readonly code: FailureCode;
-  /** The HTTP status of the answer; undefined when there was none. */
+  /** The HTTP status of the response; undefined when there was none. */
   readonly status: number | undefined;
   /** Field problems of a 400, each with the field as a dotted path; empty if none. */
   readonly details: readonly ErrorDetail[];
-  /** `X-Request-Id` of the answer: quote it when reporting a problem. */
+  /** `X-Request-Id` of the response: quote it when reporting a problem. */
   readonly requestId: string | undefined;
-  /** The answer's headers; empty when there was no answer. */
+  /** The response's headers; empty when there was no response. */
   readonly headers: Headers;
   /** 403 `insufficient_scope`: the scope the key lacks (`WWW-Authenticate`). */
   readonly requiredScope: string | undefined;
@@ -74,7 +74,7 @@ export class PetStoreError extends Error {
     super(
       failure.message ??
         error?.message ??
-        `HTTP ${response?.status}: the answer is not what the API sends`,
+        `HTTP ${response?.status}: the response is not what the API sends`,
       failure.cause === undefined ? undefined : { cause: failure.cause },
     );
     this.kind = kind;

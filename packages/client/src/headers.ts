@@ -26,6 +26,6 @@ export function insufficientScope(challenge: string | null): string | undefined 
   return /\bscope="([^"]*)"/i.exec(challenge ?? "")?.[1];
 }
 
-/** Whether an answer's body is JSON by its `Content-Type` (`application/json`, parameters allowed). */
+/** Whether a response's body is JSON by its `Content-Type` (`application/json`, parameters allowed). */
 export const isJson = (headers: Headers) =>
   /^application\/json\s*(?:;|$)/i.test(headers.get("Content-Type") ?? "");

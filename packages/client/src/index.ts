@@ -69,7 +69,7 @@ export interface PetStoreClientOptions extends TimeLimits {
   appName?: string;
   /**
    * Read your own writes: every read carries the newest `x-d1-bookmark` this client has
-   * received (`bookmark`), so no replica answers it with older data. Default false.
+   * received (`bookmark`), so no replica responds to it with older data. Default false.
    */
   consistent?: boolean;
 }
@@ -80,13 +80,13 @@ export interface CallOptions extends TimeLimits {
 }
 
 export interface ReadOptions extends CallOptions {
-  /** The `etag` of an answer you hold: if it is still current, the read is `NotModified`. */
+  /** The `etag` of a response you hold: if it is still current, the read is `NotModified`. */
   ifNoneMatch?: string;
-  /** An answer's `bookmark` (a create's, say): the read sees data at least that fresh. */
+  /** A response's `bookmark` (a create's, say): the read sees data at least that fresh. */
   bookmark?: string;
 }
 
-/** The answer of a read whose `ifNoneMatch` is still current (HTTP 304): keep what you hold. */
+/** The response of a read whose `ifNoneMatch` is still current (HTTP 304): keep what you hold. */
 export interface NotModified {
   notModified: true;
   etag: string;
@@ -109,7 +109,7 @@ export interface PetRead {
   pet: Pet;
   /** Pass it back as `ifNoneMatch` to read the animal again only if it changed. */
   etag: string;
-  /** `x-d1-bookmark`: how fresh the data is (an answer from the edge cache may have none). */
+  /** `x-d1-bookmark`: how fresh the data is (a response from the edge cache may have none). */
   bookmark: string | undefined;
 }
 
@@ -118,7 +118,7 @@ export interface Created {
   pet: Pet;
   /** `Location`: the path of the animal, `/v1/pets/{id}`. */
   location: string;
-  /** True when the API answered with the first answer to this key (`Idempotent-Replayed`). */
+  /** True when the API responded with the first response to this key (`Idempotent-Replayed`). */
   replayed: boolean;
   /** The key the create was sent (and retried) with: yours, or the generated one. */
   idempotencyKey: string;
@@ -149,7 +149,7 @@ export interface Updated {
 export interface Removed {
   removed: true;
   /**
-   * True when a retry found no such animal (404) after an attempt whose answer was lost:
+   * True when a retry found no such animal (404) after an attempt whose response was lost:
    * that attempt removed it, or another caller did meanwhile. Either way it is gone.
    */
   alreadyGone: boolean;
@@ -163,8 +163,8 @@ type NoCondition = Omit<ReadOptions, "ifNoneMatch"> & { ifNoneMatch?: undefined 
 export class PetStoreClient {
   /**
    * The generated client (openapi-fetch) with the key, the time limits and the retries:
-   * every operation of the document, typed, its answers as they come
-   * (`{ data, error, response }`); a failure without an answer is thrown.
+   * every operation of the document, typed, its responses as they come
+   * (`{ data, error, response }`); a failure without a response is thrown.
    */
   readonly raw: Client<paths>;
   readonly #options: PetStoreClientOptions;
@@ -194,7 +194,7 @@ export class PetStoreClient {
   }
 
   /**
-   * Sends a request with the client's settings and `limits`, and notes what it answered.
+   * Sends a request with the client's settings and `limits`, and notes what it returned.
    * With `success`, a 2xx that is not it (another status, not JSON, not its shape: a
    * captive portal's page, a proxy's) is a failure.
    */
@@ -265,8 +265,8 @@ export class PetStoreClient {
 
   /**
    * Adds an animal (createPet) under an `Idempotency-Key`, yours or a generated one.
-   * Retries send the same key, so the API creates the animal once and answers a retry
-   * with its first answer (`replayed`). Every failure carries the key, to retry by hand.
+   * Retries send the same key, so the API creates the animal once and returns a retry
+   * with its first response (`replayed`). Every failure carries the key, to retry by hand.
    */
   async createPet(
     pet: NewPet,
@@ -294,7 +294,7 @@ export class PetStoreClient {
    * Changes the fields `patch` names (updatePet, a JSON Merge Patch); with `ifMatch`, only
    * if the animal is still as that `etag` says, else 412 `precondition_failed`. A patch
    * sent twice ends as once: it is retried like a read, but under `ifMatch` only after a
-   * 429 (a retry would meet its own first attempt as 412), so a failure without an answer
+   * 429 (a retry would meet its own first attempt as 412), so a failure without a response
    * may have applied it: read the animal again.
    */
   async updatePet(petId: number, patch: PetPatch, options: ChangeOptions = {}): Promise<Updated> {
@@ -310,7 +310,7 @@ export class PetStoreClient {
 
   /**
    * Removes an animal (deletePet); with `ifMatch`, only if it is still as that `etag` says,
-   * else 412 `precondition_failed`. Retried like a read: a 404 after an attempt whose answer
+   * else 412 `precondition_failed`. Retried like a read: a 404 after an attempt whose response
    * was lost resolves as removed (`alreadyGone`), while a first attempt's 404 is
    * `not_found`.
    */
@@ -327,7 +327,7 @@ export class PetStoreClient {
 
   /**
    * One animal by id (getPet); with `ifNoneMatch`, `NotModified` when it is current.
-   * @deprecated getPet is deprecated since Sun, 01 Nov 2026 and answers 410 `gone` from its
+   * @deprecated getPet is deprecated since Sun, 01 Nov 2026 and responds with 410 `gone` from its
    * sunset, Thu, 05 Dec 2030 00:00:00 GMT. Use `pets()` or `listPets()` instead. The first
    * call logs a notice naming the sunset (`console.warn`, once).
    */
@@ -344,7 +344,7 @@ export class PetStoreClient {
   }
 
   /**
-   * Store orders: not available yet. Their contract is not published, so the API answers
+   * Store orders: not available yet. Their contract is not published, so the API responses
    * 501 `not_implemented`, thrown as a `PetStoreError`; this never returns.
    * @experimental
    */
@@ -368,11 +368,11 @@ interface Success {
   body?: (data: unknown) => boolean;
 }
 
-/** Why a 2xx answer is not the operation's `success`; undefined when it is. */
+/** Why a 2xx response is not the operation's `success`; undefined when it is. */
 async function notTheSuccess(response: Response, success: Success) {
   const { status, headers } = response;
   const problem = (what: string) => ({ message: `HTTP ${status}: ${what}` });
-  if (status !== success.status) return problem(`the operation answers ${success.status}`);
+  if (status !== success.status) return problem(`the operation responds with ${success.status}`);
   if (!success.body) return undefined;
   const type = headers.get("Content-Type") ?? "no media type";
   if (!isJson(headers)) return problem(`${type}, not the operation's JSON`);
@@ -392,20 +392,20 @@ const isPet = (data: unknown): data is Pet => {
 };
 const isPage = (data: unknown) => Array.isArray(data) && data.every(isPet);
 
-/** The body of a 2xx answer; a `PetStoreError` for any other. */
+/** The body of a 2xx response; a `PetStoreError` for any other. */
 function body<T>({ data, error, response }: Result<T>, idempotencyKey?: string): T {
   if (response.ok) return data as T;
   const attempts = attemptsOf(response);
   throw new PetStoreError({ kind: "answer", response, body: error, attempts, idempotencyKey });
 }
 
-/** An answer's `ETag` and `x-d1-bookmark`. */
+/** A response's `ETag` and `x-d1-bookmark`. */
 const etagAndBookmark = ({ headers }: Response) => ({
   etag: headers.get("ETag") ?? "",
   bookmark: headers.get(BOOKMARK) ?? undefined,
 });
 
-/** A read's answer with its `etag`: a 304 as `NotModified`, a 2xx through `fields`. */
+/** A read's response with its `etag`: a 304 as `NotModified`, a 2xx through `fields`. */
 function read<T, R>(result: Result<T>, fields: (data: T, response: Response) => R) {
   const { etag, bookmark } = etagAndBookmark(result.response);
   if (result.response.status === 304) return { notModified: true, etag } satisfies NotModified;
@@ -419,7 +419,7 @@ const defined = (limits: TimeLimits) =>
 const noticed = new Set<string>();
 
 /**
- * A notice, once per deprecated operation and process, when an answer says its operation
+ * A notice, once per deprecated operation and process, when a response says its operation
  * is deprecated (`Deprecation`, RFC 9745): its sunset (RFC 8594) and its successor.
  */
 function noticeDeprecation(request: Request, response: Response) {
@@ -431,7 +431,7 @@ function noticeDeprecation(request: Request, response: Response) {
   const docs = linkTarget(header("Link") ?? null, "deprecation");
   console.warn(
     `@petstore/client: ${request.method} ${new URL(request.url).pathname} is deprecated.` +
-      (sunset ? ` From its sunset, ${sunset}, the API answers it 410 gone.` : "") +
+      (sunset ? ` From its sunset, ${sunset}, the API responses it 410 gone.` : "") +
       (successor ? ` Its successor: ${successor}.` : "") +
       (docs ? ` See ${docs}.` : ""),
   );

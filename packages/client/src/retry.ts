@@ -9,7 +9,7 @@ export interface RetryOptions {
   /** The wait before the first retry in ms, doubled before each next one (with jitter). Default 500. */
   baseDelayMs?: number;
   /**
-   * The longest wait in ms. Default 60 000. An answer whose `Retry-After` asks for longer,
+   * The longest wait in ms. Default 60 000. A response whose `Retry-After` asks for longer,
    * or for a wait that would end past the call's time limit, is not waited for.
    */
   maxDelayMs?: number;
@@ -19,7 +19,7 @@ export interface RetryOptions {
 export interface TimeLimits {
   /** The whole call: every attempt and every wait between them. Default 30 000. */
   timeoutMs?: number;
-  /** One attempt: the request sent and its whole answer read. Default 10 000. */
+  /** One attempt: the request sent and its whole response read. Default 10 000. */
   attemptTimeoutMs?: number;
 }
 
@@ -29,7 +29,7 @@ export interface RetryEvent {
   request: Request;
   /** The attempt that failed: 1 for the first. */
   attempt: number;
-  /** Why: a 429, 502, 503 or 504 answer, a network failure, or the attempt's timeout. */
+  /** Why: a 429, 502, 503 or 504 response, a network failure, or the attempt's timeout. */
   error: PetStoreError;
   /** The wait before the next attempt, in ms. */
   delayMs: number;
@@ -44,20 +44,20 @@ export interface SendOptions extends TimeLimits {
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 
-/** The attempts made for each answer `send` returned. */
+/** The attempts made for each response `send` returned. */
 const attemptsMade = new WeakMap<Response, number>();
 export const attemptsOf = (response: Response) => attemptsMade.get(response) ?? 1;
-/** Answers after an attempt that may have reached the API and acted, its answer lost. */
+/** Responses after an attempt that may have reached the API and acted, its response lost. */
 const afterLost = new WeakSet<Response>();
 /**
  * Whether an earlier attempt of the call that returned `response` may have reached the API
- * and acted: no answer, a timeout, or a 502, 503 or 504 (not a 429: the API limits first).
+ * and acted: no response, a timeout, or a 502, 503 or 504 (not a 429: the API limits first).
  */
 export const afterLostResponse = (response: Response) => afterLost.has(response);
 
 /**
  * The wait in ms before retry number `retry` (1 for the first) after `response`, or after
- * a failure without an answer when `response` is undefined; undefined when not to retry.
+ * a failure without a response when `response` is undefined; undefined when not to retry.
  */
 export function retryDelay(
   retry: number,
@@ -77,7 +77,7 @@ export function retryDelay(
  * Whether to send `request` again after `response` (undefined: none came). A read, a keyed
  * create, a removal and a merge patch of values do, sent twice, what they do once. A change
  * under `If-Match` would meet its own first attempt as 412: it is sent again only after a
- * 429, which the API answers before it acts.
+ * 429, which the API responses before it acts.
  */
 function retryable({ method, headers }: Request, response: Response | undefined) {
   if (method === "PATCH" && headers.has("If-Match")) return response?.status === 429;
@@ -89,7 +89,7 @@ function retryable({ method, headers }: Request, response: Response | undefined)
  * `timeoutMs`. What `retryable` allows (a keyed create sends the same key each time) is
  * retried after a network failure (a body cut short included), an attempt's timeout, 429,
  * 502, 503 and 504, while `retryDelay` allows and the wait ends within the time limit.
- * Returns the answer with its body read; throws a PetStoreError when there is none, and
+ * Returns the response with its body read; throws a PetStoreError when there is none, and
  * for a redirect, which is never followed.
  */
 export async function send(
@@ -152,9 +152,9 @@ type Outcome =
     };
 
 /**
- * A redirect is not the API's answer (it never redirects): where it points, nothing is
- * sent. A 304 is a redirect too unless it answers `If-None-Match`. In a browser, fetch
- * hides the redirect's status and headers (an "opaqueredirect" answer).
+ * A redirect is not the API's response (it never redirects): where it points, nothing is
+ * sent. A 304 is a redirect too unless it responds to `If-None-Match`. In a browser, fetch
+ * hides the redirect's status and headers (an "opaqueredirect" response).
  */
 function redirected(request: Request, response: Response) {
   if (response.status === 0) return { message: "A redirect, not followed" }; // opaqueredirect
@@ -166,7 +166,7 @@ function redirected(request: Request, response: Response) {
 }
 
 /**
- * One attempt within `limitMs`, its answer's body read (a body that stalls is a timeout
+ * One attempt within `limitMs`, its response's body read (a body that stalls is a timeout
  * too; a JSON body that does not parse was cut short, as a body shorter than its
  * `Content-Length` is); a `fetch` that ignores the abort signal is not waited for.
  */
@@ -205,7 +205,7 @@ async function attemptOnce(
   } catch (cause) {
     if (caller.aborted) return { kind: "abort", cause: caller.reason, message: "Aborted" };
     if (controller.signal.aborted) return { kind: "timeout", cause, message: limit };
-    const why = `${responded ? "The answer was cut short" : "No answer"}: ${(cause as Error)?.message ?? cause}`;
+    const why = `${responded ? "The response was cut short" : "No response"}: ${(cause as Error)?.message ?? cause}`;
     return { kind: "network", cause, message: why };
   } finally {
     clearTimeout(timer);

@@ -26,7 +26,7 @@ export interface paths {
         options?: never;
         /**
          * List animals: headers only
-         * @description The answer of `GET /pets` without its body (HTTP HEAD).
+         * @description The response of `GET /pets` without its body (HTTP HEAD).
          */
         head: operations["listPetsHead"];
         patch?: never;
@@ -42,7 +42,7 @@ export interface paths {
         /**
          * Fetch an animal by id (deprecated)
          * @deprecated
-         * @description Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation answers 410 `gone`. Its `ETag` is the pet's: send it in `If-Match` to change or remove the pet only if it is still as you saw it.
+         * @description Deprecated: use `GET /pets` with the `status` filter. Every response carries `Deprecation`, `Sunset` and `Link` (rel="successor-version" and rel="deprecation"). From the sunset instant (Thu, 05 Dec 2030 00:00:00 GMT) on, the operation responds with 410 `gone`. Its `ETag` is the pet's: send it in `If-Match` to change or remove the pet only if it is still as you saw it.
          */
         get: operations["getPet"];
         put?: never;
@@ -56,12 +56,12 @@ export interface paths {
         /**
          * Fetch an animal by id (deprecated): headers only
          * @deprecated
-         * @description The answer of `GET /pets/{petId}` without its body (HTTP HEAD).
+         * @description The response of `GET /pets/{petId}` without its body (HTTP HEAD).
          */
         head: operations["getPetHead"];
         /**
          * Change an animal
-         * @description Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Answers the animal and its new `ETag`.
+         * @description Changes the fields the body names (a JSON Merge Patch). Status moves `available` to `pending` or `sold`, `pending` to `available` or `sold`; `sold` is final (409). With `If-Match`, only if the animal is unchanged (412). Responses the animal and its new `ETag`.
          */
         patch: operations["updatePet"];
         trace?: never;
@@ -75,7 +75,7 @@ export interface paths {
         };
         /**
          * List store orders (experimental, not implemented)
-         * @description The contract of this operation has not been published. It answers 501 `not_implemented` for authenticated callers rather than invent a shape.
+         * @description The contract of this operation has not been published. It responds with 501 `not_implemented` for authenticated callers rather than invent a shape.
          */
         get: operations["listOrders"];
         put?: never;
@@ -84,7 +84,7 @@ export interface paths {
         options?: never;
         /**
          * List store orders (experimental, not implemented): headers only
-         * @description The answer of `GET /store/orders` without its body (HTTP HEAD).
+         * @description The response of `GET /store/orders` without its body (HTTP HEAD).
          */
         head: operations["listOrdersHead"];
         patch?: never;
@@ -108,7 +108,7 @@ export interface paths {
         options?: never;
         /**
          * This OpenAPI document: headers only
-         * @description The answer of `GET /openapi.json` without its body (HTTP HEAD).
+         * @description The response of `GET /openapi.json` without its body (HTTP HEAD).
          */
         head: operations["getOpenApiDocumentHead"];
         patch?: never;
@@ -132,7 +132,7 @@ export interface paths {
         options?: never;
         /**
          * Interactive API reference: headers only
-         * @description The answer of `GET /docs` without its body (HTTP HEAD).
+         * @description The response of `GET /docs` without its body (HTTP HEAD).
          */
         head: operations["getDocsHead"];
         patch?: never;
@@ -192,7 +192,7 @@ export interface components {
             categoryId: number;
             status: components["schemas"]["PetStatus"];
         };
-        /** @description Every error answer of the service. */
+        /** @description Every error response of the service. */
         Error: {
             /** @enum {string} */
             code: "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_cursor" | "invalid_idempotency_key" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "misdirected_request" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
@@ -246,7 +246,7 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
+                /** @description ETags of responses the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current response, the response is 304 with no body. */
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
@@ -265,9 +265,9 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
                     Link?: string;
@@ -277,16 +277,16 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept. */
+            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the response (`ETag`, `Cache-Control`, `Link`) are kept. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
                     Link?: string;
@@ -653,7 +653,7 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
+                /** @description ETags of responses the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current response, the response is 304 with no body. */
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
@@ -672,9 +672,9 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
                     Link?: string;
@@ -682,16 +682,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept. */
+            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the response (`ETag`, `Cache-Control`, `Link`) are kept. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     /** @description RFC 8288: `<URL>; rel="next"` when more animals follow (absent on the last page). */
                     Link?: string;
@@ -769,7 +769,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
+                /** @description ETags of responses the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current response, the response is 304 with no body. */
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
@@ -792,14 +792,14 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
@@ -807,7 +807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept. */
+            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the response (`ETag`, `Cache-Control`, `Link`) are kept. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -815,14 +815,14 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
@@ -836,7 +836,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -883,7 +883,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -910,7 +910,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -936,7 +936,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -964,7 +964,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation?: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link?: string;
@@ -991,7 +991,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation?: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link?: string;
@@ -1017,7 +1017,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation?: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link?: string;
@@ -1236,7 +1236,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description ETags of answers the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current answer, the answer is 304 with no body. */
+                /** @description ETags of responses the client holds (RFC 9110: a comma-separated list, weak comparison, `*` for any). When one matches the current response, the response is 304 with no body. */
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
@@ -1259,20 +1259,20 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the answer (`ETag`, `Cache-Control`, `Link`) are kept. */
+            /** @description Not modified: the `If-None-Match` of the request matches the current `ETag`. No body; the headers that describe the response (`ETag`, `Cache-Control`, `Link`) are kept. */
             304: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1280,14 +1280,14 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
-                    /** @description `private, no-cache`: a client may keep the answer and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
+                    /** @description `private, no-cache`: a client may keep the response and must revalidate it (`If-None-Match`); a shared cache must not keep it. */
                     "Cache-Control": "private, no-cache";
                     [name: string]: unknown;
                 };
@@ -1301,7 +1301,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -1328,7 +1328,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -1345,7 +1345,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -1361,7 +1361,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link: string;
@@ -1379,7 +1379,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation?: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link?: string;
@@ -1396,7 +1396,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation?: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link?: string;
@@ -1412,7 +1412,7 @@ export interface operations {
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>` (@1793491200: Sun, 01 Nov 2026 00:00:00 GMT). */
                     Deprecation?: "@1793491200";
-                    /** @description RFC 8594: when the operation stops answering. */
+                    /** @description RFC 8594: when the operation stops responding. */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `rel="successor-version"` and `rel="deprecation"`. */
                     Link?: string;
@@ -1937,7 +1937,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
+                /** @description The `ETag` of the document the client holds: while it is current, the response is 304 with no body. */
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
@@ -1953,7 +1953,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
@@ -1976,7 +1976,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
@@ -2030,7 +2030,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The `ETag` of the document the client holds: while it is current, the answer is 304 with no body. */
+                /** @description The `ETag` of the document the client holds: while it is current, the response is 304 with no body. */
                 "If-None-Match"?: string;
                 /** @description The calling application, for the request log (`@petstore/client` sends its `appName` and its own version). Optional. At most 200 printable ASCII characters: any other value is 400 `invalid_parameter` naming the header, as a parameter or header the service cannot take as sent always is, rather than a name logged cut short or garbled (bytes beyond ASCII in a header have no declared encoding). */
                 "X-Client-Name"?: string;
@@ -2046,7 +2046,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";
@@ -2060,7 +2060,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
-                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the answer is unchanged. */
+                    /** @description A strong entity tag computed from the body: equal bodies have equal tags. Send it back in `If-None-Match` to get 304 while the response is unchanged. */
                     ETag: string;
                     /** @description `no-cache`: keep the document and revalidate it. */
                     "Cache-Control": "no-cache";

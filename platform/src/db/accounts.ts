@@ -98,7 +98,7 @@ export async function deleteAccount(db: Queryable, accountId: string, now: numbe
 /**
  * Secures the account after a recovery, in one transaction: the passkeys `removePasskeys` names
  * go (never the last one: then none does), the other sessions end with their open challenges if
- * `endOtherSessions`, and the session `sessionId` stops asking. Answers the passkeys removed and
+ * `endOtherSessions`, and the session `sessionId` stops asking. Returns the passkeys removed and
  * how many sessions ended.
  */
 export async function secureAccount(

@@ -45,7 +45,7 @@ export async function storeChallenge(
 
 /**
  * Takes a challenge out of the table (so it can be used once, whatever comes next) and
- * answers what it carried, or null when no challenge of this purpose has this hash.
+ * returns what it carried, or null when no challenge of this purpose has this hash.
  * Expiry is the caller's to compare.
  */
 export async function consumeChallenge(

@@ -162,7 +162,7 @@ export async function countActiveKeys(db: Queryable, accountId: string, now: num
  *    last hour;
  * 2. the old key then expires `graceSeconds` after now, or keeps an earlier expiry, and
  *    names the new key as its successor.
- * Answers the new and the old key, or null when step 1 stored nothing.
+ * Returns the new and the old key, or null when step 1 stored nothing.
  */
 export async function rotateAccountKey(
   db: Queryable,

@@ -10,13 +10,13 @@ export type { Outcome };
 /** The outcome classes the API counts (src/db/api-keys.ts), in the order pages show them. */
 export { OUTCOMES };
 
-/** Answers by outcome class. */
+/** Responses by outcome class. */
 export type ClassCounts = Record<Outcome, number>;
-/** Answers of one UTC day (`date`: YYYY-MM-DD) by outcome class. */
+/** Responses of one UTC day (`date`: YYYY-MM-DD) by outcome class. */
 type DailyUsage = { date: string } & ClassCounts;
-/** Answers of one UTC hour (`hour`: its first instant, ISO 8601) by outcome class. */
+/** Responses of one UTC hour (`hour`: its first instant, ISO 8601) by outcome class. */
 type HourlyUsage = { hour: string } & ClassCounts;
-/** Answers with one operation (its operationId; "" for no operation), status and Error code. */
+/** Responses with one operation (its operationId; "" for no operation), status and Error code. */
 export interface OperationUsage {
   operation: string;
   status: number;
@@ -24,12 +24,12 @@ export interface OperationUsage {
   count: number;
 }
 
-/** Answers with one status. */
+/** Responses with one status. */
 export interface StatusCount {
   status: number;
   count: number;
 }
-/** Answers by status, grouped by outcome class (each class's statuses in order). */
+/** Responses by status, grouped by outcome class (each class's statuses in order). */
 export type ClassStatuses = Record<Outcome, StatusCount[]>;
 
 /** A key's usage as its page and `GET /api/keys/{id}/usage` give it. */
@@ -40,11 +40,11 @@ export interface KeyUsage {
   days: DailyUsage[];
   /** One row per hour of the last USAGE_HOURS hours, the current one last, zeros included. */
   hours: HourlyUsage[];
-  /** The days' answers by class. */
+  /** The days' responses by class. */
   totals: ClassCounts;
-  /** The days' answers by status, grouped by class as `totals` (201 apart from 200). */
+  /** The days' responses by status, grouped by class as `totals` (201 apart from 200). */
   statuses: ClassStatuses;
-  /** The days' answers by operation, status and code, the most first. */
+  /** The days' responses by operation, status and code, the most first. */
   operations: OperationUsage[];
 }
 
@@ -56,7 +56,7 @@ export const zeros = (): ClassCounts => ({
   server_error: 0,
 });
 
-/** The answers of `rows` by status, grouped by outcome class, each class in status order. */
+/** The responses of `rows` by status, grouped by outcome class, each class in status order. */
 export function statusesOf(rows: Iterable<StatusCount>): ClassStatuses {
   const counts = new Map<number, number>();
   for (const { status, count } of rows) counts.set(status, (counts.get(status) ?? 0) + count);
@@ -73,7 +73,7 @@ export function statusesOf(rows: Iterable<StatusCount>): ClassStatuses {
 }
 
 /**
- * `length` periods of `seconds` from `from`, each with the answers `rows` give it (`i`: its index).
+ * `length` periods of `seconds` from `from`, each with the responses `rows` give it (`i`: its index).
  */
 function periods<T>(
   rows: Array<{ i: number; status: number; n: number }>,
@@ -89,7 +89,7 @@ function periods<T>(
 }
 
 /**
- * The key's answers in the USAGE_DAYS UTC days that end with today, and in the USAGE_HOURS
+ * The key's responses in the USAGE_DAYS UTC days that end with today, and in the USAGE_HOURS
  * hours that end with this one (`now`: unix seconds): three grouped reads in one batch.
  */
 export async function keyUsage(db: Queryable, keyId: number, now: number): Promise<KeyUsage> {

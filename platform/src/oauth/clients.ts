@@ -48,7 +48,7 @@ function isPrivateHost(hostname: string): boolean {
  * A redirect URI any client may register: https, http on a loopback address (RFC 8252
  * 7.3; `localhost` only as an exact URI), or a private-use scheme with a dot (RFC 8252
  * 7.1, such as `com.example.app:/callback`); never with a fragment or credentials.
- * Answers the reason it is refused, or undefined.
+ * Returns the reason it is refused, or undefined.
  */
 function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > MAX_URI_LENGTH) return `is longer than ${MAX_URI_LENGTH} characters`;
@@ -182,7 +182,7 @@ export async function clientFromDocument(fetcher: typeof fetch, clientId: string
   if (response.status !== 200) {
     await response.body?.cancel();
     throw new ClientError(
-      `The client's metadata document answered ${response.status}, not 200 (redirects are not followed).`,
+      `The client's metadata document responded with ${response.status}, not 200 (redirects are not followed).`,
     );
   }
   let document: unknown;

@@ -37,7 +37,7 @@ const count = (n: number) => n.toLocaleString("en-US");
 /** All of a period's responses, whatever their class. */
 export const totalOf = (counts: ClassCounts) => OUTCOMES.reduce((sum, o) => sum + counts[o], 0);
 
-/** One bar: its answers, its name under the axis and in its tooltip. */
+/** One bar: its responses, its name under the axis and in its tooltip. */
 export interface Bar extends ClassCounts {
   /** Under the axis: "24 Nov", "14:00". */
   label: string;

@@ -1,5 +1,5 @@
 // A key's usage on its page: the last 30 days and the last 24 hours as charts and tables
-// by outcome class, each class's statuses, the answers by operation, the 4xx by Error code,
+// by outcome class, each class's statuses, the responses by operation, the 4xx by Error code,
 // and when the figures were read (docs/platform.md, "Usage").
 import { html } from "hono/html";
 import { USAGE_WRITE_INTERVAL_MS } from "../../../src/config.ts";
@@ -24,7 +24,7 @@ const dayName = (iso: string) => utc(iso, { day: "numeric", month: "short" });
 const hourLabel = (iso: string) => utc(iso, { hour: "2-digit", minute: "2-digit" });
 
 /**
- * A class's statuses, " (200: 127, 201: 5)"; nothing for a class without answers, nor for 429's
+ * A class's statuses, " (200: 127, 201: 5)"; nothing for a class without responses, nor for 429's
  * (its one status).
  */
 const statusList = (outcome: Outcome, statuses: readonly StatusCount[]) =>
@@ -37,7 +37,7 @@ const classCells = (counts: ClassCounts) =>
   html`${OUTCOMES.map((o) => html`<td>${n(counts[o])}</td>`)}<td>${n(totalOf(counts))}</td>`;
 const classHeads = html`${OUTCOMES.map((o) => html`<th scope="col">${OUTCOME_NAMES[o].name}</th>`)}<th scope="col">All</th>`;
 
-/** Answers by operation (each class a column, with its statuses), the most first. */
+/** Responses by operation (each class a column, with its statuses), the most first. */
 function byOperation(
   operations: readonly OperationUsage[],
 ): Array<{ operation: string; counts: ClassCounts; statuses: ClassStatuses }> {
@@ -57,7 +57,7 @@ function byOperation(
     .sort((a, b) => totalOf(b.counts) - totalOf(a.counts));
 }
 
-/** The 4xx answers by Error code and status, the most first. */
+/** The 4xx responses by Error code and status, the most first. */
 function byCode(
   operations: readonly OperationUsage[],
 ): Array<{ code: string; status: number; count: number }> {
@@ -104,7 +104,7 @@ export function usageSection(usage: KeyUsage): Html {
     <tbody>${operations.map((row) => html`<tr><th scope="row">${row.operation === "" ? "Other paths and methods" : html`<code>${row.operation}</code>`}</th>${OUTCOMES.map((o) => html`<td>${n(row.counts[o])}${statusList(o, row.statuses[o])}</td>`)}<td>${n(totalOf(row.counts))}</td></tr>`)}</tbody>
   </table></div>`
   }
-  <h3 id="codes-title">4xx answers by Error code</h3>
+  <h3 id="codes-title">4xx responses by Error code</h3>
   ${
     codes.length === 0
       ? html`<p class="muted">None in these ${USAGE_DAYS} days.</p>`
