@@ -95,7 +95,7 @@ export function createApp(options: AppOptions = {}) {
 
   const app = new Hono<AppEnv>();
 
-  // Around every response: the request id and clock, the key's usage once responded, then CORS.
+  // Around every response: the request id and clock, the key's usage once the response is made, then CORS.
   const countUse = (c: Context<AppEnv>) => {
     if (c.get("apiKeyId") === undefined) return;
     const { status } = c.res;

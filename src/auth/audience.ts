@@ -8,7 +8,7 @@ import { MCP_PATH } from "../mcp-contract.ts";
 const MCP_TOOL_CALL = Symbol("the MCP server's call of an operation for a tool");
 
 /**
- * The env under which the MCP server has the API response a tool's call (the request goes
+ * The env under which the MCP server has the API respond to a tool's call (the request goes
  * through /v1's middleware, but on /mcp's behalf): nothing a client sends can set it.
  */
 export function mcpToolCallEnv(env: Env): Env {
