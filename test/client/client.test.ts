@@ -208,11 +208,11 @@ describe("createPet", () => {
       });
     const { api } = await client({ fault: portal, times: 2 });
     const page = await refusal(api.listPets());
-    expect(page).toMatchObject({ kind: "answer", code: "unexpected_response", status: 200 });
+    expect(page).toMatchObject({ kind: "response", code: "unexpected_response", status: 200 });
     expect(page.headers.get("Content-Type")).toBe("text/html");
     const body = { name: uniqueName(), categoryId: 5 };
     const error = await refusal(api.createPet(body));
-    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", attempts: 1 });
+    expect(error).toMatchObject({ kind: "response", code: "unexpected_response", attempts: 1 });
     const again = await api.createPet(body, { idempotencyKey: error.idempotencyKey });
     expect(again.replayed).toBe(true);
     expect(await named(api, body.name)).toEqual([again.pet]);
@@ -230,7 +230,7 @@ describe("createPet", () => {
       const { api, sent } = await client({ fault, on: isCreate });
       const body = { name: uniqueName(), categoryId: 6 };
       const error = await refusal(api.createPet(body));
-      expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", message });
+      expect(error).toMatchObject({ kind: "response", code: "unexpected_response", message });
       expect(error.attempts).toBe(1);
       expect(sent).toHaveLength(1);
       const again = await api.createPet(body, { idempotencyKey: error.idempotencyKey });
@@ -257,7 +257,7 @@ describe("createPet", () => {
     const away: Fault = () => new Response(null, { status: 307, headers: { Location: location } });
     const { api, sent } = await client({ fault: away, on: isCreate });
     const error = await refusal(api.createPet({ name: uniqueName(), categoryId: 8 }));
-    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status: 307 });
+    expect(error).toMatchObject({ kind: "response", code: "unexpected_response", status: 307 });
     expect(error.message).toBe(`HTTP 307: a redirect to ${location}, not followed`);
     expect(error.idempotencyKey).toMatch(/^[0-9a-f]{32}$/);
     const requests = sent.map(({ request }) => [request.url, request.redirect]);
@@ -335,7 +335,7 @@ describe("updatePet", () => {
       api.updatePet(created.pet.id, { categoryId: 10 }, { ifMatch: created.etag }),
     );
     expect(error).toMatchObject({
-      kind: "answer",
+      kind: "response",
       code: "precondition_failed",
       status: 412,
       attempts: 1,
@@ -353,7 +353,7 @@ describe("updatePet", () => {
     sent.length = 0;
     const error = await refusal(api.updatePet(pet.id, { status: "available" }));
     expect(error).toMatchObject({
-      kind: "answer",
+      kind: "response",
       code: "invalid_transition",
       status: 409,
       attempts: 1,
@@ -441,7 +441,12 @@ describe("deletePet", () => {
     await api.deletePet(pet.id);
     for (const petId of [pet.id, 9007199254740991]) {
       const error = await refusal(api.deletePet(petId));
-      expect(error).toMatchObject({ kind: "answer", code: "not_found", status: 404, attempts: 1 });
+      expect(error).toMatchObject({
+        kind: "response",
+        code: "not_found",
+        status: 404,
+        attempts: 1,
+      });
     }
   });
 
@@ -477,7 +482,7 @@ describe("deletePet", () => {
     sent.length = 0;
     const error = await refusal(api.deletePet(created.pet.id, { ifMatch: created.etag }));
     expect(error).toMatchObject({
-      kind: "answer",
+      kind: "response",
       code: "precondition_failed",
       status: 412,
       attempts: 1,
@@ -532,7 +537,7 @@ describe("errors", () => {
     });
     const error = await refusal(stranger.listPets());
     expect(error).toMatchObject({ name: "PetStoreError", code: "unauthorized", status: 401 });
-    expect(error).toMatchObject({ kind: "answer", attempts: 1, idempotencyKey: undefined });
+    expect(error).toMatchObject({ kind: "response", attempts: 1, idempotencyKey: undefined });
     expect(error.message).toMatch(/./);
     expect(error.requestId).toMatch(/./);
     expect(error.headers.get("X-Request-Id")).toBe(error.requestId);

@@ -59,7 +59,7 @@ describe("headers", () => {
 
 describe("PetStoreError", () => {
   const responded = (response: Response) =>
-    new PetStoreError({ kind: "answer", response, body: {}, attempts: 1 });
+    new PetStoreError({ kind: "response", response, body: {}, attempts: 1 });
 
   it("reads Retry-After of the responses a retry can cure only", () => {
     expect(responded(apiResponse(429, { "Retry-After": "60" })).retryAfter).toBe(60);
@@ -74,13 +74,13 @@ describe("PetStoreError", () => {
       headers: { "X-Request-Id": "r-1", Server: "proxy" },
     });
     const error = new PetStoreError({
-      kind: "answer",
+      kind: "response",
       response: page,
       body: "<html>",
       attempts: 3,
     });
     expect(error).toMatchObject({
-      kind: "answer",
+      kind: "response",
       code: "unexpected_response",
       status: 502,
       details: [],
@@ -366,7 +366,7 @@ describe("send", () => {
         apiResponse(201),
       );
       const error = await failure(send(fetch, create(), FAST));
-      expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status });
+      expect(error).toMatchObject({ kind: "response", code: "unexpected_response", status });
       expect(error).toMatchObject({ attempts: 1, idempotencyKey: "k-1" });
       expect(error.message).toBe(`HTTP ${status}: a redirect to ${location}, not followed`);
       expect(error.headers.get("Location")).toBe(location);
@@ -376,7 +376,11 @@ describe("send", () => {
     const hidden = { type: "opaqueredirect", status: 0, headers: new Headers(), body: null };
     const browser = scripted(hidden as Response);
     const error = await failure(send(browser.fetch, new Request(READ), FAST));
-    expect(error).toMatchObject({ kind: "answer", code: "unexpected_response", status: undefined });
+    expect(error).toMatchObject({
+      kind: "response",
+      code: "unexpected_response",
+      status: undefined,
+    });
     expect(error.message).toBe("A redirect, not followed");
   });
 

@@ -121,7 +121,7 @@ describe("onRetry", () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ attempt: 1, delayMs: 0 });
     expect(events[0]?.error).toMatchObject({
-      kind: "answer",
+      kind: "response",
       code: "service_unavailable",
       status: 503,
     });

@@ -261,7 +261,10 @@ const refusedChange =
   async (faulty: PetStoreClient, petName: string) => {
     const created = await client.createPet({ name: petName, categoryId: 1, status: "sold" });
     const error = await caught(change(faulty, created));
-    expect(error.code === code && error.kind === "answer" && error.attempts === 1, `${code}, once`);
+    expect(
+      error.code === code && error.kind === "response" && error.attempts === 1,
+      `${code}, once`,
+    );
     return seen(error);
   };
 /** Changes the pet first, so the `etag` of its create is stale. */
@@ -327,6 +330,6 @@ function expect(ok: boolean, what: string): void {
 
 async function failure(call: Promise<unknown>): Promise<PetStoreError> {
   const error = await caught(call);
-  expect(error.kind === "answer", `an error response: ${error.code}`);
+  expect(error.kind === "response", `an error response: ${error.code}`);
   return error;
 }

@@ -7,11 +7,11 @@ export type ErrorCode = ErrorBody["code"];
 export type ErrorDetail = NonNullable<ErrorBody["details"]>[number];
 
 /**
- * What went wrong: `answer`, an error response (the API's Error object, or a page that is
+ * What went wrong: `response`, an error response (the API's Error object, or a page that is
  * not one); `network`, no response (refused, reset, lost); `timeout`, the call's or an
  * attempt's time limit ran out; `abort`, the caller's `signal` ended the call.
  */
-export type FailureKind = "answer" | "network" | "timeout" | "abort";
+export type FailureKind = "response" | "network" | "timeout" | "abort";
 
 /** The Error object's codes, and one for each failure that is not an API response. */
 export type FailureCode =
@@ -33,7 +33,7 @@ export interface Failure {
   attempts: number;
   /** The `Idempotency-Key` the create was sent with; undefined for reads. */
   idempotencyKey?: string | undefined;
-  /** The response (kind `answer`) and its parsed body. */
+  /** The response (kind `response`) and its parsed body. */
   response?: Response;
   body?: unknown;
   /** Why, when it is not a response: the fetch's error, the abort's reason. */
@@ -78,7 +78,7 @@ export class PetStoreError extends Error {
       failure.cause === undefined ? undefined : { cause: failure.cause },
     );
     this.kind = kind;
-    this.code = kind === "answer" ? (error?.code ?? "unexpected_response") : CODES[kind];
+    this.code = kind === "response" ? (error?.code ?? "unexpected_response") : CODES[kind];
     this.status = response?.status;
     this.details = error?.details ?? [];
     this.headers = response?.headers ?? new Headers();

@@ -211,7 +211,13 @@ export class PetStoreClient {
       if (unlike) {
         const idempotencyKey = request.headers.get("Idempotency-Key") ?? undefined;
         const attempts = attemptsOf(response);
-        throw new PetStoreError({ kind: "answer", response, attempts, idempotencyKey, ...unlike });
+        throw new PetStoreError({
+          kind: "response",
+          response,
+          attempts,
+          idempotencyKey,
+          ...unlike,
+        });
       }
       return response;
     };
@@ -352,7 +358,7 @@ export class PetStoreClient {
     const { signal, fetch } = this.#call(options, { status: 501 });
     const { error, response } = await this.raw.GET("/store/orders", { signal, fetch });
     throw new PetStoreError({
-      kind: "answer",
+      kind: "response",
       response,
       body: error,
       attempts: attemptsOf(response),
@@ -396,7 +402,7 @@ const isPage = (data: unknown) => Array.isArray(data) && data.every(isPet);
 function body<T>({ data, error, response }: Result<T>, idempotencyKey?: string): T {
   if (response.ok) return data as T;
   const attempts = attemptsOf(response);
-  throw new PetStoreError({ kind: "answer", response, body: error, attempts, idempotencyKey });
+  throw new PetStoreError({ kind: "response", response, body: error, attempts, idempotencyKey });
 }
 
 /** A response's `ETag` and `x-d1-bookmark`. */

@@ -114,7 +114,7 @@ export async function send(
     if (response) attemptsMade.set(response, attempt);
     if (response && lost) afterLost.add(response);
     const redirect = response && redirected(request, response);
-    if (redirect) throw new PetStoreError({ ...redirect, ...failure, kind: "answer" });
+    if (redirect) throw new PetStoreError({ ...redirect, ...failure, kind: "response" });
     if (response && !TRANSIENT.includes(response.status)) return response;
     const error = new PetStoreError({
       ...outcome,
@@ -143,7 +143,7 @@ export async function send(
 }
 
 type Outcome =
-  | { kind: "answer"; response: Response }
+  | { kind: "response"; response: Response }
   | {
       kind: "network" | "timeout" | "abort";
       response?: undefined;
@@ -192,14 +192,14 @@ async function attemptOnce(
     const sent = fetch(new Request(request.clone(), init));
     sent.catch(() => {});
     const fetched = await Promise.race([sent, stopped]);
-    if (fetched.status === 0) return { kind: "answer", response: fetched }; // has no body
+    if (fetched.status === 0) return { kind: "response", response: fetched }; // has no body
     responded = true;
     const body = fetched.body && (await Promise.race([fetched.arrayBuffer(), stopped]));
     const empty = request.method === "HEAD" || [204, 205, 304].includes(fetched.status);
     const { status, statusText, headers } = fetched;
     if (!empty && isJson(headers)) JSON.parse(new TextDecoder().decode(body ?? undefined));
     return {
-      kind: "answer",
+      kind: "response",
       response: new Response(empty ? null : body, { status, statusText, headers }),
     };
   } catch (cause) {
