@@ -71,7 +71,7 @@ export function middlewareOf(op: Operation, deps: Deps): MiddlewareHandler<AppEn
               operation: `${op.operationId} (${op.method.toUpperCase()} /v1${op.path})`,
             },
             deprecation: op.deprecation,
-            alongside: read ? read.alongside : undefined,
+            prefetch: read ? read.prefetch : undefined,
           }),
         ]
       : []),

@@ -32,7 +32,7 @@ export interface AccessRule {
   scope?: { scope: Scope; operation: string };
   deprecation?: Deprecation;
   /** Work that may run beside the key's lookup when the key must be looked up. */
-  alongside?: (c: Context<AppEnv>) => void;
+  prefetch?: (c: Context<AppEnv>) => void;
 }
 
 /** The key of the request, or 401 (or 429 for an address sending too many invalid keys). */
@@ -60,7 +60,7 @@ async function verifiedKey(
       return new URL(c.req.url).origin;
     },
     afterResponse,
-    lookingUp: rule.alongside && (() => rule.alongside?.(c)),
+    lookingUp: rule.prefetch && (() => rule.prefetch?.(c)),
   });
   if (verification.ok) {
     if (acceptsAudience(c, verification.key.audience)) return verification.key;

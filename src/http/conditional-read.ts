@@ -184,13 +184,13 @@ function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEn
 }
 
 /**
- * A conditional read: `alongside` starts the cache lookup beside the key's (the access
+ * A conditional read: `prefetch` starts the cache lookup beside the key's (the access
  * middleware calls it when the key must be looked up); `middleware`, the last before the
  * handler, serves the cached response, or runs the handler and caches what `cacheable` takes.
  */
 export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
   const started = new WeakMap<Context, Promise<CacheLookup | undefined>>();
-  const alongside = (c: Context<AppEnv>) => {
+  const prefetch = (c: Context<AppEnv>) => {
     const lookup = async () => {
       // Invalid input starts no lookup; its 400 comes in its turn.
       for (const check of read.input) await check(c, async () => {});
@@ -222,5 +222,5 @@ export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
     c.res = undefined;
     c.res = responseOf(rep, sent);
   });
-  return { alongside, middleware };
+  return { prefetch, middleware };
 }
