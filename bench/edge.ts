@@ -25,7 +25,7 @@ const locationOf = (isolate: number) => (isolate < ISOLATES ? "A" : "B");
 const SAMPLES = Number(process.env.EDGE_SAMPLES ?? 12);
 /** Changes at A whose staleness at B is timed, of each kind (each takes about 4 s). */
 const CHANGE_SAMPLES = Number(process.env.EDGE_CHANGE_SAMPLES ?? 5);
-/** After a change's response, no location may serve a response it made wrong for longer. */
+/** After a change's response, no location may serve a response it invalidated for longer. */
 const STALE_BOUND_MS = 5_000;
 /** Unmeasured reads each isolate responds first, so its code is warm (JIT) on every path. */
 const WARM_UP = 5;
@@ -161,12 +161,12 @@ async function cachedRead(isolate: number, path: string, key: string, keys: Keys
   return send(isolate, path, key);
 }
 
-/** A read a change makes wrong, and whether a response to it shows the change. */
+/** A read a change invalidates, and whether a response to it shows the change. */
 interface Read {
   path: string;
   right(response: EdgeResponse): boolean;
 }
-/** A change of a pet at A (isolate 1): what it is, and the reads it makes wrong. */
+/** A change of a pet at A (isolate 1): what it is, and the reads it invalidates. */
 interface Change {
   label: string;
   reads: string;
@@ -218,7 +218,7 @@ async function changeAfterCaching(change: Change, id: number, reader: number, ke
   return { reads, response, at: performance.now() };
 }
 
-/** At `reader` right after a change at A, read `i` of those it made wrong, with the change's bookmark; throws unless right. */
+/** At `reader` right after a change at A, read `i` of those it invalidated, with the change's bookmark; throws unless right. */
 async function readWithBookmark(change: Change, id: number, i: number, reader: number, keys: Keys) {
   const { reads, response } = await changeAfterCaching(change, id, reader, keys);
   const read = reads[i % reads.length] as Read;
@@ -230,7 +230,7 @@ async function readWithBookmark(change: Change, id: number, i: number, reader: n
 }
 
 /**
- * How long B serves what `change` made wrong: B cached its reads, pet `id` changes at A, then
+ * How long B serves what `change` invalidated: B cached its reads, pet `id` changes at A, then
  * B's isolates in turn send the reads without a bookmark until all are right. The last wrong
  * response's arrival after the change's response (ms), and whether B's first reads after the
  * change were all wrong (served from its cache: else the figure says nothing).
@@ -497,7 +497,7 @@ const section = [
   "",
   "### Changed at A, wrong at B",
   "",
-  `B reads three responses the change will make wrong, each from D1 and then from its cache (so B's copies are as young as they can be when the pet changes); the pet changes at A; then B's isolates in turn read the three without a bookmark until all are right. Wrong for: from the change's response to the last wrong response B served, over ${CHANGE_SAMPLES} changes of each kind. The contract allows ${lib.f0(STALE_BOUND_MS)} ms; by design a cached response is served for ${lib.f0(CACHE_MAX_AGE_MS)} ms after its D1 read plus the replica's lag, which is nil here. Holds: within the bound, and B's first reads after each change were wrong (served from its cache). With the change's bookmark, sent right after it, the same reads are right at once at A and at B (the rows with a bookmark above, one of the three per sample).`,
+  `B reads three responses the change will invalidate, each from D1 and then from its cache (so B's copies are as young as they can be when the pet changes); the pet changes at A; then B's isolates in turn read the three without a bookmark until all are right. Wrong for: from the change's response to the last wrong response B served, over ${CHANGE_SAMPLES} changes of each kind. The contract allows ${lib.f0(STALE_BOUND_MS)} ms; by design a cached response is served for ${lib.f0(CACHE_MAX_AGE_MS)} ms after its D1 read plus the replica's lag, which is nil here. Holds: within the bound, and B's first reads after each change were wrong (served from its cache). With the change's bookmark, sent right after it, the same reads are right at once at A and at B (the rows with a bookmark above, one of the three per sample).`,
   "",
   lib.table(
     "| changed at A | read at B | wrong at B for at most | each change | must be | holds |",

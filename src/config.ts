@@ -55,7 +55,7 @@ export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;
 /**
  * Pets change, so a cached response is served only while the D1 read behind it is younger
  * than this (docs/design.md, "The cache and changing pets"): after a change, no location
- * serves a response it made wrong for longer, plus the replica's lag. The contract's bound
+ * serves a response it invalidated for longer, plus the replica's lag. The contract's bound
  * is 5 s; 1 s of it is left for the lag.
  */
 export const CACHE_MAX_AGE_MS = 4_000;

@@ -1,6 +1,6 @@
 // What the cache serves after a change (docs/design.md, "The cache and changing pets"):
 // locations that keep their own caches over one D1; a change at one, reads at another.
-// No location serves a response the change made wrong once CACHE_MAX_AGE_MS have passed
+// No location serves a response the change invalidated once CACHE_MAX_AGE_MS have passed
 // since it was read; the changer's bookmark is never served from older. The rule is code:
 // every operation of the table that changes pets says so, and its response's bookmark
 // reaches past every cached response, in whatever location (checked for the whole table).

@@ -72,7 +72,7 @@ export interface Route {
   /**
    * What it does with pets: `read` (its D1 session starts at a replica, or no older than
    * `x-d1-bookmark`) or `change` (on the primary; its response's bookmark is newer than
-   * every cached response the change made wrong, so its client reads the change at once).
+   * every cached response the change invalidated, so its client reads the change at once).
    */
   pets?: "read" | "change";
   /** Its success; none for an operation that cannot succeed yet. */

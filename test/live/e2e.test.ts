@@ -144,7 +144,7 @@ describe("npm run dev", () => {
 describe("changing and removing a pet with local-dev-key (updatePet, deletePet)", () => {
   const MERGE_PATCH = { "Content-Type": "application/merge-patch+json" };
   /**
-   * After a change no location serves what it made wrong for longer: the cache's 4 s, and
+   * After a change no location serves what it invalidated for longer: the cache's 4 s, and
    * 1 s for a replica's lag (docs/design.md, "The cache and changing pets").
    */
   const CHANGE_BOUND_MS = CACHE_MAX_AGE_MS + 1_000;
