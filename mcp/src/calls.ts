@@ -90,7 +90,7 @@ function nextCursor(link: string | null, base: string): string | undefined {
  * text (with the page's `nextCursor` or the animal's `etag`); a success without content
  * (204) as the tool's words for it.
  */
-export async function toolResult(
+export async function callToolResult(
   tool: Tool,
   response: Response,
   base: string,
