@@ -527,5 +527,9 @@ function markUnsupported() {
 
 markUnsupported();
 document.getElementById("notice")?.focus();
-if (location.hash === "#secure") focusOn("#secure-title");
+if (location.hash === "#secure") {
+  // The browser's own scroll to the fragment moves the focus to the viewport (HTML's focusing
+  // steps for an unfocusable target, run until the page has loaded): the heading after that.
+  addEventListener("load", () => setTimeout(() => focusOn("#secure-title")), { once: true });
+}
 if (webauthn?.browserSupportsWebAuthn()) offerAutofill();

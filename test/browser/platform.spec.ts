@@ -573,6 +573,8 @@ test("recovery codes: shown once, each signs in once and asks to secure the acco
   await phonePage.waitForURL(`${PLATFORM}/keys`);
 
   // The passkey is lost; a code signs in and the account page asks to secure the account.
+  // Back at the first browser's page: the phone's page was the one in front.
+  await page.bringToFront();
   await lost.remove();
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.waitForURL(`${PLATFORM}/`);
