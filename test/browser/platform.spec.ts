@@ -569,6 +569,8 @@ test("recovery codes: shown once, each signs in once and asks to secure the acco
   const phoneKey = await authenticator(phoneCdp);
   await phoneCdp.send("WebAuthn.addCredential", { authenticatorId: phoneKey.id, credential });
   await phonePage.goto(`${PLATFORM}/`);
+  // The phone in front while its person signs in on it, as the laptop is later.
+  await phonePage.bringToFront();
   await phonePage.getByRole("button", { name: "Sign in with a passkey" }).click();
   await phonePage.waitForURL(`${PLATFORM}/keys`);
 
