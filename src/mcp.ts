@@ -61,7 +61,7 @@ export function mountMcp(app: Hono<AppEnv>, keyed: MiddlewareHandler<AppEnv>[]):
     if (!origins.includes(new URL(c.req.url).origin)) {
       throw new ApiError(
         "misdirected_request",
-        `This server responds with ${MCP_PATH} at ${origins.join(", ")} alone, not at the host this request names.`,
+        `This server serves ${MCP_PATH} at ${origins.join(", ")} alone, not at the host this request names.`,
       );
     }
     return (c.env.MCP as unknown as McpService).serve(c.req.raw, new Access(app, c, keyed), {

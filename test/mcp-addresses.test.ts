@@ -45,7 +45,7 @@ describe("the API's addresses", () => {
       const refused = await listingAt(origin);
       expect(refused.status).toBe(401);
       expect(refused.headers.get("WWW-Authenticate")).toBe(
-        `Bearer realm="petstore", resource_metadata="${origin}${MCP_METADATA_PATH}"`,
+        `Bearer realm="petstore", scope="pets:read pets:write", resource_metadata="${origin}${MCP_METADATA_PATH}"`,
       );
     }
   });
@@ -63,7 +63,7 @@ describe("the API's addresses", () => {
         // The same words whatever the host: nothing of the request is in them.
         const body = await expectError(response, 421, "misdirected_request");
         expect(body.message).toBe(
-          `This server responds /mcp at ${[BASE, ...LOCAL].join(", ")} alone, not at the host this request names.`,
+          `This server serves /mcp at ${[BASE, ...LOCAL].join(", ")} alone, not at the host this request names.`,
         );
         expect(response.headers.get("WWW-Authenticate")).toBeNull();
         expect(response.headers.get("Location")).toBeNull();

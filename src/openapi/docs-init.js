@@ -1,7 +1,6 @@
-// The reference page's own code (GET /v1/docs; docs/design.md, "The reference page"): zod's
-// `jitless` before the renderer loads, then Scalar's reference of the document, calling this
-// origin first and no third party. scripts/docs-assets.ts copies it to /v1/docs/assets/.
-// What the renderer shows passes axe in both colour schemes (test/browser/docs.spec.ts).
+// The reference page's own code (GET /v1/docs; docs/design.md, "The reference page"), copied to
+// /v1/docs/assets/: zod's `jitless`, then Scalar's reference of the document, calling this origin
+// first and no third party, restyled to pass axe in both colour schemes (test/browser/docs.spec.ts).
 globalThis.__zod_globalConfig = { ...globalThis.__zod_globalConfig, jitless: true };
 
 /**
