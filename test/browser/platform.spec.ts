@@ -566,11 +566,12 @@ test("recovery codes: shown once, each signs in once and asks to secure the acco
   const phone = await browser.newContext();
   const phonePage = await phone.newPage();
   const phoneCdp = await passkeyBrowser(phone, phonePage);
-  const phoneKey = await authenticator(phoneCdp);
+  // The passkey on a security key in that browser, as in the passkeys journey: a passkey of
+  // the browser itself is offered by the sign-in page's autofill, which could sign in on its
+  // own while the button was being clicked (the click then never ended).
+  const phoneKey = await authenticator(phoneCdp, "usb");
   await phoneCdp.send("WebAuthn.addCredential", { authenticatorId: phoneKey.id, credential });
   await phonePage.goto(`${PLATFORM}/`);
-  // The phone in front while its person signs in on it, as the laptop is later.
-  await phonePage.bringToFront();
   await phonePage.getByRole("button", { name: "Sign in with a passkey" }).click();
   await phonePage.waitForURL(`${PLATFORM}/keys`);
 
