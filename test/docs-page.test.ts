@@ -121,7 +121,7 @@ describe("the docs page's files, served from the ASSETS binding", () => {
   it.each([
     ["DELETE", "/v1/docs"],
     ["PUT", INIT],
-  ])("responses %s %s without a key with 405 and Allow, not 401", async (method, path) => {
+  ])("responds to %s %s without a key with 405 and Allow, not 401", async (method, path) => {
     const response = await call(path, { method, body: "x" });
     await expectError(response, 405, "method_not_allowed", method);
     expect(response.headers.get("Allow")).toBe("GET, HEAD, OPTIONS");
