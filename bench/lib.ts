@@ -193,10 +193,16 @@ export function apiWorkerOptions(bundle: string, { mcp = false } = {}) {
 
 /** A worker's own socket on HOST. */
 export const socket = (port: number) => ({ unsafeDirectSockets: [{ host: HOST, port }] });
+/** `api` with its socket on `port`, which is then its address (API_ORIGINS: /mcp serves it alone). */
+const servedAt = (api: ReturnType<typeof apiWorkerOptions>, port: number) => ({
+  ...api,
+  bindings: { ...api.bindings, API_ORIGINS: `http://${HOST}:${port}` },
+  ...socket(port),
+});
 /** `api` as `name` with the edge cache (PORTS.api) and as `name`-d1 without it (PORTS.apiD1). */
 export const cachedAndNot = (api: ReturnType<typeof apiWorkerOptions>, name: string) => [
-  { ...api, name, ...socket(PORTS.api) },
-  { ...api, name: `${name}-d1`, cacheAPI: false, ...socket(PORTS.apiD1) },
+  { ...servedAt(api, PORTS.api), name },
+  { ...servedAt(api, PORTS.apiD1), name: `${name}-d1`, cacheAPI: false },
 ];
 
 /** Miniflare, fixed request.cf, over the migrated local D1 in `state`; pinned with `pinServer`. */
