@@ -44,12 +44,12 @@ export default { fetch: () => new Response(BODY, { headers: { "content-type": "a
  * says which); inm: a 304 on the cached ETag. Served twice as the API is: with the Cache API
  * (raw) and with the no-op one of the from-D1 rows (raw-d1, where every match misses).
  */
-const RAW_WORKER = `const toPet = (r) => ({ id: r.id, name: r.name, categoryId: r.category_id, status: r.status });
+const RAW_WORKER = `const toPet = (r) => ({ id: r.id, name: r.name, categoryId: r.categoryId, status: r.status });
 const JSON_TYPE = { "content-type": "application/json" };
 async function fromD1(db, what) {
   if (what === "pet") return toPet(await db.prepare(${JSON.stringify(GET_PET_SQL)}).bind(${BENCH_PET_ID}).first());
   const { results } = await db.prepare(${JSON.stringify(LIST_PETS_SQL)}).bind(0, 21).all();
-  return results.slice(0, 20).map(toPet);
+  return results.slice(0, 20);
 }
 export default {
   async fetch(request, env, ctx) {

@@ -5,7 +5,7 @@ import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors.ts";
 import { type Deprecation, enforceSunset } from "../http/deprecation.ts";
 import { enforceRateLimit, rateLimited } from "../http/rate-limit.ts";
-import { waitUntil } from "../http/request-context.ts";
+import { originOf, waitUntil } from "../http/request-context.ts";
 import type { AppEnv } from "../http/types.ts";
 import { MCP_PATH } from "../mcp-contract.ts";
 import type { Scope } from "../scopes.ts";
@@ -57,7 +57,7 @@ async function verifiedKey(
     clientAddress: c.req.header("CF-Connecting-IP") ?? "",
     // Only a lookup needs it: a key this isolate knows is checked without parsing the URL.
     get origin() {
-      return new URL(c.req.url).origin;
+      return originOf(c.req.url);
     },
     afterResponse,
     lookingUp: rule.prefetch && (() => rule.prefetch?.(c)),

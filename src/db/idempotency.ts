@@ -2,13 +2,12 @@
 // batch, one trip to the primary (docs/design.md, "Idempotency in one batch").
 import { IDEMPOTENCY_TTL_SECONDS } from "../config.ts";
 import { sha256 } from "../encoding.ts";
+import type { Pet } from "../pets/schemas.ts";
 import type { Queryable } from "./database.ts";
 import { d1 } from "./database.ts";
 import type { IdempotentCreate, IdempotentCreateRequest } from "./pet-store.ts";
 import {
   insertPetSql,
-  PET_COLUMNS,
-  type PetRow,
   petTagSql,
   type TaggedPet,
   toPet,
@@ -24,7 +23,7 @@ const KEY_IS_FREE =
 /** The pet as created, kept in the record (its id as `pet_id`), so a replay returns it. */
 const KEPT = WRITTEN_COLUMNS.join(", ");
 
-interface HolderRow extends PetRow {
+interface HolderRow extends Pet {
   /** 1 when the record was made for an equal JSON body. */
   same_body: number;
   etag: string;
@@ -67,7 +66,7 @@ export async function createPetIdempotently(
         .bind(owner, keyHash, fingerprint, now),
       db
         .prepare(
-          `SELECT r.fingerprint = ?3 AS same_body, r.pet_id AS ${PET_COLUMNS.id},
+          `SELECT r.fingerprint = ?3 AS same_body, r.pet_id AS id,
              ${writtenPetColumns("r")}, ${petTagSql("r")} AS etag
            FROM idempotency_records r WHERE r.scope = ?1 AND r.key_hash = ?2`,
         )

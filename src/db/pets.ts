@@ -15,7 +15,7 @@ import { d1 } from "./database.ts";
  * Each field of a Pet and the column that holds it: every statement's column list and the
  * mapping of a row come from here (a field added to the Pet is a type error until it has one).
  */
-export const PET_COLUMNS = {
+const PET_COLUMNS = {
   id: "id",
   name: "name",
   categoryId: "category_id",
@@ -25,8 +25,7 @@ export const PET_COLUMNS = {
 type Field = keyof typeof PET_COLUMNS;
 type Written = Exclude<Field, "id">;
 
-/** A row of PET_COLUMNS, as D1 returns it. */
-export type PetRow = { [F in Field as (typeof PET_COLUMNS)[F]]: Pet[F] };
+const FIELDS = Object.keys(PET_COLUMNS) as Field[];
 
 /**
  * How each written field enters the pet's entity tag: `value` as it is (a number, a status),
@@ -62,16 +61,20 @@ async function textDigest(text: string): Promise<string> {
   return base64url((await sha256(text)).slice(0, 16));
 }
 
-/** The columns of a Pet, `alias.` before each when given. */
-function petColumns(alias?: string): string {
-  return Object.values(PET_COLUMNS)
-    .map((c) => (alias ? `${alias}.${c}` : c))
+/** `fields`' columns, `alias.` before each when given, each named as its field (`category_id AS categoryId`). */
+const selectList = (fields: readonly Field[], alias?: string) =>
+  fields
+    .map((f) => {
+      const column = alias ? `${alias}.${PET_COLUMNS[f]}` : PET_COLUMNS[f];
+      return PET_COLUMNS[f] === f ? column : `${column} AS ${f}`;
+    })
     .join(", ");
-}
 
-/** The columns of a Pet's written fields (all but its id), each after `alias.`. */
-export const writtenPetColumns = (alias: string) =>
-  WRITTEN.map((f) => `${alias}.${PET_COLUMNS[f]}`).join(", ");
+/** A Pet's columns named as its fields: each row D1 returns holds the Pet's fields, in order. */
+const petColumns = (alias?: string) => selectList(FIELDS, alias);
+
+/** The columns of a Pet's written fields (all but its id) from `alias`, named as the fields. */
+export const writtenPetColumns = (alias: string) => selectList(WRITTEN, alias);
 
 /** Every column a write stores: the written fields and their digests. */
 export const WRITTEN_COLUMNS = [
@@ -85,11 +88,14 @@ export async function writtenValues(pet: NewPet): Promise<unknown[]> {
   return [...WRITTEN.map((f) => pet[f]), ...digests];
 }
 
-/** The one mapping from a stored row to the Pet of every response (created, replayed, read). */
-export function toPet(row: PetRow): Pet {
-  return Object.fromEntries(
-    Object.entries(PET_COLUMNS).map(([field, column]) => [field, row[column as keyof PetRow]]),
-  ) as Pet;
+/**
+ * The Pet of a row that holds more than its fields (its tag, an idempotency record's): the
+ * fields alone, in order. A row of petColumns() alone is a Pet as it is.
+ */
+export function toPet(row: Pet): Pet {
+  const pet: Partial<Record<Field, unknown>> = {};
+  for (const f of FIELDS) pet[f] = row[f];
+  return pet as Pet;
 }
 
 /** A pet with the entity tag of its stored state. */
@@ -99,7 +105,7 @@ export interface TaggedPet {
 }
 
 /** A row of petColumns() with the tag, as `etag`. */
-type TaggedRow = PetRow & { etag: string };
+type TaggedRow = Pet & { etag: string };
 
 const tagged = (row: TaggedRow): TaggedPet => ({ pet: toPet(row), etag: row.etag });
 
@@ -127,10 +133,10 @@ export async function selectPage(
   const statement = page.status
     ? db.prepare(LIST_PETS_BY_STATUS_SQL).bind(page.afterId, page.limit + 1, page.status)
     : db.prepare(LIST_PETS_SQL).bind(page.afterId, page.limit + 1);
-  const result = await d1(() => statement.all<PetRow>());
+  const result = await d1(() => statement.all<Pet>());
   const rows = result.results;
   return {
-    pets: rows.slice(0, page.limit).map(toPet),
+    pets: rows.length > page.limit ? rows.slice(0, page.limit) : rows,
     hasMore: rows.length > page.limit,
     rowsRead: result.meta.rows_read,
   };

@@ -9,7 +9,7 @@ import { ApiError } from "../errors.ts";
 import { errorText, type Logger } from "../log.ts";
 import { BOOKMARK_HEADER } from "./d1-session.ts";
 import { entityTag, ifNoneMatchMatches, isEntityTag } from "./etag.ts";
-import { waitUntil } from "./request-context.ts";
+import { originOf, waitUntil } from "./request-context.ts";
 import type { AppEnv } from "./types.ts";
 
 /** A conditional read as the middleware sees it. */
@@ -56,12 +56,13 @@ export function cacheKey(
   const filled = read.path.replaceAll(/\{(\w+)\}/g, (_, name: string) =>
     encodeURIComponent(String(validated.param?.[name])),
   );
-  const key = new URL(`/_cache/${read.shape}/v1${filled}`, origin);
-  const query = Object.entries(validated.query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  for (const [name, value] of query) {
-    if (value !== undefined) key.searchParams.append(name, String(value));
+  const query = new URLSearchParams();
+  const named = Object.entries(validated.query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [name, value] of named) {
+    if (value !== undefined) query.append(name, String(value));
   }
-  return key.href;
+  const search = query.toString();
+  return `${origin}/_cache/${read.shape}/v1${filled}${search ? `?${search}` : ""}`;
 }
 
 /** A response as this module caches and serves it. */
@@ -128,7 +129,7 @@ function cacheKeyOf(c: Context<AppEnv>, read: ConditionalRead): string | undefin
     return undefined;
   }
   const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
-  return cacheKey(new URL(c.req.url).origin, read, {
+  return cacheKey(originOf(c.req.url), read, {
     param: valid("param"),
     query: valid("query"),
   });

@@ -1,4 +1,5 @@
 // GET /v1/pets: a keyset page of animals, the next page in `Link`.
+import { originOf } from "../http/request-context.ts";
 import { cursorSecret, decodeCursor, encodeCursor } from "../pets/cursor.ts";
 import { ListPetsQuerySchema, PetsSchema } from "../pets/schemas.ts";
 import { defineOperation } from "./operation.ts";
@@ -43,11 +44,10 @@ export const listPets = defineOperation(
     if (page.hasMore && last) {
       // From the validated query alone (limit, status, cursor, in that order): every
       // spelling of one request gets the same response, and one edge-cache entry.
-      const next = new URL("/v1/pets", c.req.url);
-      next.searchParams.set("limit", String(limit));
-      if (query.status) next.searchParams.set("status", query.status);
-      next.searchParams.set("cursor", await encodeCursor(last.id, query.status, secret));
-      c.header("Link", `<${next.href}>; rel="next"`);
+      const next = new URLSearchParams({ limit: String(limit) });
+      if (query.status) next.set("status", query.status);
+      next.set("cursor", await encodeCursor(last.id, query.status, secret));
+      c.header("Link", `<${originOf(c.req.url)}/v1/pets?${next}>; rel="next"`);
     }
     return c.json(page.pets, 200);
   },

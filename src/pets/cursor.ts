@@ -1,5 +1,7 @@
 // Keyset cursors for GET /v1/pets: `c1.<last id>.<status>.<MAC>` in base64url, one spelling
 // each, tamper-evident under CURSOR_SECRET (docs/design.md "Pages and cursors").
+
+import { boundedMap } from "../cache/bounded-map.ts";
 import { CURSOR_MAX_LENGTH, MAX_ID } from "../config.ts";
 import { base64url, fromBase64url, hmacBase64url, sameMac } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
@@ -25,13 +27,29 @@ const VERSION = "c1";
 const MAC_BYTES = 16;
 const encoder = new TextEncoder();
 
+/**
+ * The MACs of the payloads this isolate signed or checked last, by secret and payload: the
+ * same few cursors (the next page of each first page) are made on most requests.
+ */
+const macs = boundedMap<string, Promise<string>>(1_000);
+
+function macOf(secret: string, payload: string): Promise<string> {
+  const id = `${payload}\n${secret}`;
+  let mac = macs.get(id);
+  if (mac === undefined) {
+    mac = hmacBase64url(secret, payload, MAC_BYTES);
+    macs.set(id, mac);
+  }
+  return mac;
+}
+
 export async function encodeCursor(
   afterId: number,
   status: PetStatus | undefined,
   secret: string,
 ): Promise<string> {
   const payload = `${VERSION}.${afterId}.${status ?? ""}`;
-  return base64url(encoder.encode(`${payload}.${await hmacBase64url(secret, payload, MAC_BYTES)}`));
+  return base64url(encoder.encode(`${payload}.${await macOf(secret, payload)}`));
 }
 
 /** Returns the id after which the page starts; throws `invalid_cursor` otherwise. */
@@ -49,7 +67,7 @@ export async function decodeCursor(
   if (parts.length !== 4) throw invalid("is not a cursor issued by this service");
   const [version, after, cursorStatus, mac] = parts as [string, string, string, string];
   const payload = `${version}.${after}.${cursorStatus}`;
-  if (!sameMac(mac, await hmacBase64url(secret, payload, MAC_BYTES))) {
+  if (!sameMac(mac, await macOf(secret, payload))) {
     throw invalid("is not a cursor issued by this service");
   }
   // Defence in depth: only cursors this service made get here, but never trust shape.
