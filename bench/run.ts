@@ -32,14 +32,17 @@ const PAGE_BODY = PAGE.map((p) => ({
   status: STATUSES[p.id % 3],
 }));
 
+/** The Ray ID Cloudflare gives each request; locally none is sent unless the client does. */
+const RAY = "8f0b5e7c2a1d3e4f-LHR";
+
 /** (a): a bare fetch handler serving a static page of 20 pets. */
 const STATIC_WORKER = `const BODY = ${JSON.stringify(JSON.stringify(PAGE_BODY))};
 export default { fetch: () => new Response(BODY, { headers: { "content-type": "application/json" } }) };`;
 
 /**
  * (b): a bare fetch handler on the same D1 running listPets' SQL (page 1). With hit=list|pet
- * it makes every platform call the API makes for that read, and nothing else: both rate
- * limiters side by side, a D1 session (from the request's x-d1-bookmark), a Cache API match
+ * it makes every platform call the API makes for that read, and nothing else: its log line,
+ * both rate limiters side by side, a D1 session (from the request's x-d1-bookmark), a Cache API match
  * and the body read of a hit, or on a miss the SQL and a put after the response (`x-raw-cache`
  * says which); inm: a 304 on the cached ETag. Served twice as the API is: with the Cache API
  * (raw) and with the no-op one of the from-D1 rows (raw-d1, where every match misses).
@@ -56,6 +59,8 @@ export default {
     const q = new URL(request.url).searchParams;
     const hit = q.get("hit");
     if (hit === null) return Response.json(await fromD1(env.DB, "list"));
+    // The API's log line (Workers Logs), as long: one per request.
+    console.log(JSON.stringify({ level: "info", msg: "request", request_id: "${RAY}", method: "GET", path: "/v1/pets", status: 200, duration_ms: 1.23 }));
     await Promise.all([
       env.RATE_LIMITER.limit({ key: "key:raw" }),
       env.ACCOUNT_RATE_LIMITER.limit({ key: "owner:raw" }),
@@ -162,7 +167,8 @@ const mcpPage =
   };
 
 async function endpoints(key: string): Promise<Record<string, Endpoint>> {
-  const headers = { Authorization: `Bearer ${key}` };
+  // As on Cloudflare, where every request carries its Ray ID (the API's request id).
+  const headers = { Authorization: `Bearer ${key}`, "CF-Ray": RAY };
   const deep = await encodeCursor(DEEP_AFTER, undefined, LOCAL_CURSOR_SECRET);
   const deepAvailable = await encodeCursor(DEEP_AFTER, "available", LOCAL_CURSOR_SECRET);
   const raw = (query: string, status = 200) => ({ port: PORTS.raw, path: `/?${query}`, status });
@@ -202,7 +208,7 @@ async function endpoints(key: string): Promise<Record<string, Endpoint>> {
     headers: { ...headers, "Content-Type": "application/json" },
     body: JSON.stringify({ name: "Bench", categoryId: 7, status: "pending" }),
   };
-  const SAME_CALLS = "raw worker + both rate limiters + D1 session";
+  const SAME_CALLS = "raw worker + log line + both rate limiters + D1 session";
   const RAW_CALLS = `${SAME_CALLS} + Cache API match and body read`;
   const RAW_D1 = `${SAME_CALLS} + no-op Cache API match and put (as the API's from-D1 rows)`;
   /** Each endpoint by id: its label, where it is, and what every sample response must pass. */
