@@ -647,6 +647,26 @@ describe("tool results", () => {
       status: 400,
       details: [{ field: "petId" }],
     });
+    // An argument the API reads from a header is named as the argument the model gave.
+    const badTag = await refused("deletePet", { petId: id, etag: 'a"b' });
+    expect(badTag).toMatchObject({
+      code: "invalid_parameter",
+      status: 400,
+      message: expect.stringMatching(/^Argument "etag" must be /),
+      details: [{ field: "etag" }],
+    });
+    const badKey = await refused("createPet", {
+      name: "Keyed",
+      categoryId: 1,
+      idempotencyKey: "é",
+    });
+    expect(badKey).toEqual({
+      code: "invalid_idempotency_key",
+      status: 400,
+      message: 'Argument "idempotencyKey" must be 1 to 255 printable ASCII characters.',
+    });
+    expect(JSON.stringify([badTag, badKey])).not.toMatch(/If-Match|Idempotency-Key/);
+    expect(await petCount("Keyed")).toBe(0);
     expect(await petCount(long)).toBe(0);
     expect(await petCount("Unchanged")).toBe(1);
   });
@@ -709,6 +729,7 @@ describe("tool results", () => {
       expect(JSON.parse(result?.content?.[0]?.text ?? "")).toMatchObject({
         code: "precondition_failed",
         status: 412,
+        message: `Animal ${pet.id} changed since its "etag" tag was read: nothing was changed.`,
       });
     };
     await stale("updatePet", { name: "Lost update", etag: pet.etag });

@@ -79,6 +79,32 @@ export function apiRequest(tool: Tool, args: Record<string, unknown>, caller: Re
   return new Request(url, { method, headers, body: body ? JSON.stringify(json) : null });
 }
 
+/**
+ * An API refusal as the model reads it: a header the tool fills from an argument is named as
+ * that argument (`etag`, not `If-Match`), in the message and in each detail's field.
+ */
+export function refusalText(tool: Tool, text: string): string {
+  const headers = Object.entries(tool.request.headers);
+  if (headers.length === 0) return text;
+  let error: { message?: unknown; details?: Array<{ field?: unknown }> };
+  try {
+    error = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  for (const [argument, header] of headers) {
+    if (typeof error.message === "string") {
+      error.message = error.message
+        .replaceAll(`Header "${header}"`, `Argument "${argument}"`)
+        .replaceAll(`"${header}"`, `"${argument}"`);
+    }
+    for (const detail of error.details ?? []) {
+      if (detail.field === header) detail.field = argument;
+    }
+  }
+  return JSON.stringify(error);
+}
+
 /** The `cursor` of the `Link: <...>; rel="next"` of a page, if there is a next page. */
 function nextCursor(link: string | null, base: string): string | undefined {
   const next = link && /<([^>]*)>\s*;\s*rel="next"/.exec(link)?.[1];

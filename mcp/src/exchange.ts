@@ -12,7 +12,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { type ApiAccess, KEY_SCOPES_HEADER } from "../../src/mcp-contract.ts";
-import { allows, apiRequest, callToolResult, TOOLS, type Tool } from "./calls.ts";
+import { allows, apiRequest, callToolResult, refusalText, TOOLS, type Tool } from "./calls.ts";
 import { Allow, challenge, rpcError } from "./request.ts";
 
 /** The largest MCP message read (a tool call's JSON body is at most 16 KiB at the API). */
@@ -113,7 +113,8 @@ export async function exchange(
     }
     if (response.ok) return callToolResult(tool, response, request.url);
     // Any refusal, the input's too (400), is the model's to read and correct (MCP 2025-11-25).
-    return { content: [{ type: "text", text: await response.text() }], isError: true };
+    const text = refusalText(tool, await response.text());
+    return { content: [{ type: "text", text }], isError: true };
   };
   const server = () => {
     const mcp = new Server(
