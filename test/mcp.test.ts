@@ -5,7 +5,7 @@
 
 import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as z from "zod/mini";
 import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
 import * as shims from "../mcp/src/sdk-shims.ts";
@@ -429,6 +429,30 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
           .first<{ n: number | null }>(),
       )
       .toEqual({ n: 1 });
+  });
+
+  it("logs a tool's API call under the request id of the /mcp request that made it (its Ray ID)", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const spy = vi.spyOn(console, "log").mockImplementation((line: string) => {
+      lines.push(JSON.parse(line));
+    });
+    try {
+      const ray = "8f0b5e7c2a1d3e4f-LHR";
+      const response = await mcp(
+        "tools/call",
+        { name: "listPets", arguments: { limit: 1 } },
+        { key, headers: { "CF-Ray": ray } },
+      );
+      expect(response.headers.get("X-Request-Id")).toBe(ray);
+      await structured(response, "listPets");
+      const logged = lines.filter((line) => line.request_id === ray);
+      expect(logged.map(({ method, path, status }) => ({ method, path, status }))).toEqual([
+        { method: "GET", path: "/v1/pets", status: 200 },
+        { method: "POST", path: "/mcp", status: 200 },
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("publishes its Protected Resource Metadata, the developer platform as its authorization server", async () => {

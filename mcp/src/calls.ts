@@ -63,7 +63,9 @@ export function apiRequest(tool: Tool, args: Record<string, unknown>, caller: Re
     if (args[name] !== undefined) url.searchParams.set(name, wire(args[name]));
   }
   const headers = new Headers({ Accept: "application/json" });
-  for (const name of ["Authorization", "CF-Connecting-IP"]) {
+  // The caller's key and address; and its Ray ID, so the API logs the tool's call under the id
+  // of the /mcp request that made it.
+  for (const name of ["Authorization", "CF-Connecting-IP", "CF-Ray"]) {
     const value = caller.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
