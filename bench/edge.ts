@@ -390,6 +390,8 @@ const mf = await lib.serve(
         ...{ ...api, name: `isolate-${i}`, ...lib.socket(port) },
         bindings: {
           ...api.bindings,
+          // The address every request names (Host): /mcp serves the API's addresses alone.
+          API_ORIGINS: "http://api.petstore.test",
           EDGE_DELAYS: JSON.stringify(DELAYS),
           EDGE_LOCATION: locationOf(i),
         },
