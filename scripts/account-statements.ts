@@ -31,7 +31,7 @@ export function disableAccountStatements(
   ];
 }
 
-/** Enables the account again (it signs in anew: its sessions ended); responses its row, or none. */
+/** Enables the account again (it signs in anew: its sessions ended); returns its row, or none. */
 export function enableAccountStatement(id: string): string {
   return `UPDATE accounts SET disabled_at = NULL WHERE id = ${sqlString(id)} RETURNING ${ACCOUNT_COLUMNS}`;
 }

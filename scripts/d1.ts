@@ -132,7 +132,7 @@ export async function d1ExecuteOrExit(target: D1Target, statements: string[]): P
   }
 }
 
-/** Runs `statements` on `target` as one batch; responses each statement's rows, in order. */
+/** Runs `statements` on `target` as one batch; returns each statement's rows, in order. */
 async function d1Execute(target: D1Target, statements: string[]): Promise<Row[][]> {
   const server = target.env ? undefined : devServerOn(target.persistTo);
   try {

@@ -26,7 +26,7 @@ function sqlExpiry(
   return sqlInteger(expiry.expiresAt ?? null);
 }
 
-/** Stores a new key's hash; responses its row. Unix seconds; no scopes means every scope. */
+/** Stores a new key's hash; returns its row. Unix seconds; no scopes means every scope. */
 export function createKeyStatement(key: {
   keyHash: string;
   prefix: string;
@@ -46,7 +46,7 @@ export function createKeyStatement(key: {
 /** Every key with the account that made it on the developer platform (NULL: the operator). */
 export const LIST_KEYS_STATEMENT = `SELECT ${KEY_COLUMNS}, account_id FROM api_keys ORDER BY id`;
 
-/** Revokes an active key; responses its id, or no row when there was no active key with that id. */
+/** Revokes an active key; returns its id, or no row when there was no active key with that id. */
 export function revokeKeyStatement(id: number, now: number): string {
   return `UPDATE api_keys SET revoked_at = ${sqlInteger(now)} WHERE id = ${sqlInteger(id)} AND revoked_at IS NULL RETURNING id`;
 }

@@ -23,7 +23,7 @@ interface Options {
   ci?: boolean;
 }
 
-/** Runs wrangler to completion; responses its exit status and (captured) output. */
+/** Runs wrangler to completion; returns its exit status and (captured) output. */
 export function runWrangler(args: string[], options: Options = { capture: true, ci: true }) {
   return spawnSync(WRANGLER, args, {
     env: options.ci ? { ...wranglerEnv, CI: "true" } : wranglerEnv,

@@ -85,7 +85,7 @@ export async function revokeKey(id: number, now = Math.floor(Date.now() / 1000))
   return results.length === 1;
 }
 
-/** Rotates key `oldId` as `npm run keys -- rotate` does; responses the new key and both statements' rows. */
+/** Rotates key `oldId` as `npm run keys -- rotate` does; returns the new key and both statements' rows. */
 export async function rotateKey(
   oldId: number,
   options: { now?: number; graceSeconds: number; expiresAt?: number },

@@ -24,7 +24,7 @@ import {
 const REALM = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
 
-/** Sends `op`'s request with `key`; responses the response and the status its scope allows. */
+/** Sends `op`'s request with `key`; returns the response and the status its scope allows. */
 async function send(op: Operation, key: string) {
   const request = await exampleRequest(op);
   return { response: await call(request.path, { ...request, key }), allowed: request.allowed };

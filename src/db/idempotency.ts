@@ -30,7 +30,7 @@ interface HolderRow extends Pet {
 }
 
 /**
- * Creates the pet for `request` unless its key is already held; responses the pet the key
+ * Creates the pet for `request` unless its key is already held; returns the pet the key
  * now stands for, as it was created (read back by the same mapping as every pet), or why
  * it cannot. The record keeps the created pet, so a replay does not depend on the pet
  * still being as it was, or being at all.

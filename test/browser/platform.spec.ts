@@ -48,7 +48,7 @@ async function signUp(page: Page, name: string) {
   await expect(page.getByRole("heading", { name: "Add a second passkey" })).toBeVisible();
 }
 
-/** Creates a key on the keys page; responses it (the panel shows it once). */
+/** Creates a key on the keys page; returns it (the panel shows it once). */
 async function createKey(page: Page, label: string) {
   await page.goto(`${PLATFORM}/keys`);
   await page.getByLabel("Label", { exact: true }).fill(label);
@@ -92,7 +92,7 @@ async function sidewaysScroll(page: Page): Promise<number[]> {
 /**
  * Tabs through the whole page: every element the keyboard reaches shows an outline of at
  * least 2 px whose colour has a contrast of 3:1 or more with what lies behind it
- * (WCAG 1.4.11); responses the failures and how many stops there were.
+ * (WCAG 1.4.11); returns the failures and how many stops there were.
  */
 async function focusRings(page: Page): Promise<{ stops: number; failures: string[] }> {
   await page.evaluate(() => {

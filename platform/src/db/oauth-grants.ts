@@ -150,7 +150,7 @@ export function allowGrant(
   );
 }
 
-/** Denies (deletes) an undecided grant; responses it, for the redirect that says so. */
+/** Denies (deletes) an undecided grant; returns it, for the redirect that says so. */
 export function denyGrant(db: Queryable, accountId: string, id: string, now: number) {
   return oneGrant(
     db
