@@ -4,7 +4,7 @@
 // it prints the authorization URL (its browser is a no-op here), the person consents in Chromium
 // with a virtual passkey (every scope mcp-remote asked ticked), mcp-remote takes the code on its
 // own loopback port, and a createPet goes through the granted key with no second consent. The
-// first session after a new sign-in may never respond the host's `initialize` (mcp-remote's issue
+// first session after a new sign-in may never respond to the host's `initialize` (mcp-remote's issue
 // 344): the host then starts it again, as docs/agents.md says, and it uses the stored key.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
