@@ -313,6 +313,48 @@ describe("the tools, derived from the operation table", () => {
       "getPet: a deprecated tool says what replaces it, or that nothing does",
     );
   });
+
+  it("stops the build for an operation that cannot succeed or has two inputs of one name", () => {
+    const { success: _s, ...failing } = createPet;
+    expect(() => toolsFile([failing], openApiDocument)).toThrow(
+      "createPet: a tool must be able to succeed",
+    );
+    const twice = "createPet: two of its inputs share a name";
+    const withBody = (body: z.ZodMiniType) => () =>
+      toolsFile([{ ...createPet, params: getPet.params, body }], openApiDocument);
+    expect(withBody(z.object({ petId: z.number() }))).toThrow(twice);
+    // The argument a tool adds counts too.
+    expect(withBody(z.object({ idempotencyKey: z.string() }))).toThrow(twice);
+  });
+
+  it("says a tool is experimental, finds the Idempotency-Key among other headers, and keeps what is not prose", () => {
+    const [experimental] = toolsFile([{ ...listPets, stability: "experimental" }], openApiDocument)
+      .tools as Tool[];
+    expect(experimental?.listed.description).toBe(
+      `${TOOL_WORDS.listPets?.description} Experimental: it may change.`,
+    );
+    expect(tool("listPets").listed.description).not.toContain("Experimental");
+
+    const prefer = { name: "Prefer", description: "A preference.", schema: { type: "string" } };
+    const headers = [prefer, ...(createPet.headers ?? [])];
+    const [create] = toolsFile([{ ...createPet, headers }], openApiDocument).tools as Tool[];
+    expect(create?.request.headers).toEqual({ idempotencyKey: "Idempotency-Key" });
+
+    // A property named `description` is a name, not prose; a null constant stays null.
+    const note = z.object({
+      description: z.string().check(z.meta({ description: "What the API says of it." })),
+      gone: z.literal(null),
+    });
+    const success = { status: 200 as const, description: "The note.", schema: note };
+    const [read] = toolsFile([{ ...listPets, query: undefined, success }], openApiDocument)
+      .tools as Tool[];
+    expect(read?.listed.outputSchema).toEqual({
+      type: "object",
+      properties: { description: { type: "string" }, gone: { type: "null", const: null } },
+      required: ["description", "gone"],
+      additionalProperties: false,
+    });
+  });
 });
 
 describe("the SDK's workerd shims as the worker bundles them (mcp/src/sdk-shims.ts)", () => {
