@@ -5,6 +5,7 @@
 
 import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
@@ -418,6 +419,13 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     const keyless = await mcp("tools/call", args, { headers: badVersion });
     expect(keyless.status).toBe(401);
     expect(await keyless.json()).toMatchObject({ code: "unauthorized", status: 401 });
+    const stranger = await mcp("tools/call", args, {
+      key: await unknownKey(),
+      headers: badVersion,
+    });
+    expect(stranger.status).toBe(401);
+    expect(stranger.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    expect(await stranger.json()).toMatchObject({ code: "unauthorized", status: 401 });
     const keyed = await mcp("tools/call", args, { key, headers: badVersion });
     expect(keyed.status).toBe(400);
     expect(await keyed.json()).toMatchObject({
@@ -875,17 +883,31 @@ describe("the transport", () => {
         ...(accept ? { Accept: accept } : {}),
       });
     };
-    for (const accept of ["*/*", "application/*", "application/json", undefined]) {
+    const admitting = [
+      "*/*",
+      "application/*",
+      "application/json",
+      "text/html, application/json;q=0.5",
+    ];
+    for (const accept of [...admitting, undefined]) {
       const { result } = await rpcResponse(await initialize(accept));
       expect(result, accept).toMatchObject({ protocolVersion: "2025-11-25" });
     }
-    const html = await initialize("text/html");
-    expect(html.status).toBe(406);
-    expect(await html.json()).toEqual({
-      jsonrpc: "2.0",
-      error: { code: -32000, message: "Not Acceptable: every response is application/json." },
-      id: null,
-    });
+    // Only a whole range admits JSON: not a type that merely contains its name.
+    for (const accept of [
+      "text/html",
+      "text/event-stream",
+      "text/application/json",
+      "application/json-seq",
+    ]) {
+      const refused = await initialize(accept);
+      expect(refused.status, accept).toBe(406);
+      expect(await refused.json()).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Not Acceptable: every response is application/json." },
+        id: null,
+      });
+    }
   });
 
   it("refuses a body that is not JSON (400, -32700) or is over 64 KiB (413), with the key checked first", async () => {
@@ -903,6 +925,10 @@ describe("the transport", () => {
     expect(await tooLarge.json()).toMatchObject({
       error: { code: -32000, message: "An MCP message is at most 65536 bytes." },
     });
+    // A body that is not JSON is refused as such, whatever the client accepts.
+    const html = await postMcp("{not json", { ...client(key), Accept: "text/html" });
+    expect(html.status).toBe(400);
+    expect(await html.json()).toMatchObject({ error: { code: -32700 } });
     expect((await post(huge, "")).status).toBe(401);
     expect((await post("{not json", await unknownKey())).status).toBe(401);
   });
@@ -912,6 +938,67 @@ describe("the transport", () => {
       const response = await mcp("ping", undefined, { key, httpMethod });
       expect(response.status).toBe(405);
       expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: {
+          code: -32000,
+          message: "Method not allowed: this server is stateless (POST only).",
+        },
+        id: null,
+      });
     }
+  });
+
+  it("tells a tool call from any other message: a listing that names a tool is a listing, a message without params is served, a null one refused", async () => {
+    const { result } = await rpcResponse(
+      await mcp("tools/list", { name: "createPet", arguments: {} }, { key }),
+    );
+    expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
+    expect(await rpcResponse(await mcp("ping", undefined, { key }))).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: {},
+    });
+    const invalid = "Bad Request: the request body is not a valid JSON-RPC message";
+    for (const [body, id] of [
+      ["null", null],
+      [JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: null }), 7],
+    ] as const) {
+      const response = await postMcp(body, client(key));
+      expect(response.status, body).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32600, message: invalid },
+        id,
+      });
+    }
+  });
+
+  it("speaks the stateless 2026-07-28 to the SDK's own client: the key's tools listed, a call made", async () => {
+    /** The SDK's client pinned to 2026-07-28, its requests served by the API's fetch. */
+    const connect = async (as: string) => {
+      const sdk = new Client(INFO, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${as}` } },
+        fetch: (url, init) => exports.default.fetch(new Request(url, init)),
+      });
+      await sdk.connect(transport);
+      return sdk;
+    };
+    const sdk = await connect(key);
+    expect((await sdk.listTools()).tools.map((t) => t.name)).toEqual(TOOL_NAMES);
+    const created = await sdk.callTool({
+      name: "createPet",
+      arguments: { name: "Modern", categoryId: 6 },
+    });
+    expect(created.isError).toBeUndefined();
+    expect(created.structuredContent).toMatchObject({ name: "Modern", categoryId: 6 });
+    expect(await petCount("Modern")).toBe(1);
+    const { key: readOnly } = await createKey("mcp-2026", { scopes: ["pets:read"] });
+    const reader = await connect(readOnly);
+    const readable = OPERATIONS.filter(
+      (op) => op.mcp.tool && (!op.scope || op.scope === "pets:read"),
+    ).map((op) => op.operationId);
+    expect((await reader.listTools()).tools.map((t) => t.name)).toEqual(readable);
   });
 });
