@@ -14,7 +14,7 @@ import { toolsFile } from "../mcp/src/tools.ts";
 import { ARGUMENT_WORDS, TOOL_WORDS, type ToolWords } from "../mcp/src/words.ts";
 import packageJson from "../package.json" with { type: "json" };
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
-import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
+import { type ApiAccess, MCP_METADATA_PATH, type McpService } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
 import {
   createPet,
@@ -504,6 +504,28 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       error: { code: -32000, message: "Method not allowed." },
       id: null,
     });
+  });
+});
+
+describe("the MCP worker's entrypoint", () => {
+  const service = env.MCP as unknown as McpService & Fetcher;
+  const settings = { platformOrigin: env.PLATFORM_ORIGIN };
+
+  it("responds 404 to a fetch of its own: only the API's binding reaches it, by serve", async () => {
+    const response = await service.fetch(`${BASE}/mcp`, { method: "POST" });
+    expect(response.status).toBe(404);
+    expect(await response.text()).toBe("");
+  });
+
+  it("leaves an error to the API (its error handler responds): serve rejects with it", async () => {
+    // An API access without its methods: the call of its key check throws in serve.
+    const unusable = {} as ApiAccess;
+    const request = new Request(`${BASE}/mcp`, { method: "POST" });
+    const thrown = await service.serve(request, unusable, settings).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(thrown).toBeInstanceOf(TypeError);
   });
 });
 
