@@ -969,6 +969,15 @@ describe("the transport", () => {
         id: null,
       });
     }
+    // A DELETE's body is never read: its key is checked first, whatever the body asks.
+    const params = { name: "listPets", arguments: {} };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params });
+    const headers = { ...client(await unknownKey()), "Content-Type": "application/json" };
+    const stranger = await exports.default.fetch(
+      new Request(`${BASE}/mcp`, { method: "DELETE", headers, body }),
+    );
+    expect(stranger.status).toBe(401);
+    expect(await stranger.json()).toMatchObject({ code: "unauthorized", status: 401 });
   });
 
   it("tells a tool call from any other message: a listing that names a tool is a listing, a message without params is served, a null one refused", async () => {
@@ -994,6 +1003,9 @@ describe("the transport", () => {
         id,
       });
     }
+    // A call without params is the protocol's to refuse (-32602), its key checked first.
+    const unnamed = await rpcResponse(await mcp("tools/call", undefined, { key }));
+    expect(unnamed.error).toMatchObject({ code: -32602, message: expect.stringMatching(/params/) });
   });
 
   it("speaks the stateless 2026-07-28 to the SDK's own client: the key's tools listed, a call made", async () => {
