@@ -651,6 +651,21 @@ describe("tool results", () => {
       status: 422,
     });
     expect(await petCount("Retried")).toBe(1);
+    // The key goes to the API as given: the same key over HTTP gets the same animal.
+    const retriedOverHttp = await exports.default.fetch(
+      new Request(`${BASE}/v1/pets`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${key}`,
+          "Content-Type": "application/json",
+          "Idempotency-Key": idempotencyKey,
+        },
+        body: JSON.stringify({ name: "Retried", categoryId: 4 }),
+      }),
+    );
+    expect(retriedOverHttp.status).toBe(201);
+    expect(await retriedOverHttp.json()).toMatchObject({ id: first.id });
+    expect(await petCount("Retried")).toBe(1);
   });
 
   it("reports a failure as an isError result carrying the Error object", async () => {
@@ -713,6 +728,11 @@ describe("tool results", () => {
     expect(await refused("updatePet", { petId: id, status: "lost" })).toMatchObject({
       code: "validation_failed",
       details: [{ field: "status" }],
+    });
+    // An argument of the wrong type reaches the API as JSON, which refuses it (not as "1").
+    expect(await refused("getPet", { petId: [id] })).toMatchObject({
+      status: 400,
+      details: [{ field: "petId" }],
     });
     expect(await refused("deletePet", { petId: 0 })).toMatchObject({
       code: "invalid_parameter",
