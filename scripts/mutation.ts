@@ -13,11 +13,15 @@ const TARGETS: Record<string, string> = {
     "test/auth.test.ts,test/keys.test.ts,test/invalid-key-counting.test.ts,test/verifier-memory.test.ts,test/invalid-key-limit.test.ts,test/edge-trips.test.ts,test/perf-auth-cache.test.ts",
   // The MCP worker's source runs in the tests' isolate for these (vitest.mutation.config.ts).
   ...Object.fromEntries(
-    ["index", "request", "exchange", "calls", "tools", "words", "sdk-shims"].map((name) => [
+    ["index", "request", "tools", "words", "sdk-shims"].map((name) => [
       `mcp/src/${name}.ts`,
       "test/mcp.test.ts",
     ]),
   ),
+  // A tool call forwards its client's address, which only the invalid-key limit counts.
+  "mcp/src/calls.ts": "test/mcp.test.ts,test/invalid-key-limit.test.ts",
+  // A tool call's key check is its API call's, which only a spent rate limit shows.
+  "mcp/src/exchange.ts": "test/mcp.test.ts,test/mcp-exchange.test.ts,test/rate-limit.test.ts",
   "platform/src/session.ts":
     "test/platform/sessions.test.ts,test/platform/session-checks.test.ts,test/platform/ceremonies.test.ts",
   "platform/src/request.ts": "test/platform/attacks.test.ts,test/platform/request-checks.test.ts",

@@ -2,10 +2,10 @@
 // sends more invalid keys a minute than INVALID_KEY_LIMITER allows gets 429 before any
 // lookup; other addresses and keys the location has verified are not affected. Runs in
 // the "invalid-key-limit" vitest project, where the limit is TEST_INVALID_KEY_LIMIT.
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../src/config.ts";
-import { createKey, expectError, unknownKey } from "./helpers.ts";
+import { BASE, createKey, expectError, unknownKey } from "./helpers.ts";
 import { type InstrumentedApp, instrumentedApp } from "./support/instrumented-app.ts";
 import { freshWindow } from "./support/requests.ts";
 
@@ -93,6 +93,30 @@ it("an address over its limit of invalid keys gets 429 rate_limited with Retry-A
   const { key } = await createKey("other-address");
   const other = await app.exchange("/v1/pets?limit=1", from(newAddress(), key));
   expect(other.response.status).toBe(200);
+});
+
+it("counts the invalid keys of an address's MCP tool calls against that address", async () => {
+  const app = instrumentedApp();
+  const ip = newAddress();
+  await freshWindow();
+  for (let i = 0; i < LIMIT; i++) {
+    const call = { name: "listPets", arguments: {} };
+    const response = await exports.default.fetch(
+      new Request(`${BASE}/mcp`, {
+        method: "POST",
+        headers: {
+          ...from(ip, "").headers,
+          Authorization: `Bearer not-a-key-${i}`,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2025-11-25",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: call }),
+      }),
+    );
+    await expectError(response, 401, "unauthorized", /invalid or revoked/);
+  }
+  await expectLimited(app, ip, "still-not-a-key");
 });
 
 it("an IPv6 address counts by its /64: its neighbours share its allowance, another /64 has its own", async () => {

@@ -5,6 +5,7 @@
 
 import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as z from "zod/mini";
 import { TOOLS, type Tool, toolsAt } from "../mcp/src/calls.ts";
@@ -13,7 +14,7 @@ import { toolsFile } from "../mcp/src/tools.ts";
 import { ARGUMENT_WORDS, TOOL_WORDS, type ToolWords } from "../mcp/src/words.ts";
 import packageJson from "../package.json" with { type: "json" };
 import { GET_PET_SUNSET_AT } from "../src/config.ts";
-import { MCP_METADATA_PATH } from "../src/mcp-contract.ts";
+import { type ApiAccess, MCP_METADATA_PATH, type McpService } from "../src/mcp-contract.ts";
 import openApiDocument from "../src/openapi/openapi.json" with { type: "json" };
 import {
   createPet,
@@ -313,6 +314,48 @@ describe("the tools, derived from the operation table", () => {
       "getPet: a deprecated tool says what replaces it, or that nothing does",
     );
   });
+
+  it("stops the build for an operation that cannot succeed or has two inputs of one name", () => {
+    const { success: _s, ...failing } = createPet;
+    expect(() => toolsFile([failing], openApiDocument)).toThrow(
+      "createPet: a tool must be able to succeed",
+    );
+    const twice = "createPet: two of its inputs share a name";
+    const withBody = (body: z.ZodMiniType) => () =>
+      toolsFile([{ ...createPet, params: getPet.params, body }], openApiDocument);
+    expect(withBody(z.object({ petId: z.number() }))).toThrow(twice);
+    // The argument a tool adds counts too.
+    expect(withBody(z.object({ idempotencyKey: z.string() }))).toThrow(twice);
+  });
+
+  it("says a tool is experimental, finds the Idempotency-Key among other headers, and keeps what is not prose", () => {
+    const [experimental] = toolsFile([{ ...listPets, stability: "experimental" }], openApiDocument)
+      .tools as Tool[];
+    expect(experimental?.listed.description).toBe(
+      `${TOOL_WORDS.listPets?.description} Experimental: it may change.`,
+    );
+    expect(tool("listPets").listed.description).not.toContain("Experimental");
+
+    const prefer = { name: "Prefer", description: "A preference.", schema: { type: "string" } };
+    const headers = [prefer, ...(createPet.headers ?? [])];
+    const [create] = toolsFile([{ ...createPet, headers }], openApiDocument).tools as Tool[];
+    expect(create?.request.headers).toEqual({ idempotencyKey: "Idempotency-Key" });
+
+    // A property named `description` is a name, not prose; a null constant stays null.
+    const note = z.object({
+      description: z.string().check(z.meta({ description: "What the API says of it." })),
+      gone: z.literal(null),
+    });
+    const success = { status: 200 as const, description: "The note.", schema: note };
+    const [read] = toolsFile([{ ...listPets, query: undefined, success }], openApiDocument)
+      .tools as Tool[];
+    expect(read?.listed.outputSchema).toEqual({
+      type: "object",
+      properties: { description: { type: "string" }, gone: { type: "null", const: null } },
+      required: ["description", "gone"],
+      additionalProperties: false,
+    });
+  });
 });
 
 describe("the SDK's workerd shims as the worker bundles them (mcp/src/sdk-shims.ts)", () => {
@@ -376,6 +419,13 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
     const keyless = await mcp("tools/call", args, { headers: badVersion });
     expect(keyless.status).toBe(401);
     expect(await keyless.json()).toMatchObject({ code: "unauthorized", status: 401 });
+    const stranger = await mcp("tools/call", args, {
+      key: await unknownKey(),
+      headers: badVersion,
+    });
+    expect(stranger.status).toBe(401);
+    expect(stranger.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
+    expect(await stranger.json()).toMatchObject({ code: "unauthorized", status: 401 });
     const keyed = await mcp("tools/call", args, { key, headers: badVersion });
     expect(keyed.status).toBe(400);
     expect(await keyed.json()).toMatchObject({
@@ -478,6 +528,28 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
       error: { code: -32000, message: "Method not allowed." },
       id: null,
     });
+  });
+});
+
+describe("the MCP worker's entrypoint", () => {
+  const service = env.MCP as unknown as McpService & Fetcher;
+  const settings = { platformOrigin: env.PLATFORM_ORIGIN };
+
+  it("responds 404 to a fetch of its own: only the API's binding reaches it, by serve", async () => {
+    const response = await service.fetch(`${BASE}/mcp`, { method: "POST" });
+    expect(response.status).toBe(404);
+    expect(await response.text()).toBe("");
+  });
+
+  it("leaves an error to the API (its error handler responds): serve rejects with it", async () => {
+    // An API access without its methods: the call of its key check throws in serve.
+    const unusable = {} as ApiAccess;
+    const request = new Request(`${BASE}/mcp`, { method: "POST" });
+    const thrown = await service.serve(request, unusable, settings).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(thrown).toBeInstanceOf(TypeError);
   });
 });
 
@@ -603,6 +675,21 @@ describe("tool results", () => {
       status: 422,
     });
     expect(await petCount("Retried")).toBe(1);
+    // The key goes to the API as given: the same key over HTTP gets the same animal.
+    const retriedOverHttp = await exports.default.fetch(
+      new Request(`${BASE}/v1/pets`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${key}`,
+          "Content-Type": "application/json",
+          "Idempotency-Key": idempotencyKey,
+        },
+        body: JSON.stringify({ name: "Retried", categoryId: 4 }),
+      }),
+    );
+    expect(retriedOverHttp.status).toBe(201);
+    expect(await retriedOverHttp.json()).toMatchObject({ id: first.id });
+    expect(await petCount("Retried")).toBe(1);
   });
 
   it("reports a failure as an isError result carrying the Error object", async () => {
@@ -665,6 +752,11 @@ describe("tool results", () => {
     expect(await refused("updatePet", { petId: id, status: "lost" })).toMatchObject({
       code: "validation_failed",
       details: [{ field: "status" }],
+    });
+    // An argument of the wrong type reaches the API as JSON, which refuses it (not as "1").
+    expect(await refused("getPet", { petId: [id] })).toMatchObject({
+      status: 400,
+      details: [{ field: "petId" }],
     });
     expect(await refused("deletePet", { petId: 0 })).toMatchObject({
       code: "invalid_parameter",
@@ -878,17 +970,31 @@ describe("the transport", () => {
         ...(accept ? { Accept: accept } : {}),
       });
     };
-    for (const accept of ["*/*", "application/*", "application/json", undefined]) {
+    const admitting = [
+      "*/*",
+      "application/*",
+      "application/json",
+      "text/html, application/json;q=0.5",
+    ];
+    for (const accept of [...admitting, undefined]) {
       const { result } = await rpcResponse(await initialize(accept));
       expect(result, accept).toMatchObject({ protocolVersion: "2025-11-25" });
     }
-    const html = await initialize("text/html");
-    expect(html.status).toBe(406);
-    expect(await html.json()).toEqual({
-      jsonrpc: "2.0",
-      error: { code: -32000, message: "Not Acceptable: every response is application/json." },
-      id: null,
-    });
+    // Only a whole range admits JSON: not a type that merely contains its name.
+    for (const accept of [
+      "text/html",
+      "text/event-stream",
+      "text/application/json",
+      "application/json-seq",
+    ]) {
+      const refused = await initialize(accept);
+      expect(refused.status, accept).toBe(406);
+      expect(await refused.json()).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Not Acceptable: every response is application/json." },
+        id: null,
+      });
+    }
   });
 
   it("refuses a body that is not JSON (400, -32700) or is over 64 KiB (413), with the key checked first", async () => {
@@ -906,6 +1012,10 @@ describe("the transport", () => {
     expect(await tooLarge.json()).toMatchObject({
       error: { code: -32000, message: "An MCP message is at most 65536 bytes." },
     });
+    // A body that is not JSON is refused as such, whatever the client accepts.
+    const html = await postMcp("{not json", { ...client(key), Accept: "text/html" });
+    expect(html.status).toBe(400);
+    expect(await html.json()).toMatchObject({ error: { code: -32700 } });
     expect((await post(huge, "")).status).toBe(401);
     expect((await post("{not json", await unknownKey())).status).toBe(401);
   });
@@ -915,6 +1025,79 @@ describe("the transport", () => {
       const response = await mcp("ping", undefined, { key, httpMethod });
       expect(response.status).toBe(405);
       expect(response.headers.get("Allow")).toBe("POST, OPTIONS");
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: {
+          code: -32000,
+          message: "Method not allowed: this server is stateless (POST only).",
+        },
+        id: null,
+      });
     }
+    // A DELETE's body is never read: its key is checked first, whatever the body asks.
+    const params = { name: "listPets", arguments: {} };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params });
+    const headers = { ...client(await unknownKey()), "Content-Type": "application/json" };
+    const stranger = await exports.default.fetch(
+      new Request(`${BASE}/mcp`, { method: "DELETE", headers, body }),
+    );
+    expect(stranger.status).toBe(401);
+    expect(await stranger.json()).toMatchObject({ code: "unauthorized", status: 401 });
+  });
+
+  it("tells a tool call from any other message: a listing that names a tool is a listing, a message without params is served, a null one refused", async () => {
+    const { result } = await rpcResponse(
+      await mcp("tools/list", { name: "createPet", arguments: {} }, { key }),
+    );
+    expect(result?.tools?.map((t) => t.name)).toEqual(TOOL_NAMES);
+    expect(await rpcResponse(await mcp("ping", undefined, { key }))).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: {},
+    });
+    const invalid = "Bad Request: the request body is not a valid JSON-RPC message";
+    for (const [body, id] of [
+      ["null", null],
+      [JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: null }), 7],
+    ] as const) {
+      const response = await postMcp(body, client(key));
+      expect(response.status, body).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        error: { code: -32600, message: invalid },
+        id,
+      });
+    }
+    // A call without params is the protocol's to refuse (-32602), its key checked first.
+    const unnamed = await rpcResponse(await mcp("tools/call", undefined, { key }));
+    expect(unnamed.error).toMatchObject({ code: -32602, message: expect.stringMatching(/params/) });
+  });
+
+  it("speaks the stateless 2026-07-28 to the SDK's own client: the key's tools listed, a call made", async () => {
+    /** The SDK's client pinned to 2026-07-28, its requests served by the API's fetch. */
+    const connect = async (as: string) => {
+      const sdk = new Client(INFO, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${as}` } },
+        fetch: (url, init) => exports.default.fetch(new Request(url, init)),
+      });
+      await sdk.connect(transport);
+      return sdk;
+    };
+    const sdk = await connect(key);
+    expect((await sdk.listTools()).tools.map((t) => t.name)).toEqual(TOOL_NAMES);
+    const created = await sdk.callTool({
+      name: "createPet",
+      arguments: { name: "Modern", categoryId: 6 },
+    });
+    expect(created.isError).toBeUndefined();
+    expect(created.structuredContent).toMatchObject({ name: "Modern", categoryId: 6 });
+    expect(await petCount("Modern")).toBe(1);
+    const { key: readOnly } = await createKey("mcp-2026", { scopes: ["pets:read"] });
+    const reader = await connect(readOnly);
+    const readable = OPERATIONS.filter(
+      (op) => op.mcp.tool && (!op.scope || op.scope === "pets:read"),
+    ).map((op) => op.operationId);
+    expect((await reader.listTools()).tools.map((t) => t.name)).toEqual(readable);
   });
 });

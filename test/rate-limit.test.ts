@@ -219,15 +219,18 @@ it("counts /mcp against the key's rate like /v1: a spent key's tool call is an i
         json: { jsonrpc: "2.0", id: 1, method, params },
       }),
     );
-  const called = await mcp("tools/call", { name: "listPets", arguments: { limit: 1 } });
-  expect(called.status).toBe(200);
-  const { result } = (await called.json()) as {
-    result: { isError: boolean; content: Array<{ text: string }> };
-  };
-  expect(result.isError).toBe(true);
-  expect(JSON.parse(result.content[0]?.text ?? "")).toMatchObject({
-    code: "rate_limited",
-    status: 429,
-  });
+  // A call's key check is its API call's (with arguments or without): the 429 is its result.
+  for (const params of [{ name: "listPets", arguments: { limit: 1 } }, { name: "listPets" }]) {
+    const called = await mcp("tools/call", params);
+    expect(called.status).toBe(200);
+    const { result } = (await called.json()) as {
+      result: { isError: boolean; content: Array<{ text: string }> };
+    };
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(result.content[0]?.text ?? "")).toMatchObject({
+      code: "rate_limited",
+      status: 429,
+    });
+  }
   await expectRateLimited(await mcp("tools/list", {}));
 });
