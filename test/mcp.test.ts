@@ -500,6 +500,14 @@ describe("the same keys: 401 points at the metadata, 403 names the scope", () =>
         { method: "GET", path: "/v1/pets", status: 200 },
         { method: "POST", path: "/mcp", status: 200 },
       ]);
+      // Without a Ray ID (locally), each line has an id of its own, never a made-up one.
+      lines.length = 0;
+      await structured(await callTool(key, "listPets", { limit: 1 }), "listPets");
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      expect(lines.map((line) => [line.path, uuid.test(String(line.request_id))])).toEqual([
+        ["/v1/pets", true],
+        ["/mcp", true],
+      ]);
     } finally {
       spy.mockRestore();
     }

@@ -62,7 +62,7 @@ export function apiRequest(tool: Tool, args: Record<string, unknown>, caller: Re
   for (const name of queryNames) {
     if (args[name] !== undefined) url.searchParams.set(name, wire(args[name]));
   }
-  const headers = new Headers({ Accept: "application/json" });
+  const headers = new Headers();
   // The caller's key and address; and its Ray ID, so the API logs the tool's call under the id
   // of the /mcp request that made it.
   for (const name of ["Authorization", "CF-Connecting-IP", "CF-Ray"]) {

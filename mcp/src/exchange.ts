@@ -150,7 +150,7 @@ export async function exchange(
       response = rpcError(406, "Not Acceptable: every response is application/json.");
     }
   } else {
-    response = await createMcpHandler(server, { legacy: "reject" }).fetch(request, options);
+    response = await createMcpHandler(server).fetch(request, options);
   }
   // A call the SDK refused before it reached the API was never authenticated: it is now.
   if (deferred && !called) return (await authenticate()) ?? response;
