@@ -83,29 +83,18 @@ export function apiRequest(tool: Tool, args: Record<string, unknown>, caller: Re
 
 /**
  * An API refusal as the model reads it: a header the tool fills from an argument is named as
- * that argument (`etag`, not `If-Match`), in the message and in each detail's field.
+ * that argument (`etag`, not `If-Match`), in the Error's message and `details`. The refusal is
+ * the API's Error object as JSON.stringify wrote it (quotes in its strings escaped).
  */
-export function refusalText(tool: Tool, text: string): string {
-  const headers = Object.entries(tool.request.headers);
-  if (headers.length === 0) return text;
-  let error: { message?: unknown; details?: Array<{ field?: unknown }> };
-  try {
-    error = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  for (const [argument, header] of headers) {
-    if (typeof error.message === "string") {
-      error.message = error.message
-        .replaceAll(`Header "${header}"`, `Argument "${argument}"`)
-        .replaceAll(`"${header}"`, `"${argument}"`);
-    }
-    for (const detail of error.details ?? []) {
-      if (detail.field === header) detail.field = argument;
-    }
-  }
-  return JSON.stringify(error);
-}
+export const refusalText = (tool: Tool, text: string) =>
+  Object.entries(tool.request.headers).reduce(
+    (refusal, [argument, header]) =>
+      refusal
+        .replaceAll(`Header \\"${header}\\"`, `Argument \\"${argument}\\"`)
+        .replaceAll(`\\"${header}\\"`, `\\"${argument}\\"`)
+        .replaceAll(`"field":"${header}"`, `"field":"${argument}"`),
+    text,
+  );
 
 /** The `cursor` of the `Link: <...>; rel="next"` of a page, if there is a next page. */
 function nextCursor(link: string | null, base: string): string | undefined {
@@ -127,7 +116,8 @@ export async function callToolResult(
   if (response.status === 204) return { content: [{ type: "text", text: empty ?? "Done." }] };
   const body = (await response.json()) as Record<string, unknown>;
   const cursor = pages ? nextCursor(response.headers.get("Link"), base) : undefined;
-  const tag = etag ? /^"(.*)"$/.exec(response.headers.get("ETag") ?? "")?.[1] : undefined;
+  // The API's tag of one animal is always strong: its quotes dropped.
+  const tag = etag ? response.headers.get("ETag")?.slice(1, -1) : undefined;
   const structured = {
     ...(items ? { items: body } : body),
     ...(cursor ? { nextCursor: cursor } : {}),
