@@ -1050,6 +1050,7 @@ describe("the transport", () => {
       new Request(`${BASE}/mcp`, { method: "DELETE", headers, body }),
     );
     expect(stranger.status).toBe(401);
+    expect(stranger.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
     expect(await stranger.json()).toMatchObject({ code: "unauthorized", status: 401 });
   });
 
