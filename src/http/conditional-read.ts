@@ -56,13 +56,14 @@ export function cacheKey(
   const filled = read.path.replaceAll(/\{(\w+)\}/g, (_, name: string) =>
     encodeURIComponent(String(validated.param?.[name])),
   );
-  const query = new URLSearchParams();
+  // Written out: URLSearchParams is the runtime's object, and each of its calls crosses into it.
   const named = Object.entries(validated.query ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  let search = "";
   for (const [name, value] of named) {
-    if (value !== undefined) query.append(name, String(value));
+    if (value === undefined) continue;
+    search += `${search ? "&" : "?"}${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`;
   }
-  const search = query.toString();
-  return `${origin}/_cache/${read.shape}/v1${filled}${search ? `?${search}` : ""}`;
+  return `${origin}/_cache/${read.shape}/v1${filled}${search}`;
 }
 
 /** A response as this module caches and serves it. */
