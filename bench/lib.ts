@@ -20,7 +20,7 @@ import { hashApiKey, issueApiKey, LOCAL_KEY_TAG_SECRET } from "../src/auth/keys.
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const HOST = "127.0.0.1";
 export const WORKERD = path.join(ROOT, "node_modules/.bin/workerd");
-/** BENCH_PORT (8781) and the five after it: the served workers' sockets (bench:edge: its six isolates', from BENCH_PORT on). */
+/** BENCH_PORT (8781) and the six after it: the served workers' sockets (bench:edge: its six isolates', from BENCH_PORT on). */
 const BASE = Number(process.env.BENCH_PORT ?? 8781);
 export const PORTS = {
   api: BASE,
@@ -29,6 +29,7 @@ export const PORTS = {
   startup: BASE + 3,
   apiD1: BASE + 4,
   rawD1: BASE + 5,
+  mcpFloor: BASE + 6,
 };
 /** workerd runs on one CPU, this process (the load generator) on the other. */
 export const SERVER_CPU = 1;
@@ -194,7 +195,7 @@ export function apiWorkerOptions(bundle: string, { mcp = false } = {}) {
 /** A worker's own socket on HOST. */
 export const socket = (port: number) => ({ unsafeDirectSockets: [{ host: HOST, port }] });
 /** `api` with its socket on `port`, which is then its address (API_ORIGINS: /mcp serves it alone). */
-const servedAt = (api: ReturnType<typeof apiWorkerOptions>, port: number) => ({
+export const servedAt = (api: ReturnType<typeof apiWorkerOptions>, port: number) => ({
   ...api,
   bindings: { ...api.bindings, API_ORIGINS: `http://${HOST}:${port}` },
   ...socket(port),

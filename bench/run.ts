@@ -88,6 +88,32 @@ export default {
 };`;
 
 /**
+ * The MCP worker of (m0), the floor of a tool call through /mcp's two workers: no SDK and no
+ * JSON-RPC rules, only what any tool call must do. It reads the message, makes listPets' API
+ * call through the API's way back (the whole /v1 chain, as every tool call does) and wraps the
+ * page and its next cursor as a tool result. What (m) costs beyond it is the SDK's and the MCP
+ * worker's own code; what it costs beyond (c) is the second worker and the second pass.
+ */
+const MCP_FLOOR_WORKER = `import { WorkerEntrypoint } from "cloudflare:workers";
+export default class extends WorkerEntrypoint {
+  async serve(request, api) {
+    const message = await request.json();
+    const headers = new Headers();
+    for (const name of ["Authorization", "CF-Connecting-IP", "CF-Ray"]) {
+      const value = request.headers.get(name);
+      if (value !== null) headers.set(name, value);
+    }
+    const response = await api.fetch(new Request(new URL("/v1/pets", request.url), { headers }));
+    const items = await response.json();
+    const next = /<([^>]*)>/.exec(response.headers.get("Link") ?? "")?.[1];
+    const nextCursor = next && new URL(next).searchParams.get("cursor");
+    const structuredContent = { items, nextCursor };
+    const text = JSON.stringify(structuredContent);
+    return Response.json({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text }], structuredContent } });
+  }
+}`;
+
+/**
  * The API with the edge cache (api) and with a no-op one (api-d1), the MCP worker their /mcp
  * hands requests to, and the baselines, over PETS pets.
  */
@@ -118,6 +144,14 @@ async function server(bundle: string, mcpBundle: string, state: string) {
         ...lib.socket(PORTS.raw),
       },
       mcpWorkerOptions(mcpBundle),
+      // (m0): the API without its cache, its MCP binding on the floor worker.
+      {
+        ...lib.servedAt(api, PORTS.mcpFloor),
+        name: "api-mcp-floor",
+        cacheAPI: false,
+        serviceBindings: { ...api.serviceBindings, MCP: "petstore-mcp-floor" },
+      },
+      { ...plain, name: "petstore-mcp-floor", script: MCP_FLOOR_WORKER },
     ],
   });
   const db = await mf.getD1Database("DB", "raw");
@@ -228,7 +262,8 @@ f | f) getPet, from D1
 ch | c hit) listPets page 1, edge-cache hit
 fh | f hit) getPet, edge-cache hit
 cn | c 304) listPets page 1, If-None-Match with the current ETag (a cache hit)
-m | m) listPets page 1 through /mcp (tools/call, 2025-11-25), from D1`;
+m | m) listPets page 1 through /mcp (tools/call, 2025-11-25), from D1
+m0 | m0) the same through /mcp's two workers at their floor: an MCP worker without the SDK that makes the API call and wraps the page`;
   const rows: Record<string, [Omit<Endpoint, "id" | "label">, ...Check[]]> = {
     a: [{ port: PORTS.static, path: "/" }, page(1)],
     b: [raw(""), page(1)],
@@ -251,6 +286,7 @@ m | m) listPets page 1 through /mcp (tools/call, 2025-11-25), from D1`;
     // If-None-Match is filled in by prime() once the page's tag is known.
     cn: [hits("/v1/pets", 304), empty, next],
     m: [{ ...mcpListPets, each: mcpPage(page(1)) }],
+    m0: [{ ...mcpListPets, port: PORTS.mcpFloor, each: mcpPage(page(1)) }],
   };
   const endpoints = LABELS.split("\n").map((line) => {
     const [id = "", label = ""] = line.split(" | ");
@@ -299,8 +335,9 @@ const COMPARISONS = [
   // The edge cache (issue 10): hits and a 304 against a raw worker making the same platform
   // calls; a hit against the same response read from D1.
   ...["ch/bh", "fh/bhf", "cn/bn", "ch/c"],
-  // The MCP server: the same listPets as c, through /mcp (issue 33).
-  "m/c",
+  // The MCP server: the same listPets as c, through /mcp (issue 33); diagnostic: the floor of
+  // two workers and two passes (m0/c), and what the SDK and the MCP worker's code add (m/m0).
+  ...["m/c", "m0/c", "m/m0"],
 ];
 /** The MCP worker's start-up budget over a raw worker, in ms (issue 33). */
 const MCP_STARTUP_BUDGET_MS = 60;
