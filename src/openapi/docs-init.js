@@ -9,7 +9,9 @@ globalThis.__zod_globalConfig = { ...globalThis.__zod_globalConfig, jitless: tru
  * wins over the theme's `@layer`. Two of its names are `display: none`, which takes them out
  * of the accessibility tree as well: a copy button's visually hidden "Copy" until its code
  * block is hovered (kept, without the language beside it), and the labels of the document's
- * links when they do not fit on one line and show as icons (hidden visually only).
+ * links when they do not fit on one line and show as icons (hidden visually only). And the
+ * Authentication card's header: its title keeps its width, and the auth type's selector goes
+ * below it when both do not fit (at 390 and 1,280 px it cut "Required" to "Requi").
  */
 const customCss = `
 .light-mode {
@@ -30,6 +32,13 @@ const customCss = `
 }
 .scalar-code-copy .sr-only > .hidden { display: inline; }
 .scalar-code-copy .sr-only > .hidden > :not(:last-child) { display: none; }
+.scalar-app div:has(> button [data-testid="auth-indicator"]) {
+  flex-wrap: wrap;
+  row-gap: 0.125rem;
+  padding-bottom: 0.125rem;
+}
+.scalar-app div:has(> button [data-testid="auth-indicator"]) > div { padding-left: 0.5rem; }
+.scalar-app button:has([data-testid="auth-indicator"]) { flex: 1 0 auto; }
 .scalar-app .icons-only a > span {
   display: inline;
   position: absolute;
