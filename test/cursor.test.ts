@@ -63,3 +63,27 @@ it("a cursor is read only up to 200 characters: a longer one is refused before i
     'Query parameter "cursor" is not a cursor issued by this service.',
   );
 });
+
+it("a kept cursor is the one its secret, id and status make: another secret, id or status gets its own", async () => {
+  const made = async (afterId: number, status: PetStatus | undefined, secret: string) => {
+    const payload = `c1.${afterId}.${status ?? ""}`;
+    const mac = await hmacBase64url(secret, payload, 16);
+    return base64url(new TextEncoder().encode(`${payload}.${mac}`));
+  };
+  const cases: Array<[number, PetStatus | undefined, string]> = [
+    [20, undefined, "secret one"],
+    [20, undefined, "secret two"],
+    [21, undefined, "secret one"],
+    [20, "sold", "secret one"],
+  ];
+  // Twice each, so the second of each is the kept one.
+  for (const round of [1, 2]) {
+    for (const [afterId, status, secret] of cases) {
+      const cursor = await encodeCursor(afterId, status, secret);
+      expect(cursor, `round ${round}: ${afterId} ${status} ${secret}`).toBe(
+        await made(afterId, status, secret),
+      );
+      expect(await decodeCursor(cursor, status, secret)).toBe(afterId);
+    }
+  }
+});

@@ -38,10 +38,10 @@ export const CLIENT_CACHE_CONTROL = "private, no-cache";
 export const READ_AT = "X-Read-At";
 
 /**
- * The handler's headers that belong to the representation, and so are cached with it; the
- * rest (request id, CORS, deprecation) is added per request around this middleware.
+ * The handler's headers that belong to the representation, and so are cached with it (with
+ * its ETag); the rest (request id, CORS, deprecation) is added per request around this middleware.
  */
-const REPRESENTATION_HEADERS = ["Content-Type", "Link", "ETag"] as const;
+const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
 
 /**
  * The cache key, from the validated request only: the shape, the path with its parameters,
@@ -66,9 +66,13 @@ export function cacheKey(
   return `${origin}/_cache/${read.shape}/v1${filled}${search}`;
 }
 
-/** A response as this module caches and serves it. */
+/**
+ * A response as this module caches and serves it. Its headers are a plain record: each call
+ * on a `Headers` crosses into the runtime, so each response gets its headers in one record
+ * (a record, not pairs: the runtime converts a list of pairs many times slower).
+ */
 interface Representation {
-  headers: Headers;
+  headers: Record<string, string>;
   body: Uint8Array<ArrayBuffer>;
   etag: string;
   /** The D1 bookmark of the data it shows, if the read had one. */
@@ -78,25 +82,28 @@ interface Representation {
 /** The representation of a response, its tag the handler's (a pet's) or computed from the body. */
 async function representationOf(response: Response): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
-  const headers = new Headers();
+  const headers: Record<string, string> = {};
   for (const name of REPRESENTATION_HEADERS) {
     const value = response.headers.get(name);
-    if (value !== null) headers.set(name, value);
+    if (value !== null) headers[name] = value;
   }
-  const etag = headers.get("ETag") ?? (await entityTag(body));
-  headers.delete("ETag");
+  const etag = response.headers.get("ETag") ?? (await entityTag(body));
   return { headers, body, etag, bookmark: response.headers.get(BOOKMARK_HEADER) };
+}
+
+/** The representation's headers, its tag and bookmark, with `more`. */
+function headersOf(rep: Representation, more: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = { ...rep.headers, ETag: rep.etag, ...more };
+  if (rep.bookmark !== null) headers[BOOKMARK_HEADER] = rep.bookmark;
+  return headers;
 }
 
 /** The same bytes and headers from D1 or from the cache: 304 when If-None-Match matches. */
 function responseOf(rep: Representation, ifNoneMatch: string | undefined): Response {
-  const headers = new Headers(rep.headers);
-  headers.set("ETag", rep.etag);
-  headers.set("Cache-Control", CLIENT_CACHE_CONTROL);
-  if (rep.bookmark !== null) headers.set(BOOKMARK_HEADER, rep.bookmark);
+  const headers = headersOf(rep, { "Cache-Control": CLIENT_CACHE_CONTROL });
   if (ifNoneMatchMatches(ifNoneMatch, rep.etag)) {
     // RFC 9110 15.4.5: a 304 has no content; the headers that describe the resource stay.
-    headers.delete("Content-Type");
+    delete headers["Content-Type"];
     return new Response(null, { status: 304, headers });
   }
   return new Response(rep.body, { status: 200, headers });
@@ -172,12 +179,11 @@ async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
 
 /** Puts the representation just read from D1 in the cache, after the response. */
 function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEnv>) {
-  const headers = new Headers(rep.headers);
-  headers.set("ETag", rep.etag);
-  if (rep.bookmark !== null) headers.set(BOOKMARK_HEADER, rep.bookmark);
-  headers.set(READ_AT, String(c.get("clock")()));
-  // The Cache API drops it soon after it can no longer response; `fresh` is the rule.
-  headers.set("Cache-Control", `public, max-age=${Math.ceil(CACHE_MAX_AGE_MS / 1000)}`);
+  const headers = headersOf(rep, {
+    [READ_AT]: String(c.get("clock")()),
+    // The Cache API drops it soon after it can no longer respond; `fresh` is the rule.
+    "Cache-Control": `public, max-age=${Math.ceil(CACHE_MAX_AGE_MS / 1000)}`,
+  });
   const response = new Response(rep.body, { status: 200, headers });
   const work = Promise.resolve()
     .then(() => deps.edgeCache().put(key, response))
