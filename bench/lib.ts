@@ -3,7 +3,7 @@
 // sections of docs/ (docs/performance.md, "What it measures").
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import os from "node:os";
@@ -219,6 +219,7 @@ export async function serve(
     if (++shown <= 20)
       process.stderr.write(`[server ${new Date().toISOString()}] ${level}: ${message}\n`);
   };
+  const before = new Set(workerdChildren());
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       ...{ host: HOST, port: 0, logRequests: false },
@@ -234,13 +235,38 @@ export async function serve(
     }),
   );
   await mf.ready;
+  const pid = workerdChildren().find((p) => !before.has(p));
+  if (pid) workerds.set(mf, pid);
   if (pinServer) {
-    const children = spawnSync("pgrep", ["-P", `${process.pid}`, "workerd"], { encoding: "utf8" });
-    const pids = children.stdout.split("\n").filter(Boolean);
-    if (pids.length === 0 || !pids.every((pid) => pin(pid, SERVER_CPU)))
+    const pids = workerdChildren();
+    if (pids.length === 0 || !pids.every((p) => pin(p, SERVER_CPU)))
       log("warning: workerd is not pinned");
   }
   return mf;
+}
+
+const workerdChildren = () =>
+  spawnSync("pgrep", ["-P", `${process.pid}`, "workerd"], { encoding: "utf8" })
+    .stdout.split("\n")
+    .filter(Boolean);
+/** The workerd process of each miniflare that `serve` started. */
+const workerds = new WeakMap<Miniflare, string>();
+
+/**
+ * The CPU time, in ms, that the workerd of `mf` (all its threads) has had so far: the
+ * scheduler's own count (/proc/<pid>/task/<tid>/schedstat), which sharing the CPU does not change.
+ */
+export function cpuMs(mf: Miniflare): number {
+  const pid = workerds.get(mf);
+  if (pid === undefined) throw new Error("not a miniflare that serve() started");
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    // A thread may end between the listing and the read.
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {}
+  }
+  return ns / 1e6;
 }
 
 /** Throws (node:assert) unless one response's body and headers are what they must be. */

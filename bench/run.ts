@@ -1,6 +1,7 @@
-// npm run bench (docs/performance.md, "What it measures"): the API against baselines in ABBA
-// pairs of load slices, its bundle and start-up; rewrites "Latest run". Knobs: BENCH_PAIRS (6),
-// BENCH_SLICE_SECONDS (2), BENCH_CONNECTIONS (10), BENCH_STARTUP_PAIRS (20), BENCH_PORT (8781).
+// npm run bench (docs/performance.md, "What it measures"): the API against baselines in pairs of
+// load slices (side by side or ABBA), its bundle and start-up; rewrites "Latest run". Knobs:
+// BENCH_PAIRS (6), BENCH_SLICE_SECONDS (2), BENCH_CONNECTIONS (10), BENCH_STARTUP_PAIRS (20),
+// BENCH_PORT (8781).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -115,16 +116,49 @@ export default class extends WorkerEntrypoint {
 
 /**
  * The API with the edge cache (api) and with a no-op one (api-d1), the MCP worker their /mcp
- * hands requests to, and the baselines, over PETS pets.
+ * hands requests to and the static worker, over PETS pets; the baselines of the API's reads in
+ * a workerd of their own (`baselines`), so that the two can be loaded side by side.
  */
 async function server(bundle: string, mcpBundle: string, state: string) {
   const api = lib.apiWorkerOptions(bundle, { mcp: true });
-  const { compatibilityDate, d1Databases, ratelimits } = api;
-  const plain = { compatibilityDate, modules: true };
+  const plain = { compatibilityDate: api.compatibilityDate, modules: true };
   const mf = await lib.serve(state, {
     workers: [
       ...lib.cachedAndNot(api, "api"),
       { ...plain, name: "static", script: STATIC_WORKER, ...lib.socket(PORTS.static) },
+      mcpWorkerOptions(mcpBundle),
+      // (m0): the API without its cache, its MCP binding on the floor worker.
+      {
+        ...lib.servedAt(api, PORTS.mcpFloor),
+        name: "api-mcp-floor",
+        cacheAPI: false,
+        serviceBindings: { ...api.serviceBindings, MCP: "petstore-mcp-floor" },
+      },
+      { ...plain, name: "petstore-mcp-floor", script: MCP_FLOOR_WORKER },
+    ],
+  });
+  const db = await seeded(mf, "api");
+  return { mf, key: (await lib.newKey(db)).key };
+}
+
+/** The D1 database of `worker`, given the PETS pets. */
+async function seeded(mf: Awaited<ReturnType<typeof lib.serve>>, worker: string) {
+  const db = await mf.getD1Database("DB", worker);
+  await lib.addPets(db, PETS);
+  const count = await db.prepare("SELECT count(*) AS n FROM pets").first<{ n: number }>();
+  assert.equal(count?.n, PETS, "the database was not seeded");
+  return db;
+}
+
+/**
+ * The raw workers, (b) and its like-for-like forms, in a workerd of their own over the same
+ * PETS pets: each side-by-side comparison loads it and the API's at once on the server's CPU.
+ */
+async function baselines(bundle: string, state: string) {
+  const { compatibilityDate, d1Databases, ratelimits } = lib.apiWorkerOptions(bundle);
+  const plain = { compatibilityDate, modules: true };
+  const mf = await lib.serve(state, {
+    workers: [
       // The baseline of the from-D1 rows: its Cache API a no-op, as theirs (lib.cachedAndNot).
       {
         ...plain,
@@ -143,22 +177,10 @@ async function server(bundle: string, mcpBundle: string, state: string) {
         ratelimits,
         ...lib.socket(PORTS.raw),
       },
-      mcpWorkerOptions(mcpBundle),
-      // (m0): the API without its cache, its MCP binding on the floor worker.
-      {
-        ...lib.servedAt(api, PORTS.mcpFloor),
-        name: "api-mcp-floor",
-        cacheAPI: false,
-        serviceBindings: { ...api.serviceBindings, MCP: "petstore-mcp-floor" },
-      },
-      { ...plain, name: "petstore-mcp-floor", script: MCP_FLOOR_WORKER },
     ],
   });
-  const db = await mf.getD1Database("DB", "raw");
-  await lib.addPets(db, PETS);
-  const count = await db.prepare("SELECT count(*) AS n FROM pets").first<{ n: number }>();
-  assert.equal(count?.n, PETS, "the database was not seeded");
-  return { mf, key: (await lib.newKey(db)).key };
+  await seeded(mf, "raw");
+  return mf;
 }
 
 /** Whether the API read D1 for this response: its D1 session handed out a bookmark. */
@@ -322,7 +344,10 @@ async function prime(eps: Record<string, Endpoint>): Promise<void> {
   }
 }
 
-/** Each comparison, target/baseline, measured in its own ABBA pairs. */
+/**
+ * Each comparison, target/baseline, measured in its own pairs: side by side (SIDE_BY_SIDE) or
+ * ABBA, one slice after the other.
+ */
 const COMPARISONS = [
   // Like with like: reads from D1 against a raw worker making the same platform calls.
   ...["c/bp", "f/bpf"],
@@ -339,6 +364,11 @@ const COMPARISONS = [
   // two workers and two passes (m0/c), and what the SDK and the MCP worker's code add (m/m0).
   ...["m/c", "m0/c", "m/m0"],
 ];
+/**
+ * The like-for-like comparisons: the API's workerd and the baselines' loaded at once, both on
+ * the server's CPU, so that both see the same machine (docs/performance.md, "What it measures").
+ */
+const SIDE_BY_SIDE = new Set(["c/bp", "f/bpf", "ch/bh", "fh/bhf", "cn/bn"]);
 /** The MCP worker's start-up budget over a raw worker, in ms (issue 33). */
 const MCP_STARTUP_BUDGET_MS = 60;
 /** The targets of issues 4, 10 and 33: the least median ratio of a comparison, and its name. */
@@ -353,26 +383,55 @@ const TARGETS: Record<string, [least: number, name: string]> = {
   "m/c": [0.85, "listPets through /mcp >= 0.85x the same listPets at /v1/pets (m/c)"],
 };
 
-type Comparison = { target: string; base: string } & (
+type Comparison = { target: string; base: string; sideBySide: boolean } & (
   | { ratio: ReturnType<typeof spread>; extraUs: number; retried: string[] }
   | { notMeasured: string }
 );
 const firstLine = (text: string) => text.split("\n").slice(0, 2).join(" ").trim();
 
-/** PAIRS ABBA pairs of slices: throughput ratios, extra server time; a bad pair runs once more. */
-async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<Comparison> {
+/** The slices of side-by-side pairs: an endpoint's row shows them when it has no other. */
+const sideBySideSlices: Slice[] = [];
+/** The two workerds: the API's and the baselines' (side by side, one loads each). */
+type Servers = Record<"api" | "baselines", Awaited<ReturnType<typeof lib.serve>>>;
+
+/**
+ * PAIRS pairs of slices; a bad pair runs once more. ABBA: one slice after the other, the ratio of
+ * their throughputs. Side by side: both at once, each on its own workerd, the ratio of their
+ * CPU times per request (the baseline's over the target's): the throughput each would have
+ * with the CPU to itself. Side-by-side slices go to `all` only when the endpoint has no other.
+ */
+async function compare(
+  target: Endpoint,
+  base: Endpoint,
+  all: Slice[],
+  servers: Servers,
+): Promise<Comparison> {
   const [t, b] = [target.id, base.id];
-  const pairs: Array<[Slice, Slice]> = [];
+  const sideBySide = SIDE_BY_SIDE.has(`${t}/${b}`);
+  /** Each pair's ratio, and the target's extra server time per request (us). */
+  const pairs: Array<{ ratio: number; extraUs: number }> = [];
   const retried: string[] = [];
+  // A pair takes 2 slices' time either way: side by side, each workerd has half the CPU.
+  const s = (e: Endpoint) => slice(e, sideBySide ? 2 * SLICE_S : SLICE_S, CONNECTIONS);
   for (let i = 0; i < PAIRS; i++) {
     for (let attempt = 1; ; attempt++) {
       try {
-        const s = (e: Endpoint) => slice(e, SLICE_S, CONNECTIONS);
-        const [x, y] =
-          i % 2 === 0 ? [await s(base), await s(target)] : [await s(target), await s(base)];
-        const pair: [Slice, Slice] = i % 2 === 0 ? [y, x] : [x, y];
-        pairs.push(pair);
-        all.push(...pair);
+        if (sideBySide) {
+          const cpu = () => [lib.cpuMs(servers.api), lib.cpuMs(servers.baselines)];
+          const [api0 = 0, base0 = 0] = cpu();
+          const [x, y] = await Promise.all([s(target), s(base)]);
+          const [api1 = 0, base1 = 0] = cpu();
+          const msX = (api1 - api0) / x.latenciesMs.length;
+          const msY = (base1 - base0) / y.latenciesMs.length;
+          pairs.push({ ratio: msY / msX, extraUs: (msX - msY) * 1000 });
+          sideBySideSlices.push(x, y);
+        } else {
+          const [x, y] =
+            i % 2 === 0 ? [await s(base), await s(target)] : [await s(target), await s(base)];
+          const [tx, by] = i % 2 === 0 ? [y, x] : [x, y];
+          pairs.push({ ratio: tx.rps / by.rps, extraUs: 1e6 / tx.rps - 1e6 / by.rps });
+          all.push(tx, by);
+        }
         break;
       } catch (err) {
         if (!(err instanceof lib.BadResponses)) throw err;
@@ -380,17 +439,19 @@ async function compare(target: Endpoint, base: Endpoint, all: Slice[]): Promise<
         const recheck = await Promise.allSettled([sample(target), sample(base)]);
         const still = recheck.flatMap((x) => (x.status === "rejected" ? [x.reason.message] : []));
         if (still.length > 0) log(`  responses right after it: ${still.join("; ")}`);
-        if (attempt === 2) return { target: t, base: b, notMeasured: firstLine(err.message) };
+        if (attempt === 2) {
+          return { target: t, base: b, sideBySide, notMeasured: firstLine(err.message) };
+        }
         retried.push(firstLine(err.message));
       }
     }
   }
   const ratio = spread(
-    pairs.map(([x, y]) => x.rps / y.rps),
+    pairs.map((p) => p.ratio),
     f2,
   );
-  const extraUs = spread(pairs.map(([x, y]) => 1e6 / x.rps - 1e6 / y.rps)).median;
-  return { target: t, base: b, ratio, extraUs, retried };
+  const extraUs = spread(pairs.map((p) => p.extraUs)).median;
+  return { target: t, base: b, sideBySide, ratio, extraUs, retried };
 }
 
 /**
@@ -517,6 +578,7 @@ async function measure() {
   const afterLoad: string[] = [];
   const mcpFile = buildMcpWorker(path.join(scratch, "mcp"));
   const { mf, key } = await server(bundle.file, mcpFile, path.join(scratch, "state"));
+  const servers = { api: mf, baselines: await baselines(bundle.file, path.join(scratch, "raw")) };
   const eps = await endpoints(key);
   try {
     log(`server ready: ${f0(PETS)} pets`);
@@ -529,7 +591,7 @@ async function measure() {
     }
     for (const pair of COMPARISONS) {
       const [t = "", b = ""] = pair.split("/");
-      const x = await compare(eps[t] as Endpoint, eps[b] as Endpoint, all);
+      const x = await compare(eps[t] as Endpoint, eps[b] as Endpoint, all, servers);
       comparisons.push(x);
       log(
         `${t}/${b}: ${"notMeasured" in x ? `NOT MEASURED (${x.notMeasured})` : `${x.ratio.text}, ${us(x.extraUs)}/request`}`,
@@ -541,6 +603,7 @@ async function measure() {
     }
   } finally {
     await mf.dispose();
+    await servers.baselines.dispose();
   }
 
   log("start-up: workerd serve -> first response, the API and the MCP worker vs a raw worker");
@@ -548,12 +611,14 @@ async function measure() {
   const mcp = { ...lib.sizeOf(mcpFile), ...(await startup("mcp", mcpFile, `${scratch}/mcp-up`)) };
   rmSync(scratch, { recursive: true, force: true });
   const endpointRows = Object.values(eps).map((e) => {
-    const slices = all.filter((s) => s.endpoint === e.id);
+    const alone = all.filter((s) => s.endpoint === e.id);
+    const slices = alone.length > 0 ? alone : sideBySideSlices.filter((s) => s.endpoint === e.id);
+    const label = alone.length > 0 || slices.length === 0 ? e.label : `${e.label}, side by side`;
     const latencies = slices.flatMap((s) => s.latenciesMs);
-    if (latencies.length === 0) return `| ${e.label} | not measured | | | | 0 |`;
+    if (latencies.length === 0) return `| ${label} | not measured | | | | 0 |`;
     const [p50 = 0, p99 = 0] = quantile(latencies, [0.5, 0.99]);
     const rps = spread(slices.map((s) => s.rps));
-    return `| ${e.label} | ${f0(rps.median)} | ${f0(rps.min)}-${f0(rps.max)} | ${ms(p50)} | ${ms(p99)} | ${f0(latencies.length)} |`;
+    return `| ${label} | ${f0(rps.median)} | ${f0(rps.min)}-${f0(rps.max)} | ${ms(p50)} | ${ms(p99)} | ${f0(latencies.length)} |`;
   });
   return { facts, bundle, api, mcp, comparisons, afterLoad, endpointRows, seconds: lib.seconds() };
 }
@@ -583,7 +648,7 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
   problems.push(...r.afterLoad.map((why) => `- **wrong response after the load**: ${why}`));
   return [
     `Run ${r.facts.date}: ${r.facts.line}.`,
-    `Server pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} ABBA pairs of ${SLICE_S} s slices per comparison, ${CONNECTIONS} connections, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
+    `Server pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} pairs per comparison: side by side, slices of ${2 * SLICE_S} s, for ${[...SIDE_BY_SIDE].join(", ")} (CPU time per request); ABBA, slices of ${SLICE_S} s, for the rest (throughput); ${CONNECTIONS} connections to each endpoint, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
     `Every comparison measured, no pair run again, every response right after the load: ${problems.length === 0 ? "yes" : "**no**, see below"}.`,
     ...(problems.length > 0 ? ["", ...problems] : []),
     "",
@@ -598,13 +663,13 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
       `| MCP worker start-up <= +${MCP_STARTUP_BUDGET_MS} ms over a raw worker | <= +${MCP_STARTUP_BUDGET_MS} | +${ms(r.mcp.extra.median)} ms (${ms(r.mcp.extra.min)} to ${ms(r.mcp.extra.max)}) | ${verdict(r.mcp.extra.median <= MCP_STARTUP_BUDGET_MS)} |`,
     ]),
     "",
-    "### Ratios (throughput, medians over back-to-back pairs)",
+    "### Ratios (medians over pairs: of CPU time per request side by side, of throughput in ABBA order)",
     "",
     lib.table(
       "| ratio | median | range | extra server time per request | |",
       r.comparisons.map((x) => {
         const least = TARGETS[`${x.target}/${x.base}`]?.[0];
-        const kind = least === undefined ? "diagnostic" : `target >= ${f2(least)}`;
+        const kind = `${least === undefined ? "diagnostic" : `target >= ${f2(least)}`}, ${x.sideBySide ? "side by side" : "ABBA"}`;
         return "notMeasured" in x
           ? `| ${x.target}/${x.base} | **not measured** | | | ${kind} |`
           : `| ${x.target}/${x.base} | ${f2(x.ratio.median)} | ${f2(x.ratio.min)}-${f2(x.ratio.max)} | ${us(x.extraUs)} | ${kind} |`;
