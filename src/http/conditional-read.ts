@@ -69,7 +69,7 @@ export function cacheKey(
 /**
  * A response as this module caches and serves it. Its headers are a plain record: each call
  * on a `Headers` crosses into the runtime, so each response gets its headers in one record
- * (a record, not pairs: the runtime converts a list of pairs many times slower).
+ * (a record, not pairs: the runtime converts a list of pairs several times slower).
  */
 interface Representation {
   headers: Record<string, string>;
