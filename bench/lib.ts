@@ -3,7 +3,14 @@
 // sections of docs/ (docs/performance.md, "What it measures").
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import os from "node:os";
@@ -249,6 +256,8 @@ const workerdChildren = () =>
   spawnSync("pgrep", ["-P", `${process.pid}`, "workerd"], { encoding: "utf8" })
     .stdout.split("\n")
     .filter(Boolean);
+/** Whether this machine counts each thread's CPU time (Linux's /proc): side by side needs it. */
+export const canCountCpu = existsSync("/proc/self/task");
 /** The workerd process of each miniflare that `serve` started. */
 const workerds = new WeakMap<Miniflare, string>();
 

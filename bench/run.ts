@@ -407,7 +407,8 @@ async function compare(
   servers: Servers,
 ): Promise<Comparison> {
   const [t, b] = [target.id, base.id];
-  const sideBySide = SIDE_BY_SIDE.has(`${t}/${b}`);
+  // Without a CPU count per process (no /proc), every comparison is ABBA.
+  const sideBySide = lib.canCountCpu && SIDE_BY_SIDE.has(`${t}/${b}`);
   /** Each pair's ratio, and the target's extra server time per request (us). */
   const pairs: Array<{ ratio: number; extraUs: number }> = [];
   const retried: string[] = [];
@@ -648,7 +649,7 @@ function markdown(r: Awaited<ReturnType<typeof measure>>): string {
   problems.push(...r.afterLoad.map((why) => `- **wrong response after the load**: ${why}`));
   return [
     `Run ${r.facts.date}: ${r.facts.line}.`,
-    `Server pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} pairs per comparison: side by side, slices of ${2 * SLICE_S} s, for ${[...SIDE_BY_SIDE].join(", ")} (CPU time per request); ABBA, slices of ${SLICE_S} s, for the rest (throughput); ${CONNECTIONS} connections to each endpoint, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
+    `Server pinned to CPU ${lib.SERVER_CPU}, load generator to CPU ${lib.LOADGEN_CPU}: ${lib.canPin ? "yes" : "NO (taskset unavailable): figures are less reliable"}. ${PAIRS} pairs per comparison: side by side, slices of ${2 * SLICE_S} s, for ${lib.canCountCpu ? [...SIDE_BY_SIDE].join(", ") : "none (NO CPU count per process here: figures are less reliable)"} (CPU time per request); ABBA, slices of ${SLICE_S} s, for the rest (throughput); ${CONNECTIONS} connections to each endpoint, ${f0(PETS)} pets; whole run ${Math.round(r.seconds)} s.`,
     `Every comparison measured, no pair run again, every response right after the load: ${problems.length === 0 ? "yes" : "**no**, see below"}.`,
     ...(problems.length > 0 ? ["", ...problems] : []),
     "",
