@@ -6,7 +6,7 @@ import { access } from "./auth/middleware.ts";
 import type { ApiKeyVerifier } from "./auth/verifier.ts";
 import type { EdgeCache } from "./cache/edge-cache.ts";
 import type { OpenPetStore } from "./db/pet-store.ts";
-import { conditionalRead } from "./http/conditional-read.ts";
+import { conditionalRead, type Select } from "./http/conditional-read.ts";
 import { bookmarkOf, d1Session } from "./http/d1-session.ts";
 import { deprecationHeaders } from "./http/deprecation.ts";
 import { ifMatch } from "./http/etag.ts";
@@ -57,6 +57,7 @@ export function middlewareOf(op: Operation, deps: Deps): MiddlewareHandler<AppEn
         shape: (built.shapes as Record<string, string>)[op.operationId] ?? op.operationId,
         until: op.deprecation?.sunset,
         cacheable: op.conditional.cacheable,
+        select: op.handler as Select,
         input: [...input, ...(op.pets === "read" ? [bookmarkOf] : [])],
       },
       deps,
@@ -79,7 +80,7 @@ export function middlewareOf(op: Operation, deps: Deps): MiddlewareHandler<AppEn
     ...(op.body ? [jsonBody(op.bodyMediaTypes), validator("json", op.body)] : []),
     ...(op.ifMatch ? [ifMatch] : []),
     ...(op.pets ? [d1Session(op.pets === "read" ? "read" : "write", deps.openPetStore)] : []),
-    ...(read ? [read.middleware] : []),
-    op.handler,
+    // A conditional read's handler selects; its middleware responds.
+    read ? read.middleware : (op.handler as MiddlewareHandler<AppEnv>),
   ];
 }

@@ -12,6 +12,19 @@ import { entityTag, ifNoneMatchMatches, isEntityTag } from "./etag.ts";
 import { originOf, waitUntil } from "./request-context.ts";
 import type { AppEnv } from "./types.ts";
 
+/**
+ * What a conditional read's handler returns (RFC 9110 3.2, the selected representation): the
+ * JSON value of its 200 and the headers that belong to it (`Link`, or the pet's own `ETag`).
+ * The middleware makes the response from it, so none is made only to be read back for its ETag.
+ */
+export interface SelectedRepresentation<T = unknown> {
+  json: T;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** A conditional read's handler: the selected representation of the request's resource. */
+export type Select = (c: Context<AppEnv>) => Promise<SelectedRepresentation>;
+
 /** A conditional read as the middleware sees it. */
 export interface ConditionalRead {
   /** The operation's path template under /v1 (`/pets/{petId}`). */
@@ -21,7 +34,9 @@ export interface ConditionalRead {
   /** Unix seconds from which nothing cached may be served (a deprecated operation's sunset). */
   until?: number | undefined;
   /** Which 200s may be cached. */
-  cacheable(response: Response): boolean;
+  cacheable(selected: SelectedRepresentation): boolean;
+  /** The operation's handler. */
+  select: Select;
   /** The operation's input checks, run beside the key's lookup: invalid input starts none. */
   input: Array<MiddlewareHandler<AppEnv> | ((c: Context<AppEnv>) => unknown)>;
 }
@@ -38,10 +53,12 @@ export const CLIENT_CACHE_CONTROL = "private, no-cache";
 export const READ_AT = "X-Read-At";
 
 /**
- * The handler's headers that belong to the representation, and so are cached with it (with
- * its ETag); the rest (request id, CORS, deprecation) is added per request around this middleware.
+ * The headers that belong to the representation, and so are cached with it (with its ETag); the
+ * rest (request id, CORS, deprecation) is added per request around this middleware.
  */
 const REPRESENTATION_HEADERS = ["Content-Type", "Link"] as const;
+const JSON_TYPE = "application/json";
+const utf8 = new TextEncoder();
 
 /**
  * The cache key, from the validated request only: the shape, the path with its parameters,
@@ -79,7 +96,7 @@ interface Representation {
   bookmark: string | null;
 }
 
-/** The representation of a response, its tag the handler's (a pet's) or computed from the body. */
+/** The representation of a cached response. */
 async function representationOf(response: Response): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
   const headers: Record<string, string> = {};
@@ -89,6 +106,18 @@ async function representationOf(response: Response): Promise<Representation> {
   }
   const etag = response.headers.get("ETag") ?? (await entityTag(body));
   return { headers, body, etag, bookmark: response.headers.get(BOOKMARK_HEADER) };
+}
+
+/** The representation of what the handler selected, its tag the handler's (a pet's) or the body's. */
+async function representationSelected(
+  { json, headers }: SelectedRepresentation,
+  bookmark: string | null,
+): Promise<Representation> {
+  const { ETag: own, ...rest } = headers ?? {};
+  // A new buffer each time (the types allow a shared one).
+  const body = utf8.encode(JSON.stringify(json)) as Uint8Array<ArrayBuffer>;
+  const etag = own ?? (await entityTag(body));
+  return { headers: { "Content-Type": JSON_TYPE, ...rest }, body, etag, bookmark };
 }
 
 /** The representation's headers, its tag and bookmark, with `more`. */
@@ -193,8 +222,8 @@ function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEn
 
 /**
  * A conditional read: `prefetch` starts the cache lookup beside the key's (the access
- * middleware calls it when the key must be looked up); `middleware`, the last before the
- * handler, serves the cached response, or runs the handler and caches what `cacheable` takes.
+ * middleware calls it when the key must be looked up); `middleware`, the operation's last,
+ * serves the cached response, or runs its handler (`select`) and caches what `cacheable` takes.
  */
 export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
   const started = new WeakMap<Context, Promise<CacheLookup | undefined>>();
@@ -211,24 +240,20 @@ export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
       lookup().catch(() => undefined),
     );
   };
-  const middleware = createMiddleware<AppEnv>(async (c, next) => {
+  const middleware = createMiddleware<AppEnv>(async (c) => {
     const sent = ifNoneMatchOf(c);
     const key = cacheKeyOf(c, read);
     const ahead = await started.get(c);
     let rep =
       key === undefined ? undefined : ahead?.key === key ? ahead.rep : await match(deps, key, c);
     if (rep === undefined) {
-      await next();
-      if (c.res.status !== 200) return;
-      const cacheable = key !== undefined && read.cacheable(c.res);
-      rep = await representationOf(c.res);
-      // The session's bookmark is set on the response by the D1 session middleware, which
-      // runs around this one: the store says it.
-      rep.bookmark = c.get("pets").bookmark();
-      if (key !== undefined && cacheable) put(deps, key, rep, c);
+      const selected = await read.select(c);
+      // The session's bookmark: the D1 session middleware, around this one, would add it to
+      // the response; the cached copy needs it too.
+      rep = await representationSelected(selected, c.get("pets").bookmark());
+      if (key !== undefined && read.cacheable(selected)) put(deps, key, rep, c);
     }
-    c.res = undefined;
-    c.res = responseOf(rep, sent);
+    return responseOf(rep, sent);
   });
   return { prefetch, middleware };
 }

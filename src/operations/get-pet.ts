@@ -32,6 +32,6 @@ export const getPet = defineOperation(
     const { petId } = c.req.valid("param");
     const found = await c.get("pets").get(petId);
     if (!found) throw new ApiError("not_found", `No animal has petId ${petId}.`);
-    return c.json(found.pet, 200, { ETag: found.etag });
+    return { json: found.pet, headers: { ETag: found.etag } };
   },
 );

@@ -17,7 +17,7 @@ export const listPets = defineOperation(
     query: ListPetsQuerySchema,
     pets: "read",
     // A last page changes with every create: it is never cached.
-    conditional: { cacheable: (response) => response.headers.has("Link") },
+    conditional: { cacheable: (selected) => selected.headers?.Link !== undefined },
     success: {
       status: 200,
       schema: PetsSchema,
@@ -41,17 +41,13 @@ export const listPets = defineOperation(
       query.cursor === undefined ? 0 : await decodeCursor(query.cursor, query.status, secret);
     const page = await c.get("pets").list({ afterId, limit, status: query.status });
     const last = page.pets.at(-1);
-    if (page.hasMore && last) {
-      // From the validated query alone (limit, status, cursor, in that order): every
-      // spelling of one request gets the same response, and one edge-cache entry. No value
-      // needs escaping: digits, a status word, a base64url cursor.
-      const status = query.status ? `&status=${query.status}` : "";
-      const cursor = await encodeCursor(last.id, query.status, secret);
-      c.header(
-        "Link",
-        `<${originOf(c.req.url)}/v1/pets?limit=${limit}${status}&cursor=${cursor}>; rel="next"`,
-      );
-    }
-    return c.json(page.pets, 200);
+    if (!(page.hasMore && last)) return { json: page.pets };
+    // From the validated query alone (limit, status, cursor, in that order): every spelling
+    // of one request gets the same response, and one edge-cache entry. No value needs
+    // escaping: digits, a status word, a base64url cursor.
+    const status = query.status ? `&status=${query.status}` : "";
+    const cursor = await encodeCursor(last.id, query.status, secret);
+    const next = `${originOf(c.req.url)}/v1/pets?limit=${limit}${status}&cursor=${cursor}`;
+    return { json: page.pets, headers: { Link: `<${next}>; rel="next"` } };
   },
 );

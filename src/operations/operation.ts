@@ -1,9 +1,10 @@
 // What an operation is: one object per file of this folder, its route, schemas, responses and
 // handler together; src/middleware.ts makes its middleware, src/openapi/document.ts its document.
-import type { Handler, TypedResponse } from "hono";
+import type { Context, Handler, Next, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import type * as z from "zod/mini";
 import type { ErrorCode } from "../errors.ts";
+import type { Select, SelectedRepresentation } from "../http/conditional-read.ts";
 import type { Deprecation } from "../http/deprecation.ts";
 import type { AppEnv } from "../http/types.ts";
 import type { Scope } from "../scopes.ts";
@@ -92,9 +93,10 @@ export interface Route {
   deprecation?: Deprecation;
   /**
    * A conditional read (ETag, If-None-Match, 304) whose 200s `cacheable` takes are served
-   * from the location's cache for a few seconds (src/http/conditional-read.ts).
+   * from the location's cache for a few seconds (src/http/conditional-read.ts). Its handler
+   * returns the selected representation, not a response: the middleware makes the response.
    */
-  conditional?: { cacheable(response: Response): boolean };
+  conditional?: { cacheable(selected: SelectedRepresentation): boolean };
   /** A folder of static files served beside it with its access (the reference page's scripts). */
   files?: { path: string; handler: Handler<AppEnv> };
 }
@@ -102,8 +104,11 @@ export interface Route {
 /** Responded without a key (`security: []`) or only to a key with `scope`. */
 export type Access = { public: true; scope?: undefined } | { public?: undefined; scope: Scope };
 
-/** An operation: its route and the handler that responds to it (last in its chain). */
-export type Operation = Route & Access & { handler: Handler<AppEnv> };
+/**
+ * An operation: its route and its handler, last in its chain: the one that responds, or for a
+ * conditional read the one that selects what the conditional-read middleware responds with.
+ */
+export type Operation = Route & Access & { handler: Handler<AppEnv> | Select };
 
 /** An OpenAPI path template as Hono routes it: `/pets/{petId}` is `/pets/:petId`. */
 export type RoutePath<P extends string> = P extends `${infer Head}{${infer Name}}${infer Tail}`
@@ -133,26 +138,27 @@ export type RouteInput<R> = {
 
 /**
  * What the handler must return: its declared success, typed (a 204 without a body, JSON of
- * the success schema with its status; another status or body is a type error). It throws
- * an ApiError for anything else; an operation without a success only throws.
+ * the success schema with its status, a conditional read's selected representation; another
+ * status or body is a type error). It throws an ApiError for anything else; an operation
+ * without a success only throws.
  */
 export type SuccessResponse<R extends Route> = R["success"] extends { asset: object }
   ? Response
-  : R["success"] extends EmptySuccess
-    ? Response & TypedResponse<null, 204, "body">
-    : R["success"] extends { status: infer S extends 200 | 201; schema: infer Schema }
-      ? Response & TypedResponse<JSONParsed<z.output<Schema & z.ZodMiniType>>, S, "json">
-      : never;
+  : R extends { conditional: object; success: { schema: infer Schema } }
+    ? SelectedRepresentation<z.output<Schema & z.ZodMiniType>>
+    : R["success"] extends EmptySuccess
+      ? Response & TypedResponse<null, 204, "body">
+      : R["success"] extends { status: infer S extends 200 | 201; schema: infer Schema }
+        ? Response & TypedResponse<JSONParsed<z.output<Schema & z.ZodMiniType>>, S, "json">
+        : never;
 
 /** An operation from its route and its handler, typed by the route's path, schemas and success. */
 export function defineOperation<const R extends Route & Access>(
   route: R,
-  handler: Handler<
-    AppEnv,
-    `/v1${RoutePath<R["path"]>}`,
-    RouteInput<R>,
-    SuccessResponse<R> | Promise<SuccessResponse<R>>
-  >,
-): R & { handler: Handler<AppEnv> } {
-  return { ...route, handler: handler as Handler<AppEnv> };
+  handler: (
+    c: Context<AppEnv, `/v1${RoutePath<R["path"]>}`, RouteInput<R>>,
+    next: Next,
+  ) => SuccessResponse<R> | Promise<SuccessResponse<R>>,
+): R & { handler: Handler<AppEnv> | Select } {
+  return { ...route, handler: handler as Handler<AppEnv> | Select };
 }
