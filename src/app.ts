@@ -1,7 +1,7 @@
 // The app factory, for the worker and the tests: every operation of the table with its
 // middleware, 404 / 405 / OPTIONS around them, and the one error handler.
 import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
-import { Hono } from "hono/tiny";
+import { HonoBase } from "hono/hono-base";
 import type { KeyUseRecorder } from "./auth/key-use.ts";
 import { createKeyUseRecorder } from "./auth/key-use.ts";
 import { access } from "./auth/middleware.ts";
@@ -18,6 +18,7 @@ import { ApiError, errorResponse, isFault, toApiError } from "./errors.ts";
 import { cors } from "./http/cors.ts";
 import { listMethods, methodsByPath, refuseMethod } from "./http/methods.ts";
 import { requestContext, waitUntil } from "./http/request-context.ts";
+import { CachedRouter } from "./http/router.ts";
 import type { AppEnv } from "./http/types.ts";
 import type { Logger } from "./log.ts";
 import { consoleLogger, faultLine } from "./log.ts";
@@ -45,8 +46,8 @@ export interface AppOptions {
 /**
  * The handlers of one route as one handler, run as Hono runs them: an error thrown in one
  * becomes `onError`'s response right there, so the handlers around it still see a response.
- * The router (hono/tiny's) tests every route's pattern on every request; a route per middleware
- * made that a few dozen patterns a request.
+ * The router (hono/tiny's) tests every route's pattern for each method and path it has not
+ * matched yet; a route per middleware made that a few dozen patterns.
  */
 function oneRoute(
   handlers: MiddlewareHandler<AppEnv>[],
@@ -93,7 +94,8 @@ export function createApp(options: AppOptions = {}) {
   const unknownPath: MiddlewareHandler<AppEnv> = async (c, next) =>
     c.req.method === "OPTIONS" || !c.req.path.startsWith("/v1/") ? next() : requireKey(c, next);
 
-  const app = new Hono<AppEnv>();
+  // hono/tiny's router, its matches cached (src/http/router.ts).
+  const app = new HonoBase<AppEnv>({ router: new CachedRouter() });
 
   // Around every response: the request id and clock, the key's usage once the response is made, then CORS.
   const countUse = (c: Context<AppEnv>) => {
@@ -105,7 +107,7 @@ export function createApp(options: AppOptions = {}) {
     keyUse.record(c.get("apiKeyId"), response, c.env, (work) => waitUntil(c, work));
   };
   app.use(requestContext(log, clock, isFault, countUse), cors(built.cors));
-  // Paths are exact, but the router (hono/tiny's, the smallest) takes /v1/pets/ for /v1/pets:
+  // Paths are exact, but the router (hono/tiny's) takes /v1/pets/ for /v1/pets:
   // a trailing slash is an unknown path, served as the catch-all below returns one.
   const files = operations.flatMap((op) => (op.files ? [`/v1${op.files.path}/`] : []));
   app.use(async (c, next) => {
