@@ -16,3 +16,5 @@ export function boundedMap<K, V>(maxEntries: number) {
     },
   };
 }
+
+export type BoundedMap<K, V> = ReturnType<typeof boundedMap<K, V>>;

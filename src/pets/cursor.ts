@@ -1,7 +1,7 @@
 // Keyset cursors for GET /v1/pets: `c1.<last id>.<status>.<MAC>` in base64url, one spelling
 // each, tamper-evident under CURSOR_SECRET (docs/design.md "Pages and cursors").
 
-import { boundedMap } from "../cache/bounded-map.ts";
+import { type BoundedMap, boundedMap } from "../cache/bounded-map.ts";
 import { CURSOR_MAX_LENGTH, MAX_ID } from "../config.ts";
 import { base64url, fromBase64url, hmacBase64url, sameMac } from "../encoding.ts";
 import { ApiError } from "../errors.ts";
@@ -27,27 +27,43 @@ const VERSION = "c1";
 const MAC_BYTES = 16;
 const encoder = new TextEncoder();
 
-/**
- * The MACs of the payloads this isolate signed or checked last, by secret and payload: the
- * same few cursors (the next page of each first page) are made on most requests.
- */
-const macs = boundedMap<string, Promise<string>>(1_000);
-
-function macOf(secret: string, payload: string): Promise<string> {
-  const id = `${payload}\n${secret}`;
-  let mac = macs.get(id);
-  if (mac === undefined) {
-    mac = hmacBase64url(secret, payload, MAC_BYTES);
-    macs.set(id, mac);
-  }
-  return mac;
+/** What this isolate made last for a payload, with the secret it made it with. */
+interface Made {
+  secret: string;
+  made: Promise<string>;
 }
 
 /**
- * The cursors this isolate made last, whole, by secret and payload: the next page of a first
- * page is the same cursor on most requests, so its text is not encoded again each time.
+ * Kept by payload (a short key, nothing to join for each lookup) and checked against the
+ * secret: what another secret made is made again.
  */
-const cursors = boundedMap<string, Promise<string>>(1_000);
+function keptOr(
+  kept: BoundedMap<string, Made>,
+  secret: string,
+  payload: string,
+  make: () => Promise<string>,
+): Promise<string> {
+  const found = kept.get(payload);
+  if (found?.secret === secret) return found.made;
+  const made = make();
+  kept.set(payload, { secret, made });
+  return made;
+}
+
+/**
+ * The MACs of the payloads this isolate signed or checked last: the same few cursors (the
+ * next page of each first page) are made on most requests.
+ */
+const macs = boundedMap<string, Made>(1_000);
+
+const macOf = (secret: string, payload: string) =>
+  keptOr(macs, secret, payload, () => hmacBase64url(secret, payload, MAC_BYTES));
+
+/**
+ * The cursors this isolate made last, whole: the next page of a first page is the same cursor
+ * on most requests, so its text is not encoded again each time.
+ */
+const cursors = boundedMap<string, Made>(1_000);
 
 export function encodeCursor(
   afterId: number,
@@ -55,13 +71,9 @@ export function encodeCursor(
   secret: string,
 ): Promise<string> {
   const payload = `${VERSION}.${afterId}.${status ?? ""}`;
-  const id = `${payload}\n${secret}`;
-  let cursor = cursors.get(id);
-  if (cursor === undefined) {
-    cursor = macOf(secret, payload).then((mac) => base64url(encoder.encode(`${payload}.${mac}`)));
-    cursors.set(id, cursor);
-  }
-  return cursor;
+  return keptOr(cursors, secret, payload, () =>
+    macOf(secret, payload).then((mac) => base64url(encoder.encode(`${payload}.${mac}`))),
+  );
 }
 
 /** Returns the id after which the page starts; throws `invalid_cursor` otherwise. */
