@@ -3,6 +3,7 @@
 // younger than CACHE_MAX_AGE_MS and no older than the bookmark the request sends.
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
+import { type BoundedMap, boundedMap } from "../cache/bounded-map.ts";
 import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import { CACHE_MATCH_TIMEOUT_MS, CACHE_MAX_AGE_MS, IF_NONE_MATCH_MAX_LENGTH } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -108,15 +109,33 @@ async function representationOf(response: Response): Promise<Representation> {
   return { headers, body, etag, bookmark: response.headers.get(BOOKMARK_HEADER) };
 }
 
+/**
+ * The tags of the bodies this isolate tagged last, by body: the same pages are read again and
+ * again, and finding a body's text costs far less than its SHA-256. At most TAGS_KEPT bodies
+ * (a page of the largest `limit` is a few dozen KB).
+ */
+const TAGS_KEPT = 100;
+const tags = boundedMap<string, Promise<string>>(TAGS_KEPT);
+
+function tagOf(text: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
+  let tag = tags.get(text);
+  if (tag === undefined) {
+    tag = entityTag(body);
+    tags.set(text, tag);
+  }
+  return tag;
+}
+
 /** The representation of what the handler selected, its tag the handler's (a pet's) or the body's. */
 async function representationSelected(
   { json, headers }: SelectedRepresentation,
   bookmark: string | null,
 ): Promise<Representation> {
   const { ETag: own, ...rest } = headers ?? {};
+  const text = JSON.stringify(json);
   // A new buffer each time (the types allow a shared one).
-  const body = utf8.encode(JSON.stringify(json)) as Uint8Array<ArrayBuffer>;
-  const etag = own ?? (await entityTag(body));
+  const body = utf8.encode(text) as Uint8Array<ArrayBuffer>;
+  const etag = own ?? (await tagOf(text, body));
   return { headers: { "Content-Type": JSON_TYPE, ...rest }, body, etag, bookmark };
 }
 
@@ -160,16 +179,30 @@ export function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
   return sent;
 }
 
-/** The cache key, or none from a cache age before `until` (nothing cached outlives a sunset). */
-function cacheKeyOf(c: Context<AppEnv>, read: ConditionalRead): string | undefined {
+/** How many cache keys each conditional read keeps, by URL: any URL may be sent. */
+const CACHE_KEYS_KEPT = 1_000;
+
+/**
+ * The cache key, or none from a cache age before `until` (nothing cached outlives a sunset).
+ * The key is made from the validated request, which the URL alone gives: `keys` keeps the key
+ * of each URL seen last.
+ */
+function cacheKeyOf(
+  c: Context<AppEnv>,
+  read: ConditionalRead,
+  keys: BoundedMap<string, string>,
+): string | undefined {
   if (read.until !== undefined && c.get("clock")() + CACHE_MAX_AGE_MS > read.until * 1000) {
     return undefined;
   }
-  const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
-  return cacheKey(originOf(c.req.url), read, {
-    param: valid("param"),
-    query: valid("query"),
-  });
+  const { url } = c.req;
+  let key = keys.get(url);
+  if (key === undefined) {
+    const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
+    key = cacheKey(originOf(url), read, { param: valid("param"), query: valid("query") });
+    keys.set(url, key);
+  }
+  return key;
 }
 
 const warn = ({ log }: CacheDeps, msg: string, requestId: string, err: unknown) =>
@@ -227,12 +260,13 @@ function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEn
  */
 export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
   const started = new WeakMap<Context, Promise<CacheLookup | undefined>>();
+  const keys = boundedMap<string, string>(CACHE_KEYS_KEPT);
   const prefetch = (c: Context<AppEnv>) => {
     const lookup = async () => {
       // Invalid input starts no lookup; its 400 comes in its turn.
       for (const check of read.input) await check(c, async () => {});
       ifNoneMatchOf(c);
-      const key = cacheKeyOf(c, read);
+      const key = cacheKeyOf(c, read, keys);
       return key === undefined ? undefined : { key, rep: await match(deps, key, c) };
     };
     started.set(
@@ -242,7 +276,7 @@ export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
   };
   const middleware = createMiddleware<AppEnv>(async (c) => {
     const sent = ifNoneMatchOf(c);
-    const key = cacheKeyOf(c, read);
+    const key = cacheKeyOf(c, read, keys);
     const ahead = await started.get(c);
     let rep =
       key === undefined ? undefined : ahead?.key === key ? ahead.rep : await match(deps, key, c);
