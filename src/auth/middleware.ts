@@ -54,8 +54,10 @@ async function verifiedKey(
   // lookup, but counts against the address's invalid-key limit like any invalid key.
   const verification = await verifier.verify(token ?? "", {
     env: c.env,
-    clientAddress: c.req.header("CF-Connecting-IP") ?? "",
-    // Only a lookup needs it: a key this isolate knows is checked without parsing the URL.
+    // Only a lookup or a refusal needs them: a key this isolate knows is checked without them.
+    get clientAddress() {
+      return c.req.header("CF-Connecting-IP") ?? "";
+    },
     get origin() {
       return originOf(c.req.url);
     },
