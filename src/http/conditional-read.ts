@@ -91,7 +91,8 @@ export function cacheKey(
  */
 interface Representation {
   headers: Record<string, string>;
-  body: Uint8Array<ArrayBuffer>;
+  /** As the handler selected it (its JSON text), or as the cache returned it. */
+  body: string | Uint8Array<ArrayBuffer>;
   etag: string;
   /** The D1 bookmark of the data it shows, if the read had one. */
   bookmark: string | null;
@@ -117,26 +118,31 @@ async function representationOf(response: Response): Promise<Representation> {
 const TAGS_KEPT = 100;
 const tags = boundedMap<string, Promise<string>>(TAGS_KEPT);
 
-function tagOf(text: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
+function tagOf(text: string): Promise<string> {
   let tag = tags.get(text);
   if (tag === undefined) {
-    tag = entityTag(body);
+    // A new buffer each time (the types allow a shared one).
+    tag = entityTag(utf8.encode(text) as Uint8Array<ArrayBuffer>);
     tags.set(text, tag);
   }
   return tag;
 }
 
-/** The representation of what the handler selected, its tag the handler's (a pet's) or the body's. */
+/**
+ * The representation of what the handler selected, its tag the handler's (a pet's) or the
+ * body's. The body stays text: the runtime encodes it as it makes each response.
+ */
 async function representationSelected(
-  { json, headers }: SelectedRepresentation,
+  { json, headers: selected = {} }: SelectedRepresentation,
   bookmark: string | null,
 ): Promise<Representation> {
-  const { ETag: own, ...rest } = headers ?? {};
-  const text = JSON.stringify(json);
-  // A new buffer each time (the types allow a shared one).
-  const body = utf8.encode(text) as Uint8Array<ArrayBuffer>;
-  const etag = own ?? (await tagOf(text, body));
-  return { headers: { "Content-Type": JSON_TYPE, ...rest }, body, etag, bookmark };
+  const body = JSON.stringify(json);
+  const headers: Record<string, string> = { "Content-Type": JSON_TYPE };
+  for (const name of REPRESENTATION_HEADERS) {
+    const value = selected[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return { headers, body, etag: selected.ETag ?? (await tagOf(body)), bookmark };
 }
 
 /** The representation's headers, its tag and bookmark, with `more`. */
