@@ -10,7 +10,7 @@ import type { AppEnv } from "../http/types.ts";
 import { MCP_PATH } from "../mcp-contract.ts";
 import type { Scope } from "../scopes.ts";
 import { acceptsAudience } from "./audience.ts";
-import type { ApiKeyVerifier, VerifiedKey, VerifyContext } from "./verifier.ts";
+import type { ApiKeyVerifier, VerifiedKey } from "./verifier.ts";
 
 export const REALM = 'Bearer realm="petstore"';
 export const WWW_AUTHENTICATE = "WWW-Authenticate";
@@ -35,35 +35,6 @@ export interface AccessRule {
   prefetch?: (c: Context<AppEnv>) => void;
 }
 
-/**
- * What the verifier may read of the request. The client's address and the origin are read
- * only if it asks: a key this isolate knows is checked without them, and only a lookup or a
- * refusal needs them. (A class: an object literal's getters are defined anew for each request.)
- */
-class RequestPlace implements VerifyContext {
-  readonly #c: Context<AppEnv>;
-  readonly env: Env;
-  readonly lookingUp: (() => void) | undefined;
-
-  constructor(
-    c: Context<AppEnv>,
-    readonly afterResponse: (work: () => Promise<unknown>) => void,
-    prefetch: AccessRule["prefetch"],
-  ) {
-    this.#c = c;
-    this.env = c.env;
-    this.lookingUp = prefetch && (() => prefetch(c));
-  }
-
-  get clientAddress(): string {
-    return this.#c.req.header("CF-Connecting-IP") ?? "";
-  }
-
-  get origin(): string {
-    return originOf(this.#c.req.url);
-  }
-}
-
 /** The key of the request, or 401 (or 429 for an address sending too many invalid keys). */
 async function verifiedKey(
   c: Context<AppEnv>,
@@ -81,10 +52,16 @@ async function verifiedKey(
   }
   // A malformed token is verified too (as no token at all): it is refused without a
   // lookup, but counts against the address's invalid-key limit like any invalid key.
-  const verification = await verifier.verify(
-    token ?? "",
-    new RequestPlace(c, afterResponse, rule.prefetch),
-  );
+  const verification = await verifier.verify(token ?? "", {
+    env: c.env,
+    clientAddress: c.req.header("CF-Connecting-IP") ?? "",
+    // Only a lookup needs it: a key this isolate knows is checked without parsing the URL.
+    get origin() {
+      return originOf(c.req.url);
+    },
+    afterResponse,
+    lookingUp: rule.prefetch && (() => rule.prefetch?.(c)),
+  });
   if (verification.ok) {
     if (acceptsAudience(c, verification.key.audience)) return verification.key;
     throw unauthorized(
