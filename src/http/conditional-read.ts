@@ -3,7 +3,6 @@
 // younger than CACHE_MAX_AGE_MS and no older than the bookmark the request sends.
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type BoundedMap, boundedMap } from "../cache/bounded-map.ts";
 import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import { CACHE_MATCH_TIMEOUT_MS, CACHE_MAX_AGE_MS, IF_NONE_MATCH_MAX_LENGTH } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -98,39 +97,21 @@ interface Representation {
   bookmark: string | null;
 }
 
-/** The representation of a cached response. */
-async function representationOf(response: Response): Promise<Representation> {
+/** The representation of a cached response, and its tag (`freshTag` read it). */
+async function representationOf(response: Response, etag: string): Promise<Representation> {
   const body = new Uint8Array(await response.arrayBuffer());
   const headers: Record<string, string> = {};
   for (const name of REPRESENTATION_HEADERS) {
     const value = response.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  const etag = response.headers.get("ETag") ?? (await entityTag(body));
   return { headers, body, etag, bookmark: response.headers.get(BOOKMARK_HEADER) };
 }
 
 /**
- * The tags of the bodies this isolate tagged last, by body: the same pages are read again and
- * again, and finding a body's text costs far less than its SHA-256. At most TAGS_KEPT bodies
- * (a page of the largest `limit` is a few dozen KB).
- */
-const TAGS_KEPT = 100;
-const tags = boundedMap<string, Promise<string>>(TAGS_KEPT);
-
-function tagOf(text: string): Promise<string> {
-  let tag = tags.get(text);
-  if (tag === undefined) {
-    // A new buffer each time (the types allow a shared one).
-    tag = entityTag(utf8.encode(text) as Uint8Array<ArrayBuffer>);
-    tags.set(text, tag);
-  }
-  return tag;
-}
-
-/**
  * The representation of what the handler selected, its tag the handler's (a pet's) or the
- * body's. The body stays text: the runtime encodes it as it makes each response.
+ * body's. The body stays text: the runtime encodes it as it makes each response (and
+ * for a tag the handler did not give, it is encoded once for its SHA-256).
  */
 async function representationSelected(
   { json, headers: selected = {} }: SelectedRepresentation,
@@ -142,7 +123,9 @@ async function representationSelected(
     const value = selected[name];
     if (value !== undefined) headers[name] = value;
   }
-  return { headers, body, etag: selected.ETag ?? (await tagOf(body)), bookmark };
+  // A new buffer (the types allow a shared one).
+  const etag = selected.ETag ?? (await entityTag(utf8.encode(body) as Uint8Array<ArrayBuffer>));
+  return { headers, body, etag, bookmark };
 }
 
 /** The representation's headers, its tag and bookmark, with `more`. */
@@ -185,49 +168,33 @@ export function ifNoneMatchOf(c: Context<AppEnv>): string | undefined {
   return sent;
 }
 
-/** How many cache keys each conditional read keeps, by URL: any URL may be sent. */
-const CACHE_KEYS_KEPT = 1_000;
-
-/**
- * The cache key, or none from a cache age before `until` (nothing cached outlives a sunset).
- * The key is made from the validated request, which the URL alone gives: `keys` keeps the key
- * of each URL seen last.
- */
-function cacheKeyOf(
-  c: Context<AppEnv>,
-  read: ConditionalRead,
-  keys: BoundedMap<string, string>,
-): string | undefined {
+/** The cache key, or none from a cache age before `until` (nothing cached outlives a sunset). */
+function cacheKeyOf(c: Context<AppEnv>, read: ConditionalRead): string | undefined {
   if (read.until !== undefined && c.get("clock")() + CACHE_MAX_AGE_MS > read.until * 1000) {
     return undefined;
   }
-  const { url } = c.req;
-  let key = keys.get(url);
-  if (key === undefined) {
-    const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
-    key = cacheKey(originOf(url), read, { param: valid("param"), query: valid("query") });
-    keys.set(url, key);
-  }
-  return key;
+  const valid = c.req.valid.bind(c.req) as (target: "param" | "query") => Record<string, unknown>;
+  return cacheKey(originOf(c.req.url), read, { param: valid("param"), query: valid("query") });
 }
 
 const warn = ({ log }: CacheDeps, msg: string, requestId: string, err: unknown) =>
   log({ level: "warn", msg, request_id: requestId, error: errorText(err) });
 
 /**
- * Whether a cached response may respond to this request: read from D1 less than
- * CACHE_MAX_AGE_MS ago, and no older than the request's bookmark (D1 bookmarks sort
+ * The tag of a cached response that may respond to this request, else undefined: read from D1
+ * less than CACHE_MAX_AGE_MS ago, and no older than the request's bookmark (D1 bookmarks sort
  * oldest to newest), so a client that changed a pet reads its change at once.
  */
-function fresh(cached: Response, c: Context<AppEnv>): boolean {
+function freshTag(cached: Response, c: Context<AppEnv>): string | undefined {
   // Cached by this module: a 200 with its entity tag, else it is no entry of ours.
-  if (cached.status !== 200 || !isEntityTag(cached.headers.get("ETag") ?? "")) return false;
+  const etag = cached.headers.get("ETag");
+  if (cached.status !== 200 || etag === null || !isEntityTag(etag)) return undefined;
   const age = c.get("clock")() - Number(cached.headers.get(READ_AT));
-  if (!(age >= 0 && age < CACHE_MAX_AGE_MS)) return false;
+  if (!(age >= 0 && age < CACHE_MAX_AGE_MS)) return undefined;
   const sent = c.req.header(BOOKMARK_HEADER);
-  if (sent === undefined) return true;
+  if (sent === undefined) return etag;
   const shown = cached.headers.get(BOOKMARK_HEADER);
-  return shown !== null && shown >= sent;
+  return shown !== null && shown >= sent ? etag : undefined;
 }
 
 /** The cached response under `key` if it may respond, or undefined: a miss, stale, a failure, or too slow. */
@@ -236,7 +203,10 @@ async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
     return await withTimeout(
       Promise.resolve()
         .then(() => deps.edgeCache().match(key))
-        .then((cached) => (cached && fresh(cached, c) ? representationOf(cached) : undefined)),
+        .then((cached) => {
+          const etag = cached && freshTag(cached, c);
+          return cached && etag ? representationOf(cached, etag) : undefined;
+        }),
       CACHE_MATCH_TIMEOUT_MS,
     );
   } catch (err) {
@@ -249,7 +219,7 @@ async function match(deps: CacheDeps, key: string, c: Context<AppEnv>) {
 function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEnv>) {
   const headers = headersOf(rep, {
     [READ_AT]: String(c.get("clock")()),
-    // The Cache API drops it soon after it can no longer respond; `fresh` is the rule.
+    // The Cache API drops it soon after it can no longer respond; `freshTag` is the rule.
     "Cache-Control": `public, max-age=${Math.ceil(CACHE_MAX_AGE_MS / 1000)}`,
   });
   const response = new Response(rep.body, { status: 200, headers });
@@ -266,13 +236,12 @@ function put(deps: CacheDeps, key: string, rep: Representation, c: Context<AppEn
  */
 export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
   const started = new WeakMap<Context, Promise<CacheLookup | undefined>>();
-  const keys = boundedMap<string, string>(CACHE_KEYS_KEPT);
   const prefetch = (c: Context<AppEnv>) => {
     const lookup = async () => {
       // Invalid input starts no lookup; its 400 comes in its turn.
       for (const check of read.input) await check(c, async () => {});
       ifNoneMatchOf(c);
-      const key = cacheKeyOf(c, read, keys);
+      const key = cacheKeyOf(c, read);
       return key === undefined ? undefined : { key, rep: await match(deps, key, c) };
     };
     started.set(
@@ -282,7 +251,7 @@ export function conditionalRead(read: ConditionalRead, deps: CacheDeps) {
   };
   const middleware = createMiddleware<AppEnv>(async (c) => {
     const sent = ifNoneMatchOf(c);
-    const key = cacheKeyOf(c, read, keys);
+    const key = cacheKeyOf(c, read);
     const ahead = await started.get(c);
     let rep =
       key === undefined ? undefined : ahead?.key === key ? ahead.rep : await match(deps, key, c);
