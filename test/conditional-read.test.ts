@@ -143,6 +143,23 @@ describe("ETag and Cache-Control on every 200 of listPets and getPet", () => {
     expect(samePage.headers.get("ETag")).toBe(page.headers.get("ETag"));
     expect(await samePage.text()).toBe(await page.text());
   });
+
+  it("a page's tag is its body's, read after read and after the page changed (tags are kept by body)", async () => {
+    const tagOf = async (response: Response) => {
+      expect(response.status).toBe(200);
+      expect(response.headers.has("Link")).toBe(false); // a last page: from D1 every time
+      const body = await response.text();
+      expect(response.headers.get("ETag")).toBe(
+        await entityTag(new Uint8Array(new TextEncoder().encode(body))),
+      );
+      return response.headers.get("ETag");
+    };
+    await petsOf("pending", 1);
+    const before = await tagOf(await call("/v1/pets?status=pending", { key }));
+    expect(await tagOf(await call("/v1/pets?status=pending", { key }))).toBe(before);
+    await petsOf("pending", 1);
+    expect(await tagOf(await call("/v1/pets?status=pending", { key }))).not.toBe(before);
+  });
 });
 
 describe("If-None-Match (weak comparison, lists, *) responds with 304", () => {

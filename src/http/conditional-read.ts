@@ -3,6 +3,7 @@
 // younger than CACHE_MAX_AGE_MS and no older than the bookmark the request sends.
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
+import { boundedMap } from "../cache/bounded-map.ts";
 import { type EdgeCache, withTimeout } from "../cache/edge-cache.ts";
 import { CACHE_MATCH_TIMEOUT_MS, CACHE_MAX_AGE_MS, IF_NONE_MATCH_MAX_LENGTH } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -109,6 +110,13 @@ async function representationOf(response: Response, etag: string): Promise<Repre
 }
 
 /**
+ * The tags of the bodies this isolate tagged last, by body: a page read again is the same text,
+ * and finding it costs far less than its SHA-256. At most 100 (a page of the largest `limit` is a
+ * few dozen KB).
+ */
+const tags = boundedMap<string, Promise<string>>(100);
+
+/**
  * The representation of what the handler selected, its tag the handler's (a pet's) or the
  * body's. The body stays text: the runtime encodes it as it makes each response (and
  * for a tag the handler did not give, it is encoded once for its SHA-256).
@@ -123,8 +131,13 @@ async function representationSelected(
     const value = selected[name];
     if (value !== undefined) headers[name] = value;
   }
-  // A new buffer (the types allow a shared one).
-  const etag = selected.ETag ?? (await entityTag(utf8.encode(body) as Uint8Array<ArrayBuffer>));
+  let etag = selected.ETag ?? tags.get(body);
+  if (etag === undefined) {
+    // A new buffer (the types allow a shared one).
+    etag = entityTag(utf8.encode(body) as Uint8Array<ArrayBuffer>);
+    tags.set(body, etag);
+  }
+  etag = await etag;
   return { headers, body, etag, bookmark };
 }
 
