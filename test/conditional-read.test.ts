@@ -144,7 +144,7 @@ describe("ETag and Cache-Control on every 200 of listPets and getPet", () => {
     expect(await samePage.text()).toBe(await page.text());
   });
 
-  it("a page's tag is its body's, read after read and after the page changed (tags are kept by body)", async () => {
+  it("a page's tag is its body's, read after read and after the page changed (tags are cached by body)", async () => {
     const tagOf = async (response: Response) => {
       expect(response.status).toBe(200);
       expect(response.headers.has("Link")).toBe(false); // a last page: from D1 every time

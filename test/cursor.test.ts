@@ -64,7 +64,7 @@ it("a cursor is read only up to 200 characters: a longer one is refused before i
   );
 });
 
-it("a kept cursor is the one its secret, id and status make: another secret, id or status gets its own", async () => {
+it("a cached cursor is the one its secret, id and status make: another secret, id or status gets its own", async () => {
   const made = async (afterId: number, status: PetStatus | undefined, secret: string) => {
     const payload = `c1.${afterId}.${status ?? ""}`;
     const mac = await hmacBase64url(secret, payload, 16);
@@ -76,7 +76,7 @@ it("a kept cursor is the one its secret, id and status make: another secret, id 
     [21, undefined, "secret one"],
     [20, "sold", "secret one"],
   ];
-  // Twice each, so the second of each is the kept one.
+  // Twice each, so the second of each is the cached one.
   for (const round of [1, 2]) {
     for (const [afterId, status, secret] of cases) {
       const cursor = await encodeCursor(afterId, status, secret);

@@ -34,19 +34,19 @@ interface Made {
 }
 
 /**
- * Kept by payload (a short key, nothing to join for each lookup) and checked against the
+ * Cached by payload (a short key, nothing to join for each lookup) and checked against the
  * secret: what another secret made is made again.
  */
-function keptOr(
-  kept: BoundedMap<string, Made>,
+function cachedOr(
+  cache: BoundedMap<string, Made>,
   secret: string,
   payload: string,
   make: () => Promise<string>,
 ): Promise<string> {
-  const found = kept.get(payload);
+  const found = cache.get(payload);
   if (found?.secret === secret) return found.made;
   const made = make();
-  kept.set(payload, { secret, made });
+  cache.set(payload, { secret, made });
   return made;
 }
 
@@ -57,7 +57,7 @@ function keptOr(
 const macs = boundedMap<string, Made>(1_000);
 
 const macOf = (secret: string, payload: string) =>
-  keptOr(macs, secret, payload, () => hmacBase64url(secret, payload, MAC_BYTES));
+  cachedOr(macs, secret, payload, () => hmacBase64url(secret, payload, MAC_BYTES));
 
 /**
  * The cursors this isolate made last, whole: the next page of a first page is the same cursor
@@ -71,7 +71,7 @@ export function encodeCursor(
   secret: string,
 ): Promise<string> {
   const payload = `${VERSION}.${afterId}.${status ?? ""}`;
-  return keptOr(cursors, secret, payload, () =>
+  return cachedOr(cursors, secret, payload, () =>
     macOf(secret, payload).then((mac) => base64url(encoder.encode(`${payload}.${mac}`))),
   );
 }
